@@ -1,0 +1,4 @@
+//! sessiondb: an embedded, SQLite-backed store for coding-agent sessions.
+#![warn(missing_docs)]
+
+pub mod resume;

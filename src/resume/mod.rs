@@ -1,0 +1,1 @@
+//! Resume: rebuild a stored conversation the way Claude Code does.
