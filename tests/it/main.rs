@@ -1,1 +1,1 @@
-
+mod resume_oracle;

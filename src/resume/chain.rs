@@ -1,0 +1,490 @@
+//! Which records form the conversation: R1 (chain from the newest leaf),
+//! R2 (compact boundary + preserved segment), R3 (parallel tool-call
+//! recovery) and R18 (`--resume-session-at`).
+//!
+//! This is a port of `build_chain` and `_recover_parallel` of the oracle's
+//! `tool/apiview.py`. Differences from the spec (`claude-code-transcripts.md`
+//! §5), where the oracle (CLI 2.1.332) wins:
+//!
+//! * Leaf (spec §5.5): the spec picks the newest *timestamp* among the leaf
+//!   set (and, for some callers, walks up to the nearest user/assistant
+//!   record). The oracle picks the newest terminal record in **file order**,
+//!   of any chain type ([`pick_leaf`]).
+//! * Preserved segment (spec §5.4): the spec relinks `head.parentUuid` to the
+//!   anchor and prunes everything before the boundary, and gives up entirely
+//!   when the tail→head walk breaks. The oracle splices the tail..head walk
+//!   in after the anchor record; a broken walk keeps what it collected. The
+//!   spec also zeroes the usage of preserved assistants, which is never sent.
+//! * Legacy `progress` bridging and snip removals (spec §5.3/§5.4) are not
+//!   modelled: no oracle case needs them.
+//!
+//! Records are `serde_json::Value` objects, one per JSONL line, in file order.
+//! Everything here is pure and deterministic.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::util::{blocks, msg_id, rec_type, str_field, truthy};
+
+/// Record types that take part in the parentUuid chain (R1).
+pub const CHAIN_TYPES: [&str; 4] = ["user", "assistant", "attachment", "system"];
+
+/// Why a chain could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChainError {
+    /// The explicitly requested leaf (or `--resume-session-at` record) is not
+    /// a chain record of the given records.
+    #[error("leaf record {0} not found among the chain records")]
+    LeafNotFound(String),
+}
+
+/// A record takes part in the chain: chain type, string `uuid`, not a sidechain.
+fn is_entry(r: &Value) -> bool {
+    matches!(rec_type(r), Some(t) if CHAIN_TYPES.contains(&t))
+        && r.get("uuid").is_some_and(Value::is_string)
+        && !truthy(r.get("isSidechain"))
+}
+
+fn uuid_of(r: &Value) -> &str {
+    // Only called on records that passed `is_entry`.
+    str_field(r, "uuid").unwrap_or("")
+}
+
+fn parent_of(r: &Value) -> Option<&str> {
+    str_field(r, "parentUuid").filter(|p| !p.is_empty())
+}
+
+/// Index of the chain records: uuid -> record (a later duplicate replaces the
+/// value but keeps the first position, like a Python dict / the CLI's Map).
+struct Index<'a> {
+    order: Vec<&'a str>,
+    by_uuid: HashMap<&'a str, &'a Value>,
+}
+
+impl<'a> Index<'a> {
+    fn new(records: &'a [Value]) -> Self {
+        let mut order = Vec::new();
+        let mut by_uuid = HashMap::new();
+        for r in records.iter().filter(|r| is_entry(r)) {
+            let u = uuid_of(r);
+            if by_uuid.insert(u, r).is_none() {
+                order.push(u);
+            }
+        }
+        Index { order, by_uuid }
+    }
+
+    fn get(&self, u: &str) -> Option<&'a Value> {
+        self.by_uuid.get(u).copied()
+    }
+
+    fn values(&self) -> impl Iterator<Item = &'a Value> + '_ {
+        self.order.iter().filter_map(|u| self.get(u))
+    }
+}
+
+/// R1 leaf choice: the newest record in file order (among chain records) that
+/// no chain record names as its `parentUuid`. `None` when there are no chain
+/// records (or every record is somebody's parent, i.e. a pure cycle).
+pub fn pick_leaf(records: &[Value]) -> Option<String> {
+    let entries: Vec<&Value> = records.iter().filter(|r| is_entry(r)).collect();
+    let parents: HashSet<&str> = entries.iter().filter_map(|r| parent_of(r)).collect();
+    entries
+        .iter()
+        .rev()
+        .map(|r| uuid_of(r))
+        .find(|u| !parents.contains(u))
+        .map(str::to_owned)
+}
+
+/// Build the conversation chain exactly like the oracle's `build_chain`.
+///
+/// * `leaf == None`: the leaf is [`pick_leaf`] (R1); nothing is cut.
+/// * `leaf == Some(uuid)`: `--resume-session-at` semantics (R18): the walk
+///   starts at that record and everything R3 would add after it is cut.
+///   An empty string counts as `None` (as in the oracle).
+///
+/// With an explicit leaf the result depends only on: the records of the
+/// walked chain, the preserved-segment records, all assistant records that
+/// share a `message.id` with a chain record, and the tool_result user records
+/// whose `parentUuid` or `sourceToolAssistantUUID` is one of those assistants
+/// (plus their relative file order). A subset holding these gives the same
+/// answer as the full file. To start at a leaf chosen by the caller *without*
+/// the R18 cut, use [`build_chain_from`].
+pub fn build_chain(records: &[Value], leaf: Option<&str>) -> Result<Vec<Value>, ChainError> {
+    match leaf.filter(|l| !l.is_empty()) {
+        Some(l) => build_chain_from(records, l, true),
+        None => match pick_leaf(records) {
+            Some(l) => build_chain_from(records, &l, false),
+            None => Ok(Vec::new()),
+        },
+    }
+}
+
+/// Build the chain that ends at `leaf` (R1 walk, R2 splice, R3 recovery).
+/// With `cut_after_leaf` (R18), records that R3 inserted after the leaf are
+/// removed; without it this equals `build_chain(records, None)` when `leaf`
+/// is the [`pick_leaf`] answer.
+///
+/// The walk is cycle-safe: a revisited uuid ends it.
+pub fn build_chain_from(
+    records: &[Value],
+    leaf: &str,
+    cut_after_leaf: bool,
+) -> Result<Vec<Value>, ChainError> {
+    let idx = Index::new(records);
+    let Some(start) = idx.get(leaf) else {
+        return Err(ChainError::LeafNotFound(leaf.to_owned()));
+    };
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut chain: Vec<&Value> = Vec::new();
+    let mut cur = Some(start);
+    while let Some(r) = cur {
+        if !seen.insert(uuid_of(r)) {
+            break;
+        }
+        chain.push(r);
+        cur = parent_of(r).and_then(|p| idx.get(p));
+    }
+    chain.reverse();
+
+    // R2: preserved segment of the compact boundaries on the chain (the walk
+    // stops at the newest boundary, so in practice there is one).
+    let boundaries: Vec<&Value> = chain
+        .iter()
+        .copied()
+        .filter(|r| {
+            rec_type(r) == Some("system") && str_field(r, "subtype") == Some("compact_boundary")
+        })
+        .collect();
+    for b in boundaries {
+        let seg = b
+            .get("compactMetadata")
+            .and_then(|m| m.get("preservedSegment"));
+        let field = |k: &str| {
+            seg.and_then(|s| s.get(k))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
+        let (Some(head), Some(anchor), Some(tail)) =
+            (field("headUuid"), field("anchorUuid"), field("tailUuid"))
+        else {
+            continue;
+        };
+        let Some(tail_rec) = idx.get(tail) else {
+            continue;
+        };
+        let mut kept: Vec<&Value> = Vec::new();
+        let mut walked: HashSet<&str> = HashSet::new();
+        let mut c2 = Some(tail_rec);
+        while let Some(r) = c2 {
+            if !walked.insert(uuid_of(r)) {
+                break; // cycle guard (the oracle has none)
+            }
+            kept.push(r);
+            if uuid_of(r) == head {
+                break;
+            }
+            c2 = parent_of(r).and_then(|p| idx.get(p));
+        }
+        kept.reverse();
+        kept.retain(|k| !seen.contains(uuid_of(k)));
+        for k in &kept {
+            seen.insert(uuid_of(k));
+        }
+        if let Some(j) = chain.iter().position(|x| uuid_of(x) == anchor) {
+            if !kept.is_empty() {
+                chain.splice(j + 1..j + 1, kept);
+            }
+        }
+    }
+
+    let mut chain = recover_parallel(&idx, chain, &mut seen);
+    if cut_after_leaf {
+        if let Some(p) = chain.iter().position(|r| uuid_of(r) == leaf) {
+            chain.truncate(p + 1);
+        }
+    }
+    Ok(chain.into_iter().cloned().collect())
+}
+
+fn timestamp_key(r: &Value) -> &str {
+    str_field(r, "timestamp").unwrap_or("")
+}
+
+fn has_tool_result(r: &Value) -> bool {
+    blocks(r)
+        .iter()
+        .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+}
+
+/// R3: put back the off-chain sibling records of every `message.id` on the
+/// chain, and the tool results hanging off any of them, after the last
+/// on-chain record of that message (siblings first, then results, each
+/// stably sorted by timestamp string).
+fn recover_parallel<'a>(
+    idx: &Index<'a>,
+    chain: Vec<&'a Value>,
+    seen: &mut HashSet<&'a str>,
+) -> Vec<&'a Value> {
+    let mut anchor: HashMap<&str, &str> = HashMap::new();
+    for r in &chain {
+        if let Some(m) = msg_id(r) {
+            anchor.insert(m, uuid_of(r));
+        }
+    }
+    if anchor.is_empty() {
+        return chain;
+    }
+    let mut siblings: HashMap<&str, Vec<&Value>> = HashMap::new();
+    let mut res_by_asst: HashMap<&str, Vec<&Value>> = HashMap::new();
+    for r in idx.values() {
+        if let Some(m) = msg_id(r) {
+            siblings.entry(m).or_default().push(r);
+        } else if rec_type(r) == Some("user") && has_tool_result(r) {
+            let parent = str_field(r, "parentUuid");
+            if let Some(p) = parent {
+                res_by_asst.entry(p).or_default().push(r);
+            }
+            if let Some(src) = str_field(r, "sourceToolAssistantUUID").filter(|s| !s.is_empty()) {
+                if Some(src) != parent {
+                    res_by_asst.entry(src).or_default().push(r);
+                }
+            }
+        }
+    }
+    let mut inserts: HashMap<&str, Vec<&Value>> = HashMap::new();
+    let mut done: HashSet<&str> = HashSet::new();
+    for r in &chain {
+        let Some(mid) = msg_id(r) else { continue };
+        if !done.insert(mid) {
+            continue;
+        }
+        let group: Vec<&Value> = siblings.get(mid).cloned().unwrap_or_else(|| vec![*r]);
+        let members: HashSet<&str> = group.iter().map(|m| uuid_of(m)).collect();
+        let mut lost_sibs: Vec<&Value> = group
+            .iter()
+            .copied()
+            .filter(|m| !seen.contains(uuid_of(m)))
+            .collect();
+        let mut lost_res: Vec<&Value> = Vec::new();
+        let mut got: HashSet<&str> = HashSet::new();
+        for m in &group {
+            for res in res_by_asst
+                .get(uuid_of(m))
+                .map(Vec::as_slice)
+                .unwrap_or(&[])
+            {
+                let ru = uuid_of(res);
+                if seen.contains(ru) || !got.insert(ru) {
+                    continue;
+                }
+                if parent_of(res).is_some_and(|p| members.contains(p)) {
+                    lost_res.push(res);
+                }
+            }
+        }
+        if lost_sibs.is_empty() && lost_res.is_empty() {
+            continue;
+        }
+        lost_sibs.sort_by(|a, b| timestamp_key(a).cmp(timestamp_key(b)));
+        lost_res.sort_by(|a, b| timestamp_key(a).cmp(timestamp_key(b)));
+        let mut add = lost_sibs;
+        add.extend(lost_res);
+        for e in &add {
+            seen.insert(uuid_of(e));
+        }
+        let a = anchor.get(mid).copied().unwrap_or_else(|| uuid_of(r));
+        inserts.insert(a, add);
+    }
+    if inserts.is_empty() {
+        return chain;
+    }
+    let mut out = Vec::with_capacity(chain.len());
+    for r in chain {
+        out.push(r);
+        if let Some(extra) = inserts.get(uuid_of(r)) {
+            out.extend(extra.iter().copied());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn uuids(chain: &[Value]) -> Vec<&str> {
+        chain
+            .iter()
+            .map(|r| r["uuid"].as_str().unwrap_or("?"))
+            .collect()
+    }
+
+    fn user(u: &str, p: Option<&str>, text: &str) -> Value {
+        json!({"type":"user","uuid":u,"parentUuid":p,"timestamp":format!("t-{u}"),
+               "message":{"role":"user","content":text}})
+    }
+    fn asst(u: &str, p: Option<&str>, mid: &str, block: Value, ts: &str) -> Value {
+        json!({"type":"assistant","uuid":u,"parentUuid":p,"timestamp":ts,
+               "message":{"id":mid,"role":"assistant","content":[block]}})
+    }
+    fn result(u: &str, p: &str, tid: &str, ts: &str) -> Value {
+        json!({"type":"user","uuid":u,"parentUuid":p,"timestamp":ts,"sourceToolAssistantUUID":p,
+               "message":{"role":"user","content":[{"tool_use_id":tid,"type":"tool_result","content":"ok"}]}})
+    }
+
+    #[test]
+    fn linear_chain_and_leaf() {
+        let recs = vec![
+            user("a", None, "hi"),
+            json!({"type":"summary","leafUuid":"b"}),
+            asst(
+                "b",
+                Some("a"),
+                "m1",
+                json!({"type":"text","text":"yo"}),
+                "t2",
+            ),
+            json!({"type":"user","uuid":"side","parentUuid":"b","isSidechain":true,"message":{"content":"x"}}),
+        ];
+        assert_eq!(pick_leaf(&recs).as_deref(), Some("b"));
+        assert_eq!(uuids(&build_chain(&recs, None).expect("chain")), ["a", "b"]);
+    }
+
+    #[test]
+    fn branches_follow_newest_leaf_in_file_order() {
+        let recs = vec![
+            user("a", None, "hi"),
+            user("b1", Some("a"), "branch 1"),
+            user("b2", Some("a"), "branch 2"),
+        ];
+        assert_eq!(
+            uuids(&build_chain(&recs, None).expect("chain")),
+            ["a", "b2"]
+        );
+        assert_eq!(
+            uuids(&build_chain(&recs, Some("b1")).expect("chain")),
+            ["a", "b1"]
+        );
+    }
+
+    #[test]
+    fn missing_leaf_is_an_error() {
+        let recs = vec![user("a", None, "hi")];
+        assert_eq!(
+            build_chain(&recs, Some("zz")),
+            Err(ChainError::LeafNotFound("zz".into()))
+        );
+        assert!(build_chain(&[], None).expect("empty").is_empty());
+    }
+
+    #[test]
+    fn cycle_is_safe() {
+        let recs = vec![user("a", Some("b"), "x"), user("b", Some("a"), "y")];
+        assert_eq!(pick_leaf(&recs), None);
+        assert_eq!(
+            uuids(&build_chain(&recs, Some("a")).expect("chain")),
+            ["b", "a"]
+        );
+    }
+
+    #[test]
+    fn parallel_tool_calls_are_recovered() {
+        // A1 -> A2 (same message id), R2 hangs off A2 (leaf), R1 off A1.
+        let recs = vec![
+            user("p", None, "go"),
+            asst(
+                "a1",
+                Some("p"),
+                "m",
+                json!({"type":"tool_use","id":"t1","name":"X","input":{}}),
+                "t1",
+            ),
+            asst(
+                "a2",
+                Some("a1"),
+                "m",
+                json!({"type":"tool_use","id":"t2","name":"X","input":{}}),
+                "t2",
+            ),
+            result("r1", "a1", "t1", "t4"),
+            result("r2", "a2", "t2", "t3"),
+        ];
+        let c = build_chain(&recs, None).expect("chain");
+        assert_eq!(uuids(&c), ["p", "a1", "a2", "r1", "r2"]);
+        // leaf r1 (file order newest terminal is r2); branch via a1: a2 and r2 come back
+        let c = build_chain_from(&recs, "r1", false).expect("chain");
+        assert_eq!(uuids(&c), ["p", "a1", "a2", "r2", "r1"]);
+        // R18: cut after the requested record
+        let c = build_chain(&recs, Some("a1")).expect("chain");
+        assert_eq!(uuids(&c), ["p", "a1"]);
+    }
+
+    #[test]
+    fn compaction_splices_preserved_segment() {
+        let recs = vec![
+            user("old", None, "old prompt"),
+            asst(
+                "keep",
+                Some("old"),
+                "m0",
+                json!({"type":"text","text":"kept"}),
+                "t1",
+            ),
+            json!({"type":"system","subtype":"compact_boundary","uuid":"cb","parentUuid":null,
+                   "compactMetadata":{"preservedSegment":{"headUuid":"keep","anchorUuid":"sum","tailUuid":"keep"}}}),
+            user("sum", Some("cb"), "summary"),
+            user("next", Some("keep"), "after"),
+        ];
+        // `next` is a child of `keep` (the tail): leaf choice picks it, and the
+        // walk goes next -> keep -> old; no boundary on that chain.
+        let c = build_chain(&recs, None).expect("chain");
+        assert_eq!(uuids(&c), ["old", "keep", "next"]);
+        // R18 at the summary: the splice lands after the cut point.
+        let c = build_chain(&recs, Some("sum")).expect("chain");
+        assert_eq!(uuids(&c), ["cb", "sum"]);
+        let c = build_chain_from(&recs, "sum", false).expect("chain");
+        assert_eq!(uuids(&c), ["cb", "sum", "keep"]);
+        let mut recs2 = recs.clone();
+        recs2[4] = user("next", Some("sum"), "after");
+        let c = build_chain(&recs2, None).expect("chain");
+        assert_eq!(uuids(&c), ["cb", "sum", "keep", "next"]);
+    }
+
+    #[test]
+    fn subset_gives_same_answer() {
+        let recs = vec![
+            user("p", None, "go"),
+            user("unrelated", None, "other branch"),
+            asst(
+                "a1",
+                Some("p"),
+                "m",
+                json!({"type":"tool_use","id":"t1","name":"X","input":{}}),
+                "t1",
+            ),
+            asst(
+                "a2",
+                Some("a1"),
+                "m",
+                json!({"type":"tool_use","id":"t2","name":"X","input":{}}),
+                "t2",
+            ),
+            result("r1", "a1", "t1", "t4"),
+            result("r2", "a2", "t2", "t3"),
+        ];
+        let full = build_chain_from(&recs, "r2", false).expect("full");
+        let subset: Vec<Value> = recs
+            .iter()
+            .filter(|r| r["uuid"] != "unrelated")
+            .cloned()
+            .collect();
+        assert_eq!(
+            full,
+            build_chain_from(&subset, "r2", false).expect("subset")
+        );
+    }
+}

@@ -1,0 +1,858 @@
+//! Load-time repairs of a built chain ("conversation recovery"): R11
+//! (synthetic tool_result), R12 (`No response requested.` sentinel), R17
+//! (content-replacement records), R19 (`CLAUDE_CODE_RESUME_INTERRUPTED_TURN`),
+//! plus the interruption state of spec §6.6.
+//!
+//! Port of `rewind_interrupted_turn`, `recover_conversation` and
+//! `apply_content_replacements` of the oracle's `tool/apiview.py`. Where the
+//! spec (`claude-code-transcripts.md` §6, written against CLI 2.1.88) and the
+//! oracle (CLI 2.1.332) disagree, the oracle wins:
+//!
+//! * §6.3 `filterUnresolvedToolUses` (drop assistant records whose tool_uses
+//!   are all unanswered) is **not** applied: 2.1.332 keeps them and
+//!   synthesises an error tool_result instead (R11, `interrupt__step-05`).
+//! * §6.4 thinking-only and §6.5 whitespace-only assistant filters are **not**
+//!   applied: the oracle passes every case without them and CLI 2.1.332 sends
+//!   such records verbatim (R20: thinking replayed verbatim).
+//! * §6.8 places the sentinel after the last non-system message whenever it
+//!   is a user message. The oracle's R12 looks at the last *user/assistant*
+//!   record (an API-error assistant counts, a local-command record blocks
+//!   it) and inserts after the last non-system record (so after trailing
+//!   attachments).
+//! * §6.6/§6.9 (2.1.88) re-enqueue the interrupted prompt under
+//!   `CLAUDE_CODE_RESUME_INTERRUPTED_TURN`; 2.1.332 (R19) instead drops the
+//!   unfinished turn after its prompt, keeps attachments, adds no R11/R12.
+//! * §6.1 (legacy attachment `displayPath` migration) needs the resume-time
+//!   cwd and never affects what is sent; it is not modelled.
+//! * §6.2 (strip invalid `permissionMode`) is applied
+//!   ([`strip_invalid_permission_modes`]); the field is never sent, so it
+//!   cannot change the API view.
+//!
+//! Synthetic records are full transcript records (envelope copied from the
+//! record they follow) with a `"synthetic": true` marker. Their uuids are
+//! **derived deterministically** (a v4-formatted UUID hashed from the
+//! repair kind and the uuid of the record they follow), and their timestamp
+//! is that of the record they follow, so the functions stay pure and
+//! repeatable; written back (R16) they are ordinary records and a later
+//! resume adds nothing.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::util::{
+    block_type, blocks, content, is_tool_result_msg, msg_id, rec_type, str_field, truthy,
+};
+
+/// R12: text of the synthetic assistant sentinel.
+pub const SENTINEL: &str = "No response requested.";
+
+/// R11: content of the synthetic tool_result for an unanswered tool_use.
+pub const SYNTHETIC_TOOL_RESULT: &str = "[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. Check whether it took effect before relying on it or running it again.]";
+
+/// Content prefixes that mark a user record as local-command output.
+pub const LOCAL_COMMAND_PREFIXES: [&str; 7] = [
+    "<local-command-caveat>",
+    "<command-name>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+];
+
+/// Valid `permissionMode` values (spec §6.2; `auto` is written by 2.1.x
+/// external builds too).
+pub const PERMISSION_MODES: [&str; 6] = [
+    "acceptEdits",
+    "bypassPermissions",
+    "default",
+    "dontAsk",
+    "plan",
+    "auto",
+];
+
+/// What kind of change a repair made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RepairKind {
+    /// R11: a synthetic error tool_result record was added.
+    SyntheticToolResult,
+    /// R12: the synthetic `No response requested.` assistant was added.
+    Sentinel,
+    /// R19: a record of the unfinished last turn was dropped.
+    InterruptedTurnRewound,
+    /// R17: a tool_result's content was replaced by its recorded preview.
+    ContentReplacement,
+    /// Spec §6.2: an invalid `permissionMode` was removed (never sent).
+    PermissionModeStripped,
+}
+
+impl RepairKind {
+    /// True for repairs that add a record to the conversation (the ones the
+    /// CLI writes back to the transcript, R16).
+    pub fn adds_record(self) -> bool {
+        matches!(self, RepairKind::SyntheticToolResult | RepairKind::Sentinel)
+    }
+}
+
+/// One change made by the load-time repairs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repair {
+    /// What was done.
+    pub kind: RepairKind,
+    /// The affected record: the new record for additions, the dropped or
+    /// modified record otherwise.
+    pub uuid: Option<String>,
+    /// Short human-readable detail (tool_use ids, record type, ...).
+    pub detail: String,
+}
+
+/// Turn-interruption state of a loaded chain (spec §6.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Interruption {
+    /// The last turn completed (or nothing to say).
+    #[default]
+    None,
+    /// The session ended on a user prompt that got no reply.
+    InterruptedPrompt,
+    /// The session ended in the middle of a turn (tool result, attachment).
+    InterruptedTurn,
+}
+
+/// Spec §6.6 `detectTurnInterruption`, computed on the chain before repairs.
+///
+/// The last record that is not `system`/`progress` and not an API-error
+/// assistant decides: assistant → none; user with `isMeta` or
+/// `isCompactSummary` → none; a tool result (first block `tool_result`, or a
+/// truthy `toolUseResult`) → interrupted turn; another user record →
+/// interrupted prompt; attachment → interrupted turn. (The KAIROS brief-tool
+/// exception is ant-only and not modelled.)
+pub fn detect_interruption(chain: &[Value]) -> Interruption {
+    let last = chain.iter().rev().find(|r| {
+        let t = rec_type(r);
+        t != Some("system")
+            && t != Some("progress")
+            && !(t == Some("assistant") && truthy(r.get("isApiErrorMessage")))
+    });
+    let Some(last) = last else {
+        return Interruption::None;
+    };
+    match rec_type(last) {
+        Some("assistant") => Interruption::None,
+        Some("user") => {
+            if truthy(last.get("isMeta")) || truthy(last.get("isCompactSummary")) {
+                Interruption::None
+            } else if blocks(last).first().and_then(block_type) == Some("tool_result")
+                || truthy(last.get("toolUseResult"))
+            {
+                Interruption::InterruptedTurn
+            } else {
+                Interruption::InterruptedPrompt
+            }
+        }
+        Some("attachment") => Interruption::InterruptedTurn,
+        _ => Interruption::None,
+    }
+}
+
+/// A local-command record: `system/local_command`, or a user record whose
+/// text starts (after leading whitespace) with one of
+/// [`LOCAL_COMMAND_PREFIXES`].
+pub fn is_local_command(r: &Value) -> bool {
+    match rec_type(r) {
+        Some("system") => str_field(r, "subtype") == Some("local_command"),
+        Some("user") => {
+            let text = match content(r) {
+                Some(Value::String(s)) => s.as_str(),
+                Some(Value::Array(a)) => a
+                    .first()
+                    .and_then(|b| b.get("text"))
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
+                _ => "",
+            };
+            let t = text.trim_start();
+            LOCAL_COMMAND_PREFIXES.iter().any(|p| t.starts_with(p))
+        }
+        _ => false,
+    }
+}
+
+fn is_real_prompt(r: &Value) -> bool {
+    rec_type(r) == Some("user")
+        && !truthy(r.get("isMeta"))
+        && !is_tool_result_msg(r)
+        && !is_local_command(r)
+        && !truthy(r.get("synthetic"))
+}
+
+fn answered_ids(chain: &[Value]) -> HashSet<String> {
+    chain
+        .iter()
+        .filter(|r| rec_type(r) == Some("user"))
+        .flat_map(|r| blocks(r).iter())
+        .filter(|b| block_type(b) == Some("tool_result"))
+        .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn tool_use_ids(r: &Value) -> impl Iterator<Item = &str> {
+    blocks(r)
+        .iter()
+        .filter(|b| block_type(b) == Some("tool_use"))
+        .filter_map(|b| b.get("id").and_then(Value::as_str))
+}
+
+fn uuid_str(r: &Value) -> Option<String> {
+    str_field(r, "uuid").map(str::to_owned)
+}
+
+/// R19 (`CLAUDE_CODE_RESUME_INTERRUPTED_TURN=1`): when the session ended in
+/// the middle of a turn (the last user/assistant record is an assistant with
+/// an unanswered tool_use, or a tool_result), drop that turn's records after
+/// its prompt, keeping attachments. Returns `None` when the rule does not
+/// apply (then R11/R12 run instead).
+///
+/// Deviation: the oracle crashes when the chain has no real prompt; here the
+/// rule then does not apply.
+pub fn rewind_interrupted_turn(chain: &[Value]) -> Option<(Vec<Value>, Vec<Repair>)> {
+    let last = chain
+        .iter()
+        .rev()
+        .find(|r| matches!(rec_type(r), Some("user" | "assistant")))?;
+    let answered = answered_ids(chain);
+    let unfinished = (rec_type(last) == Some("assistant")
+        && tool_use_ids(last).any(|id| !answered.contains(id)))
+        || is_tool_result_msg(last);
+    if !unfinished {
+        return None;
+    }
+    let p = chain.iter().rposition(is_real_prompt)?;
+    let mut out: Vec<Value> = chain[..=p].to_vec();
+    let mut repairs = Vec::new();
+    for r in &chain[p + 1..] {
+        if rec_type(r) == Some("attachment") {
+            out.push(r.clone());
+        } else {
+            repairs.push(Repair {
+                kind: RepairKind::InterruptedTurnRewound,
+                uuid: uuid_str(r),
+                detail: format!("dropped {} record", rec_type(r).unwrap_or("?")),
+            });
+        }
+    }
+    Some((out, repairs))
+}
+
+/// A v4-formatted UUID derived from `seed` (FNV-1a, 2 × 64 bit), so repairs
+/// are deterministic.
+fn derived_uuid(seed: &str) -> String {
+    fn fnv(seed: &str, basis: u64) -> u64 {
+        seed.bytes().fold(basis, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    }
+    let hi = fnv(seed, 0xcbf2_9ce4_8422_2325);
+    let lo = fnv(seed, hi ^ 0x9e37_79b9_7f4a_7c15);
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&hi.to_be_bytes());
+    bytes[8..].copy_from_slice(&lo.to_be_bytes());
+    uuid::Builder::from_random_bytes(bytes)
+        .into_uuid()
+        .hyphenated()
+        .to_string()
+}
+
+const ENVELOPE_TAIL: [&str; 7] = [
+    "userType",
+    "entrypoint",
+    "cwd",
+    "sessionId",
+    "version",
+    "gitBranch",
+    "slug",
+];
+
+/// Build a synthetic record following `prev` (envelope fields copied from it).
+fn synthetic_record(prev: Option<&Value>, uuid: &str, body: Vec<(&str, Value)>) -> Value {
+    let mut m = Map::new();
+    m.insert(
+        "parentUuid".into(),
+        prev.and_then(|p| p.get("uuid"))
+            .cloned()
+            .unwrap_or(Value::Null),
+    );
+    m.insert("isSidechain".into(), Value::Bool(false));
+    for (k, v) in body {
+        if k == "timestamp" {
+            m.insert("uuid".into(), Value::String(uuid.to_owned()));
+        }
+        m.insert(k.to_owned(), v);
+    }
+    m.insert("synthetic".into(), Value::Bool(true));
+    if let Some(p) = prev {
+        for k in ENVELOPE_TAIL {
+            if let Some(v) = p.get(k) {
+                m.insert(k.to_owned(), v.clone());
+            }
+        }
+    }
+    Value::Object(m)
+}
+
+fn timestamp_near(out: &[Value], at: usize) -> Value {
+    out[..at.min(out.len())]
+        .iter()
+        .rev()
+        .find_map(|r| r.get("timestamp").filter(|t| t.is_string()))
+        .cloned()
+        .unwrap_or_else(|| Value::String("1970-01-01T00:00:00.000Z".into()))
+}
+
+/// The synthetic R11 tool_result record for `ids`, following `prev`.
+fn synthetic_tool_result(prev: &Value, owner: Option<&str>, ids: &[String], ts: Value) -> Value {
+    let seed = format!(
+        "synthetic_tool_result:{}:{}",
+        str_field(prev, "uuid").unwrap_or(""),
+        ids.join(",")
+    );
+    let uuid = derived_uuid(&seed);
+    let blocks: Vec<Value> = ids
+        .iter()
+        .map(|t| {
+            json!({"tool_use_id": t, "type": "tool_result", "content": SYNTHETIC_TOOL_RESULT, "is_error": true})
+        })
+        .collect();
+    let mut body = vec![
+        ("type", json!("user")),
+        ("message", json!({"role": "user", "content": blocks})),
+        ("timestamp", ts),
+    ];
+    if let Some(o) = owner {
+        body.push(("sourceToolAssistantUUID", json!(o)));
+    }
+    synthetic_record(Some(prev), &uuid, body)
+}
+
+/// The synthetic R12 sentinel assistant record following `prev` (spec §6.8
+/// fields, as CLI 2.1.332 writes it back).
+fn sentinel_record(prev: &Value, ts: Value) -> Value {
+    let prev_uuid = str_field(prev, "uuid").unwrap_or("");
+    let uuid = derived_uuid(&format!("sentinel:{prev_uuid}"));
+    let mid = derived_uuid(&format!("sentinel-message:{prev_uuid}"));
+    let message = json!({
+        "id": mid,
+        "container": null,
+        "model": "<synthetic>",
+        "role": "assistant",
+        "stop_reason": "stop_sequence",
+        "stop_sequence": "",
+        "type": "message",
+        "usage": {
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+            "service_tier": null,
+            "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+            "inference_geo": null,
+            "iterations": null,
+            "speed": null
+        },
+        "content": [{"type": "text", "text": SENTINEL}],
+        "context_management": null
+    });
+    synthetic_record(
+        Some(prev),
+        &uuid,
+        vec![
+            ("type", json!("assistant")),
+            ("timestamp", ts),
+            ("message", message),
+            ("isApiErrorMessage", json!(false)),
+        ],
+    )
+}
+
+/// R11 + R12 on a built chain.
+///
+/// * R11: every tool_use with no tool_result anywhere in the chain gets a
+///   synthetic error tool_result, placed after the results its turn did
+///   record (flushed before the next assistant message with another
+///   `message.id`, the next non-tool-result user record, or a local command).
+///   Its `parentUuid` is the record it follows, `sourceToolAssistantUUID`
+///   the assistant record holding the (last) tool_use.
+/// * R12: when the last user/assistant (or local-command) record is a user
+///   record that is not a local command, the sentinel is inserted after the
+///   last non-system record.
+///
+/// Idempotent: on its own output (or on the file with the added records
+/// appended, R16) it adds nothing.
+pub fn recover_conversation(chain: Vec<Value>) -> (Vec<Value>, Vec<Repair>) {
+    let mut answered = answered_ids(&chain);
+    let mut out: Vec<Value> = Vec::with_capacity(chain.len() + 2);
+    let mut repairs = Vec::new();
+    let mut pending: Vec<String> = Vec::new();
+    let mut pending_mid: Option<String> = None;
+    let mut pending_owner: Option<String> = None;
+
+    let flush = |out: &mut Vec<Value>,
+                 pending: &mut Vec<String>,
+                 owner: &Option<String>,
+                 answered: &mut HashSet<String>,
+                 repairs: &mut Vec<Repair>| {
+        if pending.is_empty() {
+            return;
+        }
+        let Some(prev) = out.last() else {
+            return; // unreachable: a pending id implies a pushed assistant
+        };
+        let ts = timestamp_near(out, out.len());
+        let rec = synthetic_tool_result(prev, owner.as_deref(), pending, ts);
+        repairs.push(Repair {
+            kind: RepairKind::SyntheticToolResult,
+            uuid: uuid_str(&rec),
+            detail: format!("tool_use {}", pending.join(", ")),
+        });
+        out.push(rec);
+        answered.extend(pending.drain(..));
+    };
+
+    for r in chain {
+        let t = rec_type(&r);
+        if !pending.is_empty()
+            && ((t == Some("assistant") && msg_id(&r) != pending_mid.as_deref())
+                || (t == Some("user") && !is_tool_result_msg(&r))
+                || is_local_command(&r))
+        {
+            flush(
+                &mut out,
+                &mut pending,
+                &pending_owner,
+                &mut answered,
+                &mut repairs,
+            );
+        }
+        if t == Some("assistant") && !truthy(r.get("isApiErrorMessage")) {
+            let mut miss: Vec<String> = Vec::new();
+            for id in tool_use_ids(&r) {
+                if !answered.contains(id)
+                    && !pending.iter().any(|p| p == id)
+                    && !miss.iter().any(|p| p == id)
+                {
+                    miss.push(id.to_owned());
+                }
+            }
+            if !miss.is_empty() {
+                pending.extend(miss);
+                pending_mid = msg_id(&r).map(str::to_owned);
+                pending_owner = uuid_str(&r);
+            }
+        }
+        out.push(r);
+    }
+    flush(
+        &mut out,
+        &mut pending,
+        &pending_owner,
+        &mut answered,
+        &mut repairs,
+    );
+
+    let last_ua = out
+        .iter()
+        .rev()
+        .find(|r| matches!(rec_type(r), Some("user" | "assistant")) || is_local_command(r));
+    if let Some(last) = last_ua {
+        if rec_type(last) == Some("user") && !is_local_command(last) {
+            if let Some(k) = out.iter().rposition(|r| rec_type(r) != Some("system")) {
+                let ts = timestamp_near(&out, k + 1);
+                let rec = sentinel_record(&out[k], ts);
+                repairs.push(Repair {
+                    kind: RepairKind::Sentinel,
+                    uuid: uuid_str(&rec),
+                    detail: format!(
+                        "after {} record {}",
+                        rec_type(&out[k]).unwrap_or("?"),
+                        str_field(&out[k], "uuid").unwrap_or("?")
+                    ),
+                });
+                out.insert(k + 1, rec);
+            }
+        }
+    }
+    (out, repairs)
+}
+
+/// R17 (interactive resumes only): `content-replacement` records of the main
+/// thread (no `agentId`) replace a tool_result's content with the recorded
+/// `<persisted-output>` preview. `records` must include the session's
+/// content-replacement records (a later replacement for the same tool_use
+/// wins).
+pub fn apply_content_replacements(
+    chain: Vec<Value>,
+    records: &[Value],
+) -> (Vec<Value>, Vec<Repair>) {
+    let mut rep: HashMap<&str, &Value> = HashMap::new();
+    for r in records {
+        if rec_type(r) != Some("content-replacement") || truthy(r.get("agentId")) {
+            continue;
+        }
+        let list = r.get("replacements").and_then(Value::as_array);
+        for x in list.map(Vec::as_slice).unwrap_or(&[]) {
+            if x.get("kind").and_then(Value::as_str) != Some("tool-result") {
+                continue;
+            }
+            if let (Some(id), Some(v)) = (
+                x.get("toolUseId").and_then(Value::as_str),
+                x.get("replacement"),
+            ) {
+                rep.insert(id, v);
+            }
+        }
+    }
+    if rep.is_empty() {
+        return (chain, Vec::new());
+    }
+    let mut repairs = Vec::new();
+    let out = chain
+        .into_iter()
+        .map(|mut r| {
+            if rec_type(&r) != Some("user") {
+                return r;
+            }
+            let uuid = uuid_str(&r);
+            let Some(Value::Array(bs)) = r.get_mut("message").and_then(|m| m.get_mut("content"))
+            else {
+                return r;
+            };
+            for b in bs.iter_mut() {
+                if block_type(b) != Some("tool_result") {
+                    continue;
+                }
+                let Some(id) = b.get("tool_use_id").and_then(Value::as_str) else {
+                    continue;
+                };
+                if let Some(v) = rep.get(id) {
+                    repairs.push(Repair {
+                        kind: RepairKind::ContentReplacement,
+                        uuid: uuid.clone(),
+                        detail: format!("tool_result {id}"),
+                    });
+                    if let Some(obj) = b.as_object_mut() {
+                        obj.insert("content".into(), (*v).clone());
+                    }
+                }
+            }
+            r
+        })
+        .collect();
+    (out, repairs)
+}
+
+/// Spec §6.2: remove a user record's `permissionMode` when it is not one of
+/// [`PERMISSION_MODES`]. The field is never sent, so this cannot change the
+/// API view.
+pub fn strip_invalid_permission_modes(chain: &mut [Value]) -> Vec<Repair> {
+    let mut repairs = Vec::new();
+    for r in chain.iter_mut() {
+        if rec_type(r) != Some("user") {
+            continue;
+        }
+        let bad = match r.get("permissionMode") {
+            None | Some(Value::Null) => false,
+            Some(Value::String(s)) => !PERMISSION_MODES.contains(&s.as_str()),
+            Some(_) => true,
+        };
+        if bad {
+            let uuid = uuid_str(r);
+            if let Some(obj) = r.as_object_mut() {
+                let old = obj.shift_remove("permissionMode").unwrap_or(Value::Null);
+                repairs.push(Repair {
+                    kind: RepairKind::PermissionModeStripped,
+                    uuid,
+                    detail: format!("permissionMode {old}"),
+                });
+            }
+        }
+    }
+    repairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(u: &str, content: Value) -> Value {
+        json!({"type":"user","uuid":u,"timestamp":format!("ts-{u}"),"sessionId":"s","message":{"role":"user","content":content}})
+    }
+    fn asst(u: &str, mid: &str, content: Value) -> Value {
+        json!({"type":"assistant","uuid":u,"timestamp":format!("ts-{u}"),"sessionId":"s","message":{"id":mid,"role":"assistant","content":content}})
+    }
+    fn tool_use(id: &str) -> Value {
+        json!([{"type":"tool_use","id":id,"name":"Bash","input":{}}])
+    }
+    fn tool_result(id: &str) -> Value {
+        json!([{"tool_use_id":id,"type":"tool_result","content":"ok"}])
+    }
+    fn kinds(r: &[Repair]) -> Vec<RepairKind> {
+        r.iter().map(|x| x.kind).collect()
+    }
+    fn types(c: &[Value]) -> Vec<String> {
+        c.iter()
+            .map(|r| {
+                let s = if truthy(r.get("synthetic")) { "*" } else { "" };
+                format!("{}{}", s, r["type"].as_str().unwrap_or("?"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sentinel_cases() {
+        use RepairKind::Sentinel;
+        let att = json!({"type":"attachment","uuid":"at","rendered":[{"content":"r"}]});
+        let sys = json!({"type":"system","subtype":"turn_duration","uuid":"sy"});
+        let err = json!({"type":"assistant","uuid":"e","isApiErrorMessage":true,"message":{"id":"x","content":[{"type":"text","text":"API Error"}]}});
+        let table: Vec<(&str, Vec<Value>, Vec<RepairKind>, Vec<&str>)> = vec![
+            (
+                "prompt only",
+                vec![user("u", json!("hi"))],
+                vec![Sentinel],
+                vec!["user", "*assistant"],
+            ),
+            (
+                "answered",
+                vec![
+                    user("u", json!("hi")),
+                    asst("a", "m", json!([{"type":"text","text":"x"}])),
+                ],
+                vec![],
+                vec!["user", "assistant"],
+            ),
+            (
+                "after attachments, before system",
+                vec![user("u", json!("hi")), att.clone(), sys.clone()],
+                vec![Sentinel],
+                vec!["user", "attachment", "*assistant", "system"],
+            ),
+            (
+                "api error counts as assistant",
+                vec![user("u", json!("hi")), err],
+                vec![],
+                vec!["user", "assistant"],
+            ),
+            (
+                "local command",
+                vec![user("u", json!("<command-name>/rename</command-name>"))],
+                vec![],
+                vec!["user"],
+            ),
+            (
+                "system local command",
+                vec![
+                    user("u", json!("hi")),
+                    json!({"type":"system","subtype":"local_command","uuid":"lc","content":"<local-command-stdout></local-command-stdout>"}),
+                ],
+                vec![],
+                vec!["user", "system"],
+            ),
+            (
+                "interrupt marker",
+                vec![
+                    user("u", json!("hi")),
+                    asst("a", "m", json!([{"type":"text","text":"par"}])),
+                    user(
+                        "i",
+                        json!([{"type":"text","text":"[Request interrupted by user]"}]),
+                    ),
+                ],
+                vec![Sentinel],
+                vec!["user", "assistant", "user", "*assistant"],
+            ),
+        ];
+        for (name, chain, want_kinds, want_types) in table {
+            let (out, reps) = recover_conversation(chain);
+            assert_eq!(kinds(&reps), want_kinds, "{name}");
+            assert_eq!(types(&out), want_types, "{name}");
+        }
+    }
+
+    #[test]
+    fn sentinel_record_is_realistic() {
+        let (out, reps) = recover_conversation(vec![user("u", json!("hi"))]);
+        let s = &out[1];
+        assert_eq!(s["parentUuid"], "u");
+        assert_eq!(s["message"]["model"], "<synthetic>");
+        assert_eq!(s["message"]["stop_reason"], "stop_sequence");
+        assert_eq!(s["message"]["usage"]["output_tokens"], 0);
+        assert_eq!(
+            s["message"]["content"],
+            json!([{"type":"text","text":SENTINEL}])
+        );
+        assert_eq!(s["timestamp"], "ts-u");
+        assert_eq!(s["sessionId"], "s");
+        assert_eq!(s["synthetic"], true);
+        let u = s["uuid"].as_str().expect("uuid");
+        assert_eq!(
+            uuid::Uuid::parse_str(u).expect("valid").get_version_num(),
+            4
+        );
+        assert_eq!(reps[0].uuid.as_deref(), Some(u));
+        // deterministic
+        let (again, _) = recover_conversation(vec![user("u", json!("hi"))]);
+        assert_eq!(again, out);
+    }
+
+    #[test]
+    fn synthetic_tool_result_after_recorded_results() {
+        let chain = vec![
+            user("p", json!("go")),
+            asst("a1", "m", tool_use("t1")),
+            asst("a2", "m", tool_use("t2")),
+            user("r1", tool_result("t1")),
+        ];
+        let (out, reps) = recover_conversation(chain);
+        assert_eq!(
+            kinds(&reps),
+            [RepairKind::SyntheticToolResult, RepairKind::Sentinel]
+        );
+        assert_eq!(
+            types(&out),
+            [
+                "user",
+                "assistant",
+                "assistant",
+                "user",
+                "*user",
+                "*assistant"
+            ]
+        );
+        let syn = &out[4];
+        assert_eq!(syn["parentUuid"], "r1");
+        assert_eq!(syn["sourceToolAssistantUUID"], "a2");
+        assert_eq!(
+            syn["message"]["content"],
+            json!([{"tool_use_id":"t2","type":"tool_result","content":SYNTHETIC_TOOL_RESULT,"is_error":true}])
+        );
+        assert_eq!(out[5]["parentUuid"], syn["uuid"]);
+        // idempotent on its own output
+        let (again, reps2) = recover_conversation(out.clone());
+        assert!(reps2.is_empty());
+        assert_eq!(again, out);
+    }
+
+    #[test]
+    fn synthetic_tool_result_flushed_before_next_prompt() {
+        let chain = vec![
+            user("p", json!("go")),
+            asst("a1", "m", tool_use("t1")),
+            user("p2", json!("next")),
+            asst("a3", "m3", json!([{"type":"text","text":"ok"}])),
+        ];
+        let (out, reps) = recover_conversation(chain);
+        assert_eq!(kinds(&reps), [RepairKind::SyntheticToolResult]);
+        assert_eq!(
+            types(&out),
+            ["user", "assistant", "*user", "user", "assistant"]
+        );
+    }
+
+    #[test]
+    fn rewind_interrupted_turn_drops_unfinished_turn() {
+        let att = json!({"type":"attachment","uuid":"at","rendered":[{"content":"r"}]});
+        let chain = vec![
+            user("p", json!("go")),
+            asst("a1", "m", tool_use("t1")),
+            att.clone(),
+            user("r1", tool_result("t1")),
+        ];
+        let (out, reps) = rewind_interrupted_turn(&chain).expect("applies");
+        assert_eq!(types(&out), ["user", "attachment"]);
+        assert_eq!(kinds(&reps), [RepairKind::InterruptedTurnRewound; 2]);
+        // finished turn: not applicable
+        let done = vec![
+            user("p", json!("go")),
+            asst("a", "m", json!([{"type":"text","text":"x"}])),
+        ];
+        assert!(rewind_interrupted_turn(&done).is_none());
+    }
+
+    #[test]
+    fn content_replacement() {
+        let recs = vec![
+            json!({"type":"content-replacement","replacements":[{"kind":"tool-result","toolUseId":"t1","replacement":"<persisted-output>x"}]}),
+            json!({"type":"content-replacement","agentId":"a","replacements":[{"kind":"tool-result","toolUseId":"t2","replacement":"no"}]}),
+        ];
+        let chain = vec![user(
+            "r",
+            json!([
+                {"tool_use_id":"t1","type":"tool_result","content":"full","is_error":false},
+                {"tool_use_id":"t2","type":"tool_result","content":"full2"}
+            ]),
+        )];
+        let (out, reps) = apply_content_replacements(chain, &recs);
+        assert_eq!(kinds(&reps), [RepairKind::ContentReplacement]);
+        let c = &out[0]["message"]["content"];
+        assert_eq!(
+            c[0],
+            json!({"tool_use_id":"t1","type":"tool_result","content":"<persisted-output>x","is_error":false})
+        );
+        assert_eq!(c[1]["content"], "full2");
+        let keys: Vec<&String> = c[0].as_object().expect("obj").keys().collect();
+        assert_eq!(keys, ["tool_use_id", "type", "content", "is_error"]);
+    }
+
+    #[test]
+    fn interruption_states() {
+        use Interruption::*;
+        let table: Vec<(Vec<Value>, Interruption)> = vec![
+            (vec![], None),
+            (vec![user("u", json!("hi"))], InterruptedPrompt),
+            (
+                vec![user("u", json!("hi")), asst("a", "m", json!([]))],
+                None,
+            ),
+            (vec![user("r", tool_result("t"))], InterruptedTurn),
+            (
+                vec![json!({"type":"attachment","uuid":"x"})],
+                InterruptedTurn,
+            ),
+            (
+                vec![json!({"type":"user","uuid":"m","isMeta":true,"message":{"content":"x"}})],
+                None,
+            ),
+            (
+                vec![
+                    user("u", json!("hi")),
+                    json!({"type":"assistant","isApiErrorMessage":true,"message":{}}),
+                ],
+                InterruptedPrompt,
+            ),
+        ];
+        for (chain, want) in table {
+            assert_eq!(detect_interruption(&chain), want, "{chain:?}");
+        }
+        assert_eq!(
+            serde_json::to_value(InterruptedPrompt).expect("ser"),
+            json!("interrupted_prompt")
+        );
+        assert_eq!(serde_json::to_value(None).expect("ser"), json!("none"));
+    }
+
+    #[test]
+    fn permission_modes() {
+        let mut chain = vec![
+            json!({"type":"user","uuid":"a","permissionMode":"bubble","message":{"content":"x"}}),
+            json!({"type":"user","uuid":"b","permissionMode":"plan","message":{"content":"x"}}),
+        ];
+        let reps = strip_invalid_permission_modes(&mut chain);
+        assert_eq!(kinds(&reps), [RepairKind::PermissionModeStripped]);
+        assert!(chain[0].get("permissionMode").is_none());
+        assert_eq!(chain[1]["permissionMode"], "plan");
+    }
+}
