@@ -1,4 +1,29 @@
 //! sessiondb: an embedded, SQLite-backed store for coding-agent sessions.
+//!
+//! Claude Code keeps each session as an append-only JSONL transcript. sessiondb imports
+//! those files into one SQLite database without losing a byte, exports them back
+//! byte-identically, and rebuilds what resume needs from SQL plus pure functions.
+//!
+//! ```no_run
+//! use sessiondb::{import, model::NoProgress, Store};
+//! # fn main() -> sessiondb::Result<()> {
+//! let store = Store::open("/tmp/sessions.db")?;
+//! let report = import::import_paths(&store, &["/home/me/.claude/projects".into()], &NoProgress)?;
+//! println!("{} new rows", report.new_rows);
+//! # Ok(()) }
+//! ```
 #![warn(missing_docs)]
 
+pub mod error;
+pub mod export;
+pub mod import;
+pub mod jsonl;
+pub mod model;
+pub mod paths;
+pub mod query;
 pub mod resume;
+pub mod schema;
+pub mod store;
+
+pub use error::{Error, Result};
+pub use store::Store;

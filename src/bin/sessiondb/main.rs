@@ -1,1 +1,20 @@
-fn main(){}
+//! The `sessiondb` command line: one module per verb under `commands/`.
+
+mod cli;
+mod commands;
+mod output;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match commands::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("sessiondb: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

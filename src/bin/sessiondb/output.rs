@@ -1,0 +1,68 @@
+//! Terminal output helpers: progress bars on a terminal only, JSON for scripts.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use sessiondb::model::Progress;
+use std::io::{IsTerminal, Write};
+
+/// Prints a value as pretty JSON followed by a newline.
+pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
+/// Whether an error is just the reader of our stdout going away (`| head`).
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(|e| e.io_error_kind())
+                .is_some_and(|k| k == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// A byte-progress bar on stderr, drawn only when stderr is a terminal.
+pub struct Bar(Option<ProgressBar>);
+
+impl Bar {
+    /// A bar with `label`, hidden when stderr is not a terminal.
+    pub fn new(label: &'static str) -> Bar {
+        if !std::io::stderr().is_terminal() {
+            return Bar(None);
+        }
+        let bar = ProgressBar::new(0);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta} {wide_msg}",
+            )
+            .expect("the template is valid")
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(label);
+        Bar(Some(bar))
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, total_bytes: u64) {
+        if let Some(bar) = &self.0 {
+            bar.set_length(total_bytes);
+        }
+    }
+    fn advance(&self, bytes: u64, item: &str) {
+        if let Some(bar) = &self.0 {
+            bar.inc(bytes);
+            let short = item.rsplit('/').next().unwrap_or(item);
+            bar.set_message(short.to_owned());
+        }
+    }
+    fn finish(&self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! The library's one error type. Every variant carries the context a user needs to act.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in sessiondb.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The database could not be opened, read or written.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The connection pool failed to hand out a connection.
+    #[error("connection pool error: {0}")]
+    Pool(#[from] r2d2::Error),
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder concerned.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// Applying the embedded migrations failed.
+    #[error("migration failed: {0}")]
+    Migration(String),
+    /// The database was written by a newer sessiondb; it is left untouched.
+    #[error(
+        "{} has schema migration V{found} ({name}) that this sessiondb does not know \
+         (newest known: V{known}); upgrade sessiondb. The database was not modified",
+        path.display()
+    )]
+    SchemaTooNew {
+        /// The database file.
+        path: PathBuf,
+        /// The newest migration version recorded in the database.
+        found: i64,
+        /// Its name.
+        name: String,
+        /// The newest migration this binary embeds.
+        known: i64,
+    },
+    /// No stored session matches the argument.
+    #[error("no session matches {0:?}")]
+    SessionNotFound(String),
+    /// More than one stored session matches the argument.
+    #[error("{query:?} is ambiguous: it matches {}", candidates.join(", "))]
+    AmbiguousSession {
+        /// What the user typed.
+        query: String,
+        /// Some of the sessions it matches (project/session id).
+        candidates: Vec<String>,
+    },
+    /// A record named by the caller does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// Input that cannot be accepted, with where it came from.
+    #[error("{0}")]
+    Invalid(String),
+    /// A JSON value could not be encoded or decoded.
+    #[error("JSON error: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl Error {
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

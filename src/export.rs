@@ -1,0 +1,192 @@
+//! Export: rows → files, byte for byte as they were imported.
+
+use crate::error::{Error, Result};
+use crate::model::SessionRef;
+use crate::store::Store;
+use rusqlite::{Connection, OptionalExtension};
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+/// What a tree export wrote.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ExportReport {
+    /// Sessions exported.
+    pub sessions: u64,
+    /// Files written (transcripts, sidechains, session files).
+    pub files: u64,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
+/// Writes the rows of one transcript to `out` in file order; returns the bytes written.
+///
+/// # Errors
+/// Fails on a database or write error.
+pub fn write_transcript(conn: &Connection, transcript: i64, out: &mut dyn Write) -> Result<u64> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT raw, terminated FROM rows WHERE transcript_id = ?1 ORDER BY ordinal",
+    )?;
+    let mut rows = stmt.query([transcript])?;
+    let mut written = 0u64;
+    while let Some(row) = rows.next()? {
+        let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+        let terminated: bool = row.get(1)?;
+        out.write_all(raw).map_err(|e| Error::io("<output>", e))?;
+        written += raw.len() as u64;
+        if terminated {
+            out.write_all(b"\n").map_err(|e| Error::io("<output>", e))?;
+            written += 1;
+        }
+    }
+    Ok(written)
+}
+
+/// The live main transcript of a session, if it has one.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn main_transcript(conn: &Connection, session: &SessionRef) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT id FROM transcripts WHERE session_id = ?1 AND subpath = '' AND superseded_at IS NULL",
+        )?
+        .query_row([session.key], |r| r.get(0))
+        .optional()?)
+}
+
+/// Writes a session's main transcript exactly as imported.
+///
+/// # Errors
+/// Fails when the session has no main transcript, or on a database or write error.
+pub fn export_session(store: &Store, session: &SessionRef, out: &mut dyn Write) -> Result<u64> {
+    let conn = store.reader()?;
+    let transcript = main_transcript(&conn, session)?.ok_or_else(|| {
+        Error::NotFound(format!(
+            "session {} has no main transcript (only subagent files)",
+            session.session_id
+        ))
+    })?;
+    write_transcript(&conn, transcript, out)
+}
+
+/// Rebuilds the projects tree under `dir`: every main transcript, sidechain, sidecar and
+/// session file at its original relative path. Each file is written to a temporary name
+/// and renamed, so a reader never sees half a file.
+///
+/// # Errors
+/// Fails on a database or file-system error.
+pub fn export_tree(store: &Store, dir: &Path, project: Option<&str>) -> Result<ExportReport> {
+    let conn = store.reader()?;
+    let mut report = ExportReport::default();
+    let mut sessions = conn.prepare(
+        "SELECT s.id, p.key, s.session_id FROM sessions s JOIN projects p ON p.id = s.project_id
+         WHERE ?1 IS NULL OR p.key = ?1 ORDER BY p.key, s.session_id",
+    )?;
+    let sessions: Vec<(i64, String, String)> = sessions
+        .query_map([project], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (key, project, session) in sessions {
+        report.sessions += 1;
+        let project_dir = dir.join(safe_relative(&project)?);
+        let mut transcripts = conn.prepare_cached(
+            "SELECT id, subpath FROM transcripts WHERE session_id = ?1 AND superseded_at IS NULL",
+        )?;
+        let transcripts: Vec<(i64, String)> = transcripts
+            .query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        for (id, subpath) in transcripts {
+            let path = if subpath.is_empty() {
+                project_dir.join(safe_relative(&format!("{session}.jsonl"))?)
+            } else {
+                project_dir
+                    .join(safe_relative(&session)?)
+                    .join(safe_relative(&format!("{subpath}.jsonl"))?)
+            };
+            report.bytes += write_atomically(&path, |out| write_transcript(&conn, id, out))?;
+            report.files += 1;
+        }
+        let mut files = conn.prepare_cached(
+            "SELECT relpath, content FROM session_files WHERE session_id = ?1 ORDER BY relpath",
+        )?;
+        let files: Vec<(String, Vec<u8>)> = files
+            .query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        for (relpath, content) in files {
+            let path = project_dir
+                .join(safe_relative(&session)?)
+                .join(safe_relative(&relpath)?);
+            report.bytes += write_atomically(&path, |out| {
+                out.write_all(&content)
+                    .map_err(|e| Error::io("<output>", e))?;
+                Ok(content.len() as u64)
+            })?;
+            report.files += 1;
+        }
+    }
+    Ok(report)
+}
+
+/// A stored name turned into a relative path, refusing anything that could escape `dir`.
+fn safe_relative(name: &str) -> Result<PathBuf> {
+    let path = PathBuf::from(name);
+    let ok = !name.is_empty()
+        && !name.contains('\0')
+        && path.components().all(|c| matches!(c, Component::Normal(_)));
+    if ok {
+        Ok(path)
+    } else {
+        Err(Error::Invalid(format!(
+            "stored path {name:?} is not a safe relative path; refusing to export it"
+        )))
+    }
+}
+
+/// Writes `path` through a temporary file in the same folder and a rename, so a reader
+/// never sees half a file.
+///
+/// # Errors
+/// Fails when the folder or file cannot be written, or when `fill` fails.
+pub fn write_atomically(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> Result<u64>,
+) -> Result<u64> {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    create_private_dir(parent)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(parent).map_err(|e| Error::io(parent, e))?;
+    let written = {
+        let mut out = std::io::BufWriter::new(tmp.as_file_mut());
+        let n = fill(&mut out)?;
+        out.flush().map_err(|e| Error::io(path, e))?;
+        n
+    };
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(written)
+}
+
+/// Creates folders with mode 0700, as Claude Code does for its projects tree.
+fn create_private_dir(dir: &Path) -> Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir).map_err(|e| Error::io(dir, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_escaping_paths() {
+        assert!(safe_relative("a/b.txt").is_ok());
+        assert!(safe_relative("../x").is_err());
+        assert!(safe_relative("/etc/passwd").is_err());
+        assert!(safe_relative("a/./b").is_ok());
+        assert!(safe_relative("").is_err());
+        assert!(safe_relative("a\0b").is_err());
+    }
+}

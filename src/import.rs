@@ -1,0 +1,873 @@
+//! Import: Claude Code project trees → rows, one IMMEDIATE transaction per file.
+//!
+//! Every line is stored as it is. A ledger per source file (size, mtime, bytes imported and
+//! a hash of that prefix) makes an unchanged file cost one `stat`, a grown file cost only
+//! its new lines, and a rewritten file get re-imported as a new version while the old
+//! version's rows stay in the database.
+
+use crate::error::{Error, Result};
+use crate::jsonl::{self, Envelope, LineStatus};
+use crate::model::{ImportReport, LineRef, Progress, MAX_REPORTED_LINES};
+use crate::store::Store;
+use rusqlite::{params, OptionalExtension, Transaction};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
+use std::time::{Instant, UNIX_EPOCH};
+
+/// What a source file is to its session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceKind {
+    /// `<project>/<session>.jsonl`.
+    Main,
+    /// `<project>/<session>/subagents/[<dir>/]agent-<id>.jsonl`.
+    Sidechain {
+        /// The path inside the session folder, without `.jsonl`.
+        subpath: String,
+        /// The agent id from the file name.
+        agent_id: String,
+    },
+    /// Any other file of the session folder (`tool-results/*`, `*.meta.json`, ...).
+    File {
+        /// The path inside the session folder.
+        relpath: String,
+    },
+}
+
+/// A file found under an import path.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its project folder name.
+    pub project: String,
+    /// Its session id.
+    pub session: String,
+    /// What it is.
+    pub kind: SourceKind,
+}
+
+impl SourceKind {
+    /// The transcript subpath: `""` for a main transcript.
+    fn subpath(&self) -> &str {
+        match self {
+            SourceKind::Main => "",
+            SourceKind::Sidechain { subpath, .. } => subpath,
+            SourceKind::File { relpath } => relpath,
+        }
+    }
+}
+
+/// Finds the transcripts and session files under `path`: a `.jsonl` file, a project folder
+/// or a projects root (a folder of project folders).
+///
+/// # Errors
+/// Fails when `path` cannot be read or is a file that is not `.jsonl`.
+pub fn discover(path: &Path) -> Result<Vec<Source>> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    let mut found = Vec::new();
+    if meta.is_file() {
+        found.push(classify_file(path)?);
+    } else if is_project_dir(path)? {
+        discover_project(path, &mut found)?;
+    } else {
+        for dir in sorted_entries(path)? {
+            if dir.is_dir() {
+                discover_project(&dir, &mut found)?;
+            }
+        }
+    }
+    Ok(found)
+}
+
+fn classify_file(path: &Path) -> Result<Source> {
+    if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+        return Err(Error::Invalid(format!(
+            "{} is not a .jsonl transcript, a project folder or a projects folder",
+            path.display()
+        )));
+    }
+    let abs = std::path::absolute(path).map_err(|e| Error::io(path, e))?;
+    let parts: Vec<String> = abs
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    let stem = file_stem(&abs);
+    if let Some(i) = parts.iter().rposition(|p| p == "subagents") {
+        if i >= 2 && stem.starts_with("agent-") {
+            let subpath = parts[i..].join("/");
+            let subpath = subpath.trim_end_matches(".jsonl").to_owned();
+            return Ok(Source {
+                project: parts[i - 2].clone(),
+                session: parts[i - 1].clone(),
+                kind: SourceKind::Sidechain {
+                    agent_id: stem.trim_start_matches("agent-").to_owned(),
+                    subpath,
+                },
+                path: abs,
+            });
+        }
+    }
+    let project = parts
+        .len()
+        .checked_sub(2)
+        .map(|i| parts[i].clone())
+        .unwrap_or_default();
+    Ok(Source {
+        project,
+        session: stem,
+        kind: SourceKind::Main,
+        path: abs,
+    })
+}
+
+fn file_stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// A project folder holds transcripts directly, or session folders with subagents/tool results.
+fn is_project_dir(dir: &Path) -> Result<bool> {
+    for entry in sorted_entries(dir)? {
+        if entry.extension().is_some_and(|e| e == "jsonl") && entry.is_file() {
+            return Ok(true);
+        }
+        if entry.is_dir()
+            && (entry.join("subagents").is_dir() || entry.join("tool-results").is_dir())
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn discover_project(dir: &Path, found: &mut Vec<Source>) -> Result<()> {
+    let abs = std::path::absolute(dir).map_err(|e| Error::io(dir, e))?;
+    let project = abs
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    for entry in sorted_entries(&abs)? {
+        let meta = std::fs::symlink_metadata(&entry).map_err(|e| Error::io(&entry, e))?;
+        if meta.is_file() && entry.extension().is_some_and(|e| e == "jsonl") {
+            found.push(Source {
+                session: file_stem(&entry),
+                project: project.clone(),
+                kind: SourceKind::Main,
+                path: entry,
+            });
+        } else if meta.is_dir() {
+            let session = entry
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            discover_session_dir(&entry, &entry, &project, &session, found)?;
+        }
+    }
+    Ok(())
+}
+
+fn discover_session_dir(
+    root: &Path,
+    dir: &Path,
+    project: &str,
+    session: &str,
+    found: &mut Vec<Source>,
+) -> Result<()> {
+    for entry in sorted_entries(dir)? {
+        let meta = std::fs::symlink_metadata(&entry).map_err(|e| Error::io(&entry, e))?;
+        if meta.is_dir() {
+            discover_session_dir(root, &entry, project, session, found)?;
+            continue;
+        }
+        if !meta.is_file() {
+            continue;
+        }
+        let rel = entry
+            .strip_prefix(root)
+            .expect("entries are under their root")
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/");
+        let name = file_stem(&entry);
+        let kind = if rel.starts_with("subagents/")
+            && name.starts_with("agent-")
+            && entry.extension().is_some_and(|e| e == "jsonl")
+        {
+            SourceKind::Sidechain {
+                agent_id: name.trim_start_matches("agent-").to_owned(),
+                subpath: rel.trim_end_matches(".jsonl").to_owned(),
+            }
+        } else {
+            SourceKind::File { relpath: rel }
+        };
+        found.push(Source {
+            path: entry,
+            project: project.to_owned(),
+            session: session.to_owned(),
+            kind,
+        });
+    }
+    Ok(())
+}
+
+fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        out.push(entry.map_err(|e| Error::io(dir, e))?.path());
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// A 64-bit hash of a byte prefix, stable across builds (it is stored in the ledger).
+pub fn prefix_hash(bytes: &[u8]) -> i64 {
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ bytes.len() as u64;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let w = u64::from_le_bytes(word.try_into().expect("chunks_exact yields 8 bytes"));
+        h = (h ^ w).wrapping_mul(PRIME).rotate_left(31);
+    }
+    for &b in words.remainder() {
+        h = (h ^ u64::from(b)).wrapping_mul(PRIME);
+    }
+    h as i64
+}
+
+/// A ledger entry: what was imported from a source path.
+#[derive(Debug, Clone)]
+struct Ledger {
+    target: Option<i64>,
+    size: i64,
+    mtime_ns: i64,
+    vanished: bool,
+}
+
+const SELECT_LEDGER: &str = "SELECT transcript_id, session_file_id, size, mtime_ns, vanished
+     FROM source_files WHERE path = ?1";
+
+fn read_ledger(conn: &rusqlite::Connection, path: &str) -> Result<Option<Ledger>> {
+    Ok(conn
+        .prepare_cached(SELECT_LEDGER)?
+        .query_row([path], |r| {
+            let transcript: Option<i64> = r.get(0)?;
+            let file: Option<i64> = r.get(1)?;
+            Ok(Ledger {
+                target: transcript.or(file),
+                size: r.get(2)?,
+                mtime_ns: r.get(3)?,
+                vanished: r.get(4)?,
+            })
+        })
+        .optional()?)
+}
+
+fn path_key(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// Imports every transcript and session file under `paths`.
+///
+/// Soft problems (an unreadable file, malformed lines) go into the report; a database
+/// error stops the import, leaving every file imported before it committed.
+///
+/// # Errors
+/// Fails when a path cannot be scanned or the database cannot be written.
+pub fn import_paths(
+    store: &Store,
+    paths: &[PathBuf],
+    progress: &dyn Progress,
+) -> Result<ImportReport> {
+    let started = Instant::now();
+    let mut sources = Vec::new();
+    let mut scanned_dirs = Vec::new();
+    for path in paths {
+        sources.extend(discover(path)?);
+        if path.is_dir() {
+            scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
+        }
+    }
+    let mut report = ImportReport {
+        files: sources.len() as u64,
+        ..ImportReport::default()
+    };
+    let sizes: Vec<u64> = sources
+        .iter()
+        .map(|s| std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0))
+        .collect();
+    progress.start(sizes.iter().sum());
+    let mut sessions = BTreeSet::new();
+    let mut transcripts = BTreeSet::new();
+    for (source, size) in sources.iter().zip(sizes) {
+        sessions.insert((source.project.clone(), source.session.clone()));
+        match import_source(store, source, &mut report)? {
+            Some(id) if !matches!(source.kind, SourceKind::File { .. }) => {
+                transcripts.insert(id);
+            }
+            _ => {}
+        }
+        progress.advance(size, &source.path.to_string_lossy());
+    }
+    let reader = store.reader()?;
+    for id in &transcripts {
+        let n: i64 = reader
+            .prepare_cached("SELECT count(*) FROM rows WHERE transcript_id = ?1")?
+            .query_row([id], |r| r.get(0))?;
+        report.rows += n as u64;
+    }
+    drop(reader);
+    report.vanished_files = mark_vanished(store, &scanned_dirs)?;
+    report.sessions = sessions.len() as u64;
+    report.seconds = started.elapsed().as_secs_f64();
+    report.mb_per_s = if report.seconds > 0.0 {
+        report.bytes_read as f64 / 1e6 / report.seconds
+    } else {
+        0.0
+    };
+    progress.finish();
+    Ok(report)
+}
+
+/// Imports one file unless the ledger says it is unchanged. Returns the transcript or file id.
+fn import_source(store: &Store, source: &Source, report: &mut ImportReport) -> Result<Option<i64>> {
+    let key = path_key(&source.path);
+    let meta = match std::fs::metadata(&source.path) {
+        Ok(m) => m,
+        Err(e) => {
+            report.files_failed += 1;
+            report.errors.push(Error::io(&source.path, e).to_string());
+            return Ok(None);
+        }
+    };
+    let size = meta.len() as i64;
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64);
+    let ledger = read_ledger(&*store.reader()?, &key)?;
+    if let Some(l) = &ledger {
+        if l.size == size && l.mtime_ns == mtime_ns && !l.vanished && l.target.is_some() {
+            report.files_unchanged += 1;
+            return Ok(l.target);
+        }
+    }
+    let bytes = match std::fs::read(&source.path) {
+        Ok(b) => b,
+        Err(e) => {
+            report.files_failed += 1;
+            report.errors.push(Error::io(&source.path, e).to_string());
+            return Ok(None);
+        }
+    };
+    report.bytes_read += bytes.len() as u64;
+    let stamp = FileStamp {
+        key: &key,
+        size: bytes.len() as i64,
+        mtime_ns,
+    };
+    store.write(|tx| {
+        let session = upsert_session(tx, &source.project, &source.session)?;
+        match &source.kind {
+            SourceKind::File { relpath } => {
+                import_session_file(tx, session, relpath, &bytes, &stamp, report).map(Some)
+            }
+            kind => import_transcript(tx, session, source, kind, &bytes, &stamp, report).map(Some),
+        }
+    })
+}
+
+struct FileStamp<'a> {
+    key: &'a str,
+    size: i64,
+    mtime_ns: i64,
+}
+
+fn upsert_session(tx: &Transaction<'_>, project: &str, session: &str) -> Result<i64> {
+    tx.prepare_cached("INSERT INTO projects (key) VALUES (?1) ON CONFLICT (key) DO NOTHING")?
+        .execute([project])?;
+    let project_id: i64 = tx
+        .prepare_cached("SELECT id FROM projects WHERE key = ?1")?
+        .query_row([project], |r| r.get(0))?;
+    tx.prepare_cached(
+        "INSERT INTO sessions (project_id, session_id) VALUES (?1, ?2)
+         ON CONFLICT (project_id, session_id) DO NOTHING",
+    )?
+    .execute(params![project_id, session])?;
+    Ok(tx
+        .prepare_cached("SELECT id FROM sessions WHERE project_id = ?1 AND session_id = ?2")?
+        .query_row(params![project_id, session], |r| r.get(0))?)
+}
+
+fn write_ledger(
+    tx: &Transaction<'_>,
+    stamp: &FileStamp<'_>,
+    transcript: Option<i64>,
+    file: Option<i64>,
+    imported: &[u8],
+) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO source_files
+            (path, transcript_id, session_file_id, size, mtime_ns, imported_bytes, prefix_hash, vanished)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)
+         ON CONFLICT (path) DO UPDATE SET
+            transcript_id = excluded.transcript_id, session_file_id = excluded.session_file_id,
+            size = excluded.size, mtime_ns = excluded.mtime_ns,
+            imported_bytes = excluded.imported_bytes, prefix_hash = excluded.prefix_hash,
+            vanished = 0",
+    )?
+    .execute(params![
+        stamp.key,
+        transcript,
+        file,
+        stamp.size,
+        stamp.mtime_ns,
+        imported.len() as i64,
+        prefix_hash(imported)
+    ])?;
+    Ok(())
+}
+
+fn import_session_file(
+    tx: &Transaction<'_>,
+    session: i64,
+    relpath: &str,
+    bytes: &[u8],
+    stamp: &FileStamp<'_>,
+    report: &mut ImportReport,
+) -> Result<i64> {
+    let existing: Option<Vec<u8>> = tx
+        .prepare_cached("SELECT content FROM session_files WHERE session_id = ?1 AND relpath = ?2")?
+        .query_row(params![session, relpath], |r| r.get(0))
+        .optional()?;
+    if existing.as_deref() != Some(bytes) {
+        tx.prepare_cached(
+            "INSERT INTO session_files (session_id, relpath, content) VALUES (?1, ?2, ?3)
+             ON CONFLICT (session_id, relpath) DO UPDATE SET content = excluded.content",
+        )?
+        .execute(params![session, relpath, bytes])?;
+        report.files_imported += 1;
+    } else {
+        report.files_unchanged += 1;
+    }
+    if let Some(sidechain) = relpath.strip_suffix(".meta.json") {
+        tx.prepare_cached(
+            "UPDATE transcripts SET meta_json = ?3
+             WHERE session_id = ?1 AND subpath = ?2 AND superseded_at IS NULL",
+        )?
+        .execute(params![session, sidechain, bytes])?;
+    }
+    let id: i64 = tx
+        .prepare_cached("SELECT id FROM session_files WHERE session_id = ?1 AND relpath = ?2")?
+        .query_row(params![session, relpath], |r| r.get(0))?;
+    write_ledger(tx, stamp, None, Some(id), bytes)?;
+    Ok(id)
+}
+
+/// Where the stored copy of a transcript ends, to decide between append and re-import.
+struct StoredState {
+    imported_bytes: usize,
+    prefix_hash: i64,
+    next_ordinal: i64,
+    /// The last row when it had no newline: it is replaced by the grown file's version.
+    open_tail: Option<(i64, usize)>,
+}
+
+fn stored_state(tx: &Transaction<'_>, transcript: i64) -> Result<Option<StoredState>> {
+    let ledger: Option<(i64, i64)> = tx
+        .prepare_cached(
+            "SELECT imported_bytes, prefix_hash FROM source_files
+             WHERE transcript_id = ?1 ORDER BY rowid DESC LIMIT 1",
+        )?
+        .query_row([transcript], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let last: Option<(i64, i64, bool, i64)> = tx
+        .prepare_cached(
+            "SELECT id, ordinal, terminated, length(raw) FROM rows
+             WHERE transcript_id = ?1 ORDER BY ordinal DESC LIMIT 1",
+        )?
+        .query_row([transcript], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .optional()?;
+    let Some((imported_bytes, prefix_hash)) = ledger else {
+        return Ok(if last.is_none() {
+            Some(StoredState {
+                imported_bytes: 0,
+                prefix_hash: crate::import::prefix_hash(b""),
+                next_ordinal: 0,
+                open_tail: None,
+            })
+        } else {
+            None
+        });
+    };
+    let (next_ordinal, open_tail) = match last {
+        Some((id, ordinal, false, len)) => (ordinal, Some((id, len as usize))),
+        Some((_, ordinal, true, _)) => (ordinal + 1, None),
+        None => (0, None),
+    };
+    Ok(Some(StoredState {
+        imported_bytes: imported_bytes as usize,
+        prefix_hash,
+        next_ordinal,
+        open_tail,
+    }))
+}
+
+fn import_transcript(
+    tx: &Transaction<'_>,
+    session: i64,
+    source: &Source,
+    kind: &SourceKind,
+    bytes: &[u8],
+    stamp: &FileStamp<'_>,
+    report: &mut ImportReport,
+) -> Result<i64> {
+    let subpath = kind.subpath();
+    let agent_id = match kind {
+        SourceKind::Sidechain { agent_id, .. } => Some(agent_id.as_str()),
+        _ => None,
+    };
+    let live: Option<i64> = tx
+        .prepare_cached(
+            "SELECT id FROM transcripts WHERE session_id = ?1 AND subpath = ?2 AND superseded_at IS NULL",
+        )?
+        .query_row(params![session, subpath], |r| r.get(0))
+        .optional()?;
+    let mut start = 0usize;
+    let mut ordinal = 0i64;
+    let transcript = match live {
+        Some(id) => match stored_state(tx, id)? {
+            Some(state)
+                if bytes.len() >= state.imported_bytes
+                    && prefix_hash(&bytes[..state.imported_bytes]) == state.prefix_hash =>
+            {
+                start = state.imported_bytes;
+                ordinal = state.next_ordinal;
+                if start < bytes.len() {
+                    if let Some((row, len)) = state.open_tail {
+                        // The unterminated last line grew: store its complete version instead.
+                        tx.prepare_cached("DELETE FROM rows WHERE id = ?1")?
+                            .execute([row])?;
+                        start -= len;
+                    }
+                }
+                id
+            }
+            _ => {
+                tx.prepare_cached(
+                    "UPDATE transcripts SET superseded_at = strftime('%Y-%m-%dT%H:%M:%fZ') WHERE id = ?1",
+                )?
+                .execute([id])?;
+                report.files_rewritten += 1;
+                create_transcript(tx, session, subpath, agent_id)?
+            }
+        },
+        None => create_transcript(tx, session, subpath, agent_id)?,
+    };
+    if start < bytes.len() {
+        report.files_imported += 1;
+    } else {
+        report.files_unchanged += 1;
+    }
+    let mut cwd_seen = false;
+    let mut offset = start;
+    for line in jsonl::split_lines(&bytes[start..]) {
+        let (status, env) = Envelope::parse(line.bytes);
+        let row = insert_row(tx, transcript, ordinal, line, status, &env)?;
+        report.new_rows += 1;
+        match status {
+            LineStatus::Malformed => {
+                report.malformed_lines += 1;
+                if report.malformed.len() < MAX_REPORTED_LINES {
+                    report.malformed.push(LineRef {
+                        path: source.path.clone(),
+                        line: ordinal as u64 + 1,
+                    });
+                }
+            }
+            LineStatus::Record => {
+                if !env.has_known_type() {
+                    report.unknown_types += 1;
+                }
+                report.unknown_fields += u64::from(env.unknown_fields);
+                if !cwd_seen {
+                    if let Some(cwd) = env.cwd.as_deref() {
+                        cwd_seen = true;
+                        set_project_cwd(tx, session, cwd)?;
+                    }
+                }
+                project_record(tx, transcript, row, line.bytes, &env)?;
+            }
+            LineStatus::Blank => {}
+        }
+        offset += line.bytes.len() + usize::from(line.terminated);
+        ordinal += 1;
+    }
+    debug_assert_eq!(offset, bytes.len());
+    if let Some(sidecar) = agent_id.map(|_| format!("{subpath}.meta.json")) {
+        tx.prepare_cached(
+            "UPDATE transcripts SET meta_json =
+                (SELECT content FROM session_files WHERE session_id = ?1 AND relpath = ?2)
+             WHERE id = ?3",
+        )?
+        .execute(params![session, sidecar, transcript])?;
+    }
+    write_ledger(tx, stamp, Some(transcript), None, bytes)?;
+    Ok(transcript)
+}
+
+fn create_transcript(
+    tx: &Transaction<'_>,
+    session: i64,
+    subpath: &str,
+    agent_id: Option<&str>,
+) -> Result<i64> {
+    tx.prepare_cached(
+        "INSERT INTO transcripts (session_id, subpath, agent_id) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![session, subpath, agent_id])?;
+    Ok(tx.last_insert_rowid())
+}
+
+fn set_project_cwd(tx: &Transaction<'_>, session: i64, cwd: &str) -> Result<()> {
+    tx.prepare_cached(
+        "UPDATE projects SET cwd = ?2
+         WHERE id = (SELECT project_id FROM sessions WHERE id = ?1) AND cwd IS NULL",
+    )?
+    .execute(params![session, cwd])?;
+    Ok(())
+}
+
+const INSERT_ROW: &str = "INSERT INTO rows (transcript_id, ordinal, raw, terminated, status, type, uuid,
+    parent_uuid, logical_parent_uuid, is_sidechain, entry_session_id, agent_id, timestamp, subtype,
+    message_id, role, is_meta, is_compact_summary, is_api_error, source_tool_assistant_uuid,
+    unknown_type, unknown_fields)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+
+/// Stores one line with its projected columns; returns the row id.
+pub(crate) fn insert_row(
+    tx: &Transaction<'_>,
+    transcript: i64,
+    ordinal: i64,
+    line: jsonl::Line<'_>,
+    status: LineStatus,
+    env: &Envelope<'_>,
+) -> Result<i64> {
+    let unknown_type = status == LineStatus::Record && !env.has_known_type();
+    tx.prepare_cached(INSERT_ROW)?.execute(params![
+        transcript,
+        ordinal,
+        line.bytes,
+        line.terminated,
+        status as i64,
+        env.kind.as_deref(),
+        env.uuid.as_deref(),
+        env.parent_uuid.as_deref(),
+        env.logical_parent_uuid.as_deref(),
+        env.is_sidechain,
+        env.session_id.as_deref(),
+        env.agent_id.as_deref(),
+        env.timestamp.as_deref(),
+        env.subtype.as_deref(),
+        env.message_id.as_deref(),
+        env.role.as_deref(),
+        env.is_meta,
+        env.is_compact_summary,
+        env.is_api_error,
+        env.source_tool_assistant_uuid.as_deref(),
+        unknown_type,
+        env.unknown_fields,
+    ])?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// Metadata record types and the field that holds each one's value (spec §3).
+const METADATA_FIELDS: &[(&str, &str)] = &[
+    ("custom-title", "customTitle"),
+    ("ai-title", "aiTitle"),
+    ("tag", "tag"),
+    ("agent-name", "agentName"),
+    ("agent-color", "agentColor"),
+    ("agent-setting", "agentSetting"),
+    ("mode", "mode"),
+    ("permission-mode", "permissionMode"),
+    ("worktree-state", "worktreeSession"),
+    ("last-prompt", "lastPrompt"),
+    ("summary", "summary"),
+    ("task-summary", "summary"),
+    ("cost-state", "costState"),
+];
+
+/// Fills the side tables for the records that have one: metadata, compactions, content
+/// replacements and file history. Only these records are parsed whole.
+pub(crate) fn project_record(
+    tx: &Transaction<'_>,
+    transcript: i64,
+    row: i64,
+    bytes: &[u8],
+    env: &Envelope<'_>,
+) -> Result<()> {
+    let Some(kind) = env.kind.as_deref() else {
+        return Ok(());
+    };
+    let is_boundary = kind == "system" && env.subtype.as_deref() == Some("compact_boundary");
+    let is_side = is_boundary
+        || matches!(
+            kind,
+            "content-replacement" | "file-history-snapshot" | "file-history-delta" | "pr-link"
+        )
+        || METADATA_FIELDS.iter().any(|(k, _)| *k == kind);
+    if kind == "user" && env.is_compact_summary {
+        tx.prepare_cached(
+            "UPDATE compactions SET summary_uuid = ?3 WHERE transcript_id = ?1 AND boundary_uuid = ?2",
+        )?
+        .execute(params![transcript, env.parent_uuid.as_deref(), env.uuid.as_deref()])?;
+    }
+    if !is_side {
+        return Ok(());
+    }
+    let Some(record) = jsonl::parse_record(bytes) else {
+        return Ok(());
+    };
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+    if is_boundary {
+        let meta = record
+            .get("compactMetadata")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let seg = meta.get("preservedSegment").cloned().unwrap_or(Value::Null);
+        tx.prepare_cached(
+            "INSERT INTO compactions (row_id, transcript_id, boundary_uuid, logical_parent_uuid,
+                trigger, pre_tokens, head_uuid, anchor_uuid, tail_uuid)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?
+        .execute(params![
+            row,
+            transcript,
+            env.uuid.as_deref(),
+            env.logical_parent_uuid.as_deref(),
+            text(&meta, "trigger"),
+            meta.get("preTokens").and_then(Value::as_i64),
+            text(&seg, "headUuid"),
+            text(&seg, "anchorUuid"),
+            text(&seg, "tailUuid"),
+        ])?;
+        return Ok(());
+    }
+    match kind {
+        "content-replacement" => {
+            let replacements = record.get("replacements").and_then(Value::as_array);
+            for r in replacements.into_iter().flatten() {
+                let replacement = r.get("replacement").map(|v| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                });
+                tx.prepare_cached(
+                    "INSERT INTO content_replacements
+                        (row_id, transcript_id, entry_session_id, agent_id, kind, tool_use_id, replacement)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )?
+                .execute(params![
+                    row,
+                    transcript,
+                    env.session_id.as_deref(),
+                    env.agent_id.as_deref(),
+                    text(r, "kind"),
+                    text(r, "toolUseId"),
+                    replacement,
+                ])?;
+            }
+        }
+        "file-history-snapshot" | "file-history-delta" => {
+            tx.prepare_cached(
+                "INSERT INTO file_history (row_id, transcript_id, kind, message_id, is_snapshot_update)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![
+                row,
+                transcript,
+                kind,
+                text(&record, "messageId"),
+                record.get("isSnapshotUpdate").and_then(Value::as_bool).unwrap_or(false),
+            ])?;
+        }
+        _ => {
+            let value = if kind == "pr-link" {
+                let mut link = serde_json::Map::new();
+                for key in ["prNumber", "prUrl", "prRepository"] {
+                    if let Some(v) = record.get(key) {
+                        link.insert(key.to_owned(), v.clone());
+                    }
+                }
+                Some(Value::Object(link).to_string())
+            } else {
+                let field = METADATA_FIELDS
+                    .iter()
+                    .find(|(k, _)| *k == kind)
+                    .map(|(_, f)| *f)
+                    .expect("is_side checked the kind");
+                match record.get(field) {
+                    Some(Value::String(s)) => Some(s.clone()),
+                    Some(Value::Null) | None => None,
+                    Some(other) => Some(other.to_string()),
+                }
+            };
+            tx.prepare_cached(
+                "INSERT INTO metadata (row_id, transcript_id, kind, entry_session_id, leaf_uuid, value)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                row,
+                transcript,
+                kind,
+                env.session_id.as_deref(),
+                text(&record, "leafUuid"),
+                value,
+            ])?;
+        }
+    }
+    Ok(())
+}
+
+/// Marks ledger entries under the scanned folders whose file is gone. Rows are kept.
+fn mark_vanished(store: &Store, dirs: &[PathBuf]) -> Result<u64> {
+    if dirs.is_empty() {
+        return Ok(0);
+    }
+    let mut gone = Vec::new();
+    {
+        let reader = store.reader()?;
+        let mut stmt = reader.prepare_cached(
+            "SELECT path FROM source_files WHERE vanished = 0 AND substr(path, 1, length(?1)) = ?1",
+        )?;
+        for dir in dirs {
+            let prefix = format!("{}/", dir.to_string_lossy().trim_end_matches('/'));
+            let paths = stmt.query_map([&prefix], |r| r.get::<_, String>(0))?;
+            for path in paths {
+                let path = path?;
+                if !Path::new(&path).exists() {
+                    gone.push(path);
+                }
+            }
+        }
+    }
+    if gone.is_empty() {
+        return Ok(0);
+    }
+    store.write(|tx| {
+        for path in &gone {
+            tx.prepare_cached("UPDATE source_files SET vanished = 1 WHERE path = ?1")?
+                .execute([path])?;
+        }
+        Ok(())
+    })?;
+    Ok(gone.len() as u64)
+}

@@ -1,0 +1,520 @@
+//! A fast, lenient projection of one JSONL record: only the fields the store indexes are
+//! extracted, nested content is skipped without being built, and a field of an unexpected
+//! type is treated as absent rather than failing the line.
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::borrow::Cow;
+use std::fmt;
+
+/// How a stored line parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineStatus {
+    /// A JSON object: Claude Code's loader reads it.
+    Record = 0,
+    /// Empty or whitespace only.
+    Blank = 1,
+    /// Not a JSON object (torn write, glued records, invalid UTF-8, ...): kept, flagged.
+    Malformed = 2,
+}
+
+/// The projected fields of a record. Strings borrow from the line where they can.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Envelope<'a> {
+    /// `type`.
+    pub kind: Option<Cow<'a, str>>,
+    /// `uuid`.
+    pub uuid: Option<Cow<'a, str>>,
+    /// `parentUuid`.
+    pub parent_uuid: Option<Cow<'a, str>>,
+    /// `logicalParentUuid`.
+    pub logical_parent_uuid: Option<Cow<'a, str>>,
+    /// `isSidechain: true`.
+    pub is_sidechain: bool,
+    /// `sessionId`.
+    pub session_id: Option<Cow<'a, str>>,
+    /// `agentId`.
+    pub agent_id: Option<Cow<'a, str>>,
+    /// `timestamp`.
+    pub timestamp: Option<Cow<'a, str>>,
+    /// `subtype` (system records).
+    pub subtype: Option<Cow<'a, str>>,
+    /// `message.id`.
+    pub message_id: Option<Cow<'a, str>>,
+    /// `message.role`.
+    pub role: Option<Cow<'a, str>>,
+    /// `isMeta: true`.
+    pub is_meta: bool,
+    /// `isCompactSummary: true`.
+    pub is_compact_summary: bool,
+    /// `isApiErrorMessage: true`.
+    pub is_api_error: bool,
+    /// `sourceToolAssistantUUID`.
+    pub source_tool_assistant_uuid: Option<Cow<'a, str>>,
+    /// `cwd`.
+    pub cwd: Option<Cow<'a, str>>,
+    /// Top-level keys this version of sessiondb does not know (kept in the raw line).
+    pub unknown_fields: u32,
+}
+
+/// Top-level keys seen in Claude Code transcripts (spec §3 and the corpus). Anything else
+/// is counted as unknown; it still round-trips, because the raw line is what is stored.
+const KNOWN_FIELDS: &[&str] = &[
+    "type",
+    "uuid",
+    "parentUuid",
+    "logicalParentUuid",
+    "isSidechain",
+    "sessionId",
+    "session_id",
+    "agentId",
+    "timestamp",
+    "subtype",
+    "message",
+    "isMeta",
+    "isCompactSummary",
+    "isApiErrorMessage",
+    "sourceToolAssistantUUID",
+    "cwd",
+    "userType",
+    "version",
+    "gitBranch",
+    "slug",
+    "requestId",
+    "toolUseResult",
+    "toolUseID",
+    "data",
+    "parentToolUseID",
+    "entrypoint",
+    "attachment",
+    "promptId",
+    "messageId",
+    "snapshot",
+    "isSnapshotUpdate",
+    "effort",
+    "level",
+    "permissionMode",
+    "thinkingMetadata",
+    "leafUuid",
+    "hookCount",
+    "hookInfos",
+    "hookErrors",
+    "preventedContinuation",
+    "stopReason",
+    "hasOutput",
+    "todos",
+    "mode",
+    "lastPrompt",
+    "durationMs",
+    "error",
+    "content",
+    "retryInMs",
+    "retryAttempt",
+    "maxRetries",
+    "summary",
+    "operation",
+    "attributionSkill",
+    "attributionAgent",
+    "messageCount",
+    "promptSource",
+    "aiTitle",
+    "hookAdditionalContext",
+    "origin",
+    "prNumber",
+    "prUrl",
+    "prRepository",
+    "bridgeSessionId",
+    "lastSequenceNum",
+    "isVisibleInTranscriptOnly",
+    "compactMetadata",
+    "sourceToolUseID",
+    "classifierMetaLines",
+    "pendingWorkflowCount",
+    "mcpMeta",
+    "snapshotMessageId",
+    "trackingPath",
+    "backup",
+    "customTitle",
+    "agentName",
+    "agentColor",
+    "agentSetting",
+    "apiErrorStatus",
+    "cause",
+    "microcompactMetadata",
+    "imagePasteIds",
+    "planContent",
+    "url",
+    "teamName",
+    "isVirtual",
+    "summarizeMetadata",
+    "replacements",
+    "worktreeSession",
+    "rendered",
+    "explicit",
+    "forkedFrom",
+    "snipMetadata",
+    "tag",
+    "taskSummary",
+    "delta",
+    "isolationLatch",
+    "side",
+    "parentSessionId",
+    "parentLastUuid",
+    "contextLength",
+    "costState",
+    "synthetic",
+];
+
+/// Record types Claude Code is known to write (spec §3, §14 and the corpus).
+pub const KNOWN_TYPES: &[&str] = &[
+    "user",
+    "assistant",
+    "attachment",
+    "system",
+    "progress",
+    "summary",
+    "custom-title",
+    "ai-title",
+    "tag",
+    "agent-name",
+    "agent-color",
+    "agent-setting",
+    "mode",
+    "permission-mode",
+    "worktree-state",
+    "pr-link",
+    "last-prompt",
+    "file-history-snapshot",
+    "file-history-delta",
+    "content-replacement",
+    "queue-operation",
+    "task-summary",
+    "speculation-accept",
+    "attribution-snapshot",
+    "marble-origami-commit",
+    "marble-origami-snapshot",
+    "frame-link",
+    "isolation-latch",
+    "fork-context-ref",
+    "api-request",
+    "api-request-blob",
+    "api-request-shape",
+    "tools-used",
+    "cost-state",
+    "atis-latch",
+    "bridge-session",
+];
+
+impl<'a> Envelope<'a> {
+    /// Projects a line. Returns the status and, for a record, its envelope.
+    pub fn parse(bytes: &'a [u8]) -> (LineStatus, Envelope<'a>) {
+        let Some(text) = super::parse_text(bytes) else {
+            return (LineStatus::Malformed, Envelope::default());
+        };
+        if text.is_empty() {
+            return (LineStatus::Blank, Envelope::default());
+        }
+        let mut de = serde_json::Deserializer::from_str(text);
+        let parsed = de.deserialize_any(EnvelopeVisitor).and_then(|env| {
+            de.end()?;
+            Ok(env)
+        });
+        match parsed {
+            Ok(Some(env)) => (LineStatus::Record, env),
+            _ => (LineStatus::Malformed, Envelope::default()),
+        }
+    }
+
+    /// Whether `type` is one this version knows.
+    pub fn has_known_type(&self) -> bool {
+        self.kind
+            .as_deref()
+            .is_some_and(|kind| KNOWN_TYPES.contains(&kind))
+    }
+}
+
+/// Visits the top level; `None` when the value is not an object.
+struct EnvelopeVisitor;
+
+impl<'de> Visitor<'de> for EnvelopeVisitor {
+    type Value = Option<Envelope<'de>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut env = Envelope::default();
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            let key = key.0;
+            match key.as_ref() {
+                "type" => env.kind = map.next_value::<Text>()?.0,
+                "uuid" => env.uuid = map.next_value::<Text>()?.0,
+                "parentUuid" => env.parent_uuid = map.next_value::<Text>()?.0,
+                "logicalParentUuid" => env.logical_parent_uuid = map.next_value::<Text>()?.0,
+                "isSidechain" => env.is_sidechain = map.next_value::<Flag>()?.0,
+                "sessionId" => env.session_id = map.next_value::<Text>()?.0,
+                "agentId" => env.agent_id = map.next_value::<Text>()?.0,
+                "timestamp" => env.timestamp = map.next_value::<Text>()?.0,
+                "subtype" => env.subtype = map.next_value::<Text>()?.0,
+                "isMeta" => env.is_meta = map.next_value::<Flag>()?.0,
+                "isCompactSummary" => env.is_compact_summary = map.next_value::<Flag>()?.0,
+                "isApiErrorMessage" => env.is_api_error = map.next_value::<Flag>()?.0,
+                "sourceToolAssistantUUID" => {
+                    env.source_tool_assistant_uuid = map.next_value::<Text>()?.0
+                }
+                "cwd" => env.cwd = map.next_value::<Text>()?.0,
+                "message" => {
+                    let head = map.next_value::<MessageHead>()?;
+                    env.message_id = head.id;
+                    env.role = head.role;
+                }
+                other => {
+                    if !KNOWN_FIELDS.contains(&other) {
+                        env.unknown_fields += 1;
+                    }
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Some(env))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+/// An object key, borrowed when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(TextVisitor)
+            .map(|t| Key(t.unwrap_or(Cow::Borrowed(""))))
+    }
+}
+
+/// A string field; any other JSON type reads as absent.
+struct Text<'a>(Option<Cow<'a, str>>);
+
+impl<'de> serde::Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TextVisitor).map(Text)
+    }
+}
+
+struct TextVisitor;
+
+impl<'de> Visitor<'de> for TextVisitor {
+    type Value = Option<Cow<'de, str>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Borrowed(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(v.to_owned())))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(v)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+/// A boolean field that counts only when it is JSON `true`.
+struct Flag(bool);
+
+impl<'de> serde::Deserialize<'de> for Flag {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = d.deserialize_any(FlagVisitor)?;
+        Ok(Flag(value))
+    }
+}
+
+struct FlagVisitor;
+
+impl<'de> Visitor<'de> for FlagVisitor {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<bool, E> {
+        Ok(v)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(false)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(false)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+}
+
+/// `message.id` and `message.role`; the content is skipped without being built.
+#[derive(Default)]
+struct MessageHead<'a> {
+    id: Option<Cow<'a, str>>,
+    role: Option<Cow<'a, str>>,
+}
+
+impl<'de> serde::Deserialize<'de> for MessageHead<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(MessageHeadVisitor)
+    }
+}
+
+struct MessageHeadVisitor;
+
+impl<'de> Visitor<'de> for MessageHeadVisitor {
+    type Value = MessageHead<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut head = MessageHead::default();
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            match key.0.as_ref() {
+                "id" => head.id = map.next_value::<Text>()?.0,
+                "role" => head.role = map.next_value::<Text>()?.0,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(head)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(MessageHead::default())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(MessageHead::default())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(MessageHead::default())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(MessageHead::default())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(MessageHead::default())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(MessageHead::default())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(MessageHead::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projects_the_indexed_fields() {
+        let line = br#"{"parentUuid":null,"isSidechain":false,"type":"assistant","message":{"id":"msg_1","role":"assistant","content":[{"type":"text","text":"hi"}]},"uuid":"u1","timestamp":"2025-01-01T00:00:00.000Z","sessionId":"s1","zz":1}"#;
+        let (status, env) = Envelope::parse(line);
+        assert_eq!(status, LineStatus::Record);
+        assert_eq!(env.kind.as_deref(), Some("assistant"));
+        assert_eq!(env.uuid.as_deref(), Some("u1"));
+        assert_eq!(env.parent_uuid, None);
+        assert_eq!(env.message_id.as_deref(), Some("msg_1"));
+        assert_eq!(env.role.as_deref(), Some("assistant"));
+        assert_eq!(env.session_id.as_deref(), Some("s1"));
+        assert_eq!(env.unknown_fields, 1);
+        assert!(env.has_known_type());
+    }
+
+    #[test]
+    fn odd_types_read_as_absent() {
+        let (status, env) =
+            Envelope::parse(br#"{"type":7,"uuid":{"a":1},"isSidechain":"yes","message":"x"}"#);
+        assert_eq!(status, LineStatus::Record);
+        assert_eq!(env.kind, None);
+        assert_eq!(env.uuid, None);
+        assert!(!env.is_sidechain);
+    }
+
+    #[test]
+    fn statuses() {
+        assert_eq!(Envelope::parse(b"").0, LineStatus::Blank);
+        assert_eq!(Envelope::parse(b" \r").0, LineStatus::Blank);
+        assert_eq!(Envelope::parse(b"{}{}").0, LineStatus::Malformed);
+        assert_eq!(Envelope::parse(b"[]").0, LineStatus::Malformed);
+        assert_eq!(Envelope::parse(b"{\"a\":").0, LineStatus::Malformed);
+        assert_eq!(Envelope::parse(b"\xff").0, LineStatus::Malformed);
+        assert_eq!(
+            Envelope::parse(b"\xef\xbb\xbf{\"type\":\"x\"}\r").0,
+            LineStatus::Record
+        );
+    }
+
+    #[test]
+    fn escaped_strings_are_owned() {
+        let (_, env) = Envelope::parse(br#"{"type":"us\u0065r"}"#);
+        assert_eq!(env.kind.as_deref(), Some("user"));
+    }
+}

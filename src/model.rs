@@ -1,0 +1,93 @@
+//! Plain data shared by the library and its callers: identifiers, reports, progress.
+
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// A stored session: its database key and its Claude Code identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionRef {
+    /// The database's key for the session.
+    #[serde(skip)]
+    pub key: i64,
+    /// The project folder name (Claude Code's sanitized cwd).
+    pub project: String,
+    /// The session id (the transcript's file stem).
+    pub session_id: String,
+}
+
+/// A place in a source file, for messages a user can act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineRef {
+    /// The source file.
+    pub path: PathBuf,
+    /// The 1-based line number.
+    pub line: u64,
+}
+
+impl std::fmt::Display for LineRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.path.display(), self.line)
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ImportReport {
+    /// Source files found (transcripts and session-folder files).
+    pub files: u64,
+    /// Files that had something new and were written.
+    pub files_imported: u64,
+    /// Files skipped because they had not changed since the last import.
+    pub files_unchanged: u64,
+    /// Files whose earlier import no longer matched and were re-imported whole; the old
+    /// rows are kept as a superseded version.
+    pub files_rewritten: u64,
+    /// Files that could not be read (each also listed in `errors`).
+    pub files_failed: u64,
+    /// Sessions the files belong to.
+    pub sessions: u64,
+    /// Transcript lines now stored for the files seen.
+    pub rows: u64,
+    /// Lines added by this import.
+    pub new_rows: u64,
+    /// Lines that are not JSON objects (kept verbatim, skipped by resume).
+    pub malformed_lines: u64,
+    /// Where the first malformed lines are.
+    pub malformed: Vec<LineRef>,
+    /// Records whose `type` this version does not know (kept verbatim).
+    pub unknown_types: u64,
+    /// Top-level fields this version does not know (kept verbatim).
+    pub unknown_fields: u64,
+    /// Ledger entries whose source file has disappeared; their rows are kept.
+    pub vanished_files: u64,
+    /// Bytes read from source files.
+    pub bytes_read: u64,
+    /// Wall time of the import, in seconds.
+    pub seconds: f64,
+    /// Throughput over the bytes read, in MB/s.
+    pub mb_per_s: f64,
+    /// Files that failed, with the reason.
+    pub errors: Vec<String>,
+}
+
+/// How many malformed-line locations a report keeps (the count is always exact).
+pub const MAX_REPORTED_LINES: usize = 100;
+
+/// Progress of long work, reported by the library; only the binary draws it.
+pub trait Progress: Send + Sync {
+    /// The work ahead, in bytes.
+    fn start(&self, total_bytes: u64);
+    /// `bytes` more are done; `item` names what is being worked on.
+    fn advance(&self, bytes: u64, item: &str);
+    /// The work is over.
+    fn finish(&self);
+}
+
+/// A [`Progress`] that reports nothing.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn start(&self, _: u64) {}
+    fn advance(&self, _: u64, _: &str) {}
+    fn finish(&self) {}
+}

@@ -1,0 +1,83 @@
+//! Where things live: Claude Code's project-folder naming and sessiondb's default paths.
+
+use std::path::PathBuf;
+
+/// Claude Code's limit on a sanitized project-folder name, in UTF-16 units (spec §1.3).
+const MAX_SANITIZED_LENGTH: usize = 200;
+
+/// Claude Code's `sanitizePath`: every UTF-16 unit that is not `[a-zA-Z0-9]` becomes `-`
+/// (so an astral character becomes `--`). Names over 200 units are cut and suffixed with
+/// `-` and a hash; the CLI's hash (Bun's wyhash) cannot be reproduced, so this returns the
+/// 200-unit prefix plus `-`, and lookups match project folders by that prefix.
+pub fn sanitize_path(name: &str) -> String {
+    let units: Vec<u16> = name.encode_utf16().collect();
+    let mut out = String::with_capacity(units.len());
+    for unit in units.iter().take(MAX_SANITIZED_LENGTH) {
+        match char::from_u32(u32::from(*unit)) {
+            Some(c) if c.is_ascii_alphanumeric() => out.push(c),
+            _ => out.push('-'),
+        }
+    }
+    if units.len() > MAX_SANITIZED_LENGTH {
+        out.push('-');
+    }
+    out
+}
+
+/// The database used when no `--db` is given: `$SESSIONDB_PATH`, else
+/// `$XDG_DATA_HOME/sessiondb/sessions.db`, else `~/.local/share/sessiondb/sessions.db`.
+pub fn default_database() -> Option<PathBuf> {
+    if let Some(path) = non_empty_env("SESSIONDB_PATH") {
+        return Some(PathBuf::from(path));
+    }
+    let data = match non_empty_env("XDG_DATA_HOME") {
+        Some(dir) => PathBuf::from(dir),
+        None => home()?.join(".local").join("share"),
+    };
+    Some(data.join("sessiondb").join("sessions.db"))
+}
+
+/// Claude Code's projects folder: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
+pub fn default_projects_dir() -> Option<PathBuf> {
+    if let Some(dir) = non_empty_env("CLAUDE_CONFIG_DIR") {
+        return Some(PathBuf::from(dir).join("projects"));
+    }
+    Some(home()?.join(".claude").join("projects"))
+}
+
+fn home() -> Option<PathBuf> {
+    non_empty_env("HOME").map(PathBuf::from)
+}
+
+fn non_empty_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitizes_like_claude_code() {
+        assert_eq!(
+            sanitize_path("/Users/foo/my-project"),
+            "-Users-foo-my-project"
+        );
+        assert_eq!(sanitize_path("/home/u/.genesis"), "-home-u--genesis");
+        assert_eq!(
+            sanitize_path("/tmp/ccoracle-home/work"),
+            "-tmp-ccoracle-home-work"
+        );
+        // An astral character is two UTF-16 units, so two hyphens.
+        assert_eq!(sanitize_path("a😀b"), "a--b");
+        assert_eq!(sanitize_path("é"), "-");
+    }
+
+    #[test]
+    fn long_names_keep_a_prefix() {
+        let long = "a".repeat(250);
+        let out = sanitize_path(&long);
+        assert_eq!(out.len(), 201);
+        assert!(out.ends_with('-'));
+    }
+}

@@ -1,0 +1,82 @@
+//! The embedded migrations, per-connection settings, and the schema version policy.
+
+use crate::error::{Error, Result};
+use rusqlite::{Connection, OptionalExtension};
+use std::path::Path;
+use std::time::Duration;
+
+mod embedded {
+    refinery::embed_migrations!("migrations");
+}
+
+/// How long a connection waits for another writer before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Settings every connection gets, reader or writer.
+///
+/// # Errors
+/// Fails when SQLite rejects a pragma.
+pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    // Sorting and temporary tables stay in memory: the data set is the database itself.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    Ok(())
+}
+
+/// The newest migration this binary embeds, as (version, name).
+pub fn newest_known() -> (i64, String) {
+    embedded::migrations::runner()
+        .get_migrations()
+        .iter()
+        .map(|m| (i64::from(m.version()), m.name().to_owned()))
+        .max()
+        .expect("at least one migration is embedded")
+}
+
+/// Refuses a database that holds a migration this binary does not know. Runs before any
+/// statement that could modify the file, so a refused database is left untouched.
+///
+/// # Errors
+/// [`Error::SchemaTooNew`] for a database from a newer sessiondb.
+pub fn check_version(conn: &Connection, path: &Path) -> Result<()> {
+    let has_history: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'refinery_schema_history')",
+        [],
+        |row| row.get(0),
+    )?;
+    if !has_history {
+        return Ok(());
+    }
+    let newest: Option<(i64, String)> = conn
+        .query_row(
+            "SELECT version, name FROM refinery_schema_history ORDER BY version DESC LIMIT 1",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()?;
+    let (known, _) = newest_known();
+    match newest {
+        Some((found, name)) if found > known => Err(Error::SchemaTooNew {
+            path: path.to_owned(),
+            found,
+            name,
+            known,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Applies the migrations this database lacks, each in its own transaction.
+///
+/// # Errors
+/// Fails when a migration fails or a shipped migration was edited after it was applied.
+pub fn migrate(conn: &mut Connection) -> Result<()> {
+    embedded::migrations::runner()
+        .set_abort_divergent(true)
+        .set_abort_missing(true)
+        .run(conn)
+        .map_err(|e| Error::Migration(e.to_string()))?;
+    Ok(())
+}
