@@ -15,8 +15,11 @@
 //!   when the tail→head walk breaks. The oracle splices the tail..head walk
 //!   in after the anchor record; a broken walk keeps what it collected. The
 //!   spec also zeroes the usage of preserved assistants, which is never sent.
-//! * Legacy `progress` bridging and snip removals (spec §5.3/§5.4) are not
-//!   modelled: no oracle case needs them.
+//! * Legacy `progress` bridging (spec §5.3) is applied although the oracle
+//!   has no such step: 2.1.332 writes no progress records, so it cannot
+//!   change an oracle result, and older files (2.1.0–2.1.7x) need it.
+//! * Snip removals (spec §5.4) and the >5 MiB dead-branch pruning (§5.2) are
+//!   not modelled: no oracle case needs them.
 //!
 //! Records are `serde_json::Value` objects, one per JSONL line, in file order.
 //! Everything here is pure and deterministic.
@@ -55,28 +58,87 @@ fn parent_of(r: &Value) -> Option<&str> {
     str_field(r, "parentUuid").filter(|p| !p.is_empty())
 }
 
+/// Legacy `progress` bridging (spec §5.3 step 1): a `progress` record with a
+/// string uuid is not a chain record; a record whose `parentUuid` names one
+/// is re-parented to the progress record's own (already bridged) parent.
+/// Only progress records *earlier* in the file are bridged, as in the CLI's
+/// single pass. CLI 2.1.332 writes no progress records (no oracle case has
+/// one); files of ~2.1.0–2.1.7x do, and without the bridge their chain
+/// stops at the first hook-progress record.
+struct Bridge<'a> {
+    map: HashMap<&'a str, Option<&'a str>>,
+}
+
+impl<'a> Bridge<'a> {
+    fn new() -> Self {
+        Bridge {
+            map: HashMap::new(),
+        }
+    }
+
+    /// Feed one record in file order; returns false for progress records
+    /// (which are then bridged and skipped).
+    fn feed(&mut self, r: &'a Value) -> bool {
+        if rec_type(r) == Some("progress") {
+            if let Some(u) = str_field(r, "uuid") {
+                let p = self.resolve(parent_of(r));
+                self.map.insert(u, p);
+                return false;
+            }
+        }
+        true
+    }
+
+    fn resolve(&self, p: Option<&'a str>) -> Option<&'a str> {
+        match p {
+            Some(x) => match self.map.get(x) {
+                Some(bridged) => *bridged,
+                None => Some(x),
+            },
+            None => None,
+        }
+    }
+}
+
 /// Index of the chain records: uuid -> record (a later duplicate replaces the
-/// value but keeps the first position, like a Python dict / the CLI's Map).
+/// value but keeps the first position, like a Python dict / the CLI's Map),
+/// with each record's effective (progress-bridged) parent.
 struct Index<'a> {
     order: Vec<&'a str>,
     by_uuid: HashMap<&'a str, &'a Value>,
+    parent: HashMap<&'a str, Option<&'a str>>,
 }
 
 impl<'a> Index<'a> {
     fn new(records: &'a [Value]) -> Self {
         let mut order = Vec::new();
         let mut by_uuid = HashMap::new();
-        for r in records.iter().filter(|r| is_entry(r)) {
+        let mut parent = HashMap::new();
+        let mut bridge = Bridge::new();
+        for r in records {
+            if !bridge.feed(r) || !is_entry(r) {
+                continue;
+            }
             let u = uuid_of(r);
             if by_uuid.insert(u, r).is_none() {
                 order.push(u);
             }
+            parent.insert(u, bridge.resolve(parent_of(r)));
         }
-        Index { order, by_uuid }
+        Index {
+            order,
+            by_uuid,
+            parent,
+        }
     }
 
     fn get(&self, u: &str) -> Option<&'a Value> {
         self.by_uuid.get(u).copied()
+    }
+
+    /// Effective parent of an indexed record.
+    fn parent(&self, r: &'a Value) -> Option<&'a str> {
+        self.parent.get(uuid_of(r)).copied().flatten()
     }
 
     fn values(&self) -> impl Iterator<Item = &'a Value> + '_ {
@@ -88,8 +150,18 @@ impl<'a> Index<'a> {
 /// no chain record names as its `parentUuid`. `None` when there are no chain
 /// records (or every record is somebody's parent, i.e. a pure cycle).
 pub fn pick_leaf(records: &[Value]) -> Option<String> {
-    let entries: Vec<&Value> = records.iter().filter(|r| is_entry(r)).collect();
-    let parents: HashSet<&str> = entries.iter().filter_map(|r| parent_of(r)).collect();
+    let mut bridge = Bridge::new();
+    let mut entries: Vec<&Value> = Vec::new();
+    let mut parents: HashSet<&str> = HashSet::new();
+    for r in records {
+        if !bridge.feed(r) || !is_entry(r) {
+            continue;
+        }
+        entries.push(r);
+        if let Some(p) = bridge.resolve(parent_of(r)) {
+            parents.insert(p);
+        }
+    }
     entries
         .iter()
         .rev()
@@ -109,7 +181,8 @@ pub fn pick_leaf(records: &[Value]) -> Option<String> {
 /// walked chain, the preserved-segment records, all assistant records that
 /// share a `message.id` with a chain record, and the tool_result user records
 /// whose `parentUuid` or `sourceToolAssistantUUID` is one of those assistants
-/// (plus their relative file order). A subset holding these gives the same
+/// (plus their relative file order, and the legacy `progress` records the
+/// walk passes through, if any). A subset holding these gives the same
 /// answer as the full file. To start at a leaf chosen by the caller *without*
 /// the R18 cut, use [`build_chain_from`].
 pub fn build_chain(records: &[Value], leaf: Option<&str>) -> Result<Vec<Value>, ChainError> {
@@ -145,7 +218,7 @@ pub fn build_chain_from(
             break;
         }
         chain.push(r);
-        cur = parent_of(r).and_then(|p| idx.get(p));
+        cur = idx.parent(r).and_then(|p| idx.get(p));
     }
     chain.reverse();
 
@@ -186,7 +259,7 @@ pub fn build_chain_from(
             if uuid_of(r) == head {
                 break;
             }
-            c2 = parent_of(r).and_then(|p| idx.get(p));
+            c2 = idx.parent(r).and_then(|p| idx.get(p));
         }
         kept.reverse();
         kept.retain(|k| !seen.contains(uuid_of(k)));
@@ -243,7 +316,7 @@ fn recover_parallel<'a>(
         if let Some(m) = msg_id(r) {
             siblings.entry(m).or_default().push(r);
         } else if rec_type(r) == Some("user") && has_tool_result(r) {
-            let parent = str_field(r, "parentUuid");
+            let parent = idx.parent(r);
             if let Some(p) = parent {
                 res_by_asst.entry(p).or_default().push(r);
             }
@@ -280,7 +353,7 @@ fn recover_parallel<'a>(
                 if seen.contains(ru) || !got.insert(ru) {
                     continue;
                 }
-                if parent_of(res).is_some_and(|p| members.contains(p)) {
+                if idx.parent(res).is_some_and(|p| members.contains(p)) {
                     lost_res.push(res);
                 }
             }
@@ -452,6 +525,24 @@ mod tests {
         recs2[4] = user("next", Some("sum"), "after");
         let c = build_chain(&recs2, None).expect("chain");
         assert_eq!(uuids(&c), ["cb", "sum", "keep", "next"]);
+    }
+
+    #[test]
+    fn legacy_progress_records_are_bridged() {
+        let recs = vec![
+            user("a", None, "hi"),
+            json!({"type":"progress","uuid":"p1","parentUuid":"a","data":{"type":"hook_progress"}}),
+            json!({"type":"progress","uuid":"p2","parentUuid":"p1","data":{"type":"hook_progress"}}),
+            asst(
+                "b",
+                Some("p2"),
+                "m",
+                json!({"type":"text","text":"yo"}),
+                "t2",
+            ),
+        ];
+        assert_eq!(pick_leaf(&recs).as_deref(), Some("b"));
+        assert_eq!(uuids(&build_chain(&recs, None).expect("chain")), ["a", "b"]);
     }
 
     #[test]
