@@ -12,8 +12,9 @@
 //!   are all unanswered) is **not** applied: 2.1.332 keeps them and
 //!   synthesises an error tool_result instead (R11, `interrupt__step-05`).
 //! * §6.4 thinking-only and §6.5 whitespace-only assistant filters are **not**
-//!   applied: the oracle passes every case without them and CLI 2.1.332 sends
-//!   such records verbatim (R20: thinking replayed verbatim).
+//!   applied by default: the oracle passes every case without them (R20:
+//!   thinking replayed verbatim). They exist as opt-in functions
+//!   ([`filter_orphaned_thinking_only`], [`filter_whitespace_only_assistants`]).
 //! * §6.8 places the sentinel after the last non-system message whenever it
 //!   is a user message. The oracle's R12 looks at the last *user/assistant*
 //!   record (an API-error assistant counts, a local-command record blocks
@@ -87,6 +88,12 @@ pub enum RepairKind {
     ContentReplacement,
     /// Spec §6.2: an invalid `permissionMode` was removed (never sent).
     PermissionModeStripped,
+    /// Spec §6.4 (opt-in, not applied by default): an orphaned thinking-only
+    /// assistant record was dropped.
+    ThinkingOnlyDropped,
+    /// Spec §6.5 (opt-in, not applied by default): a whitespace-only
+    /// assistant record was dropped.
+    WhitespaceOnlyDropped,
 }
 
 impl RepairKind {
@@ -584,6 +591,77 @@ pub fn strip_invalid_permission_modes(chain: &mut [Value]) -> Vec<Repair> {
     repairs
 }
 
+fn is_thinking(b: &Value) -> bool {
+    matches!(block_type(b), Some("thinking" | "redacted_thinking"))
+}
+
+fn drop_records(
+    chain: Vec<Value>,
+    kind: RepairKind,
+    drop: impl Fn(&Value) -> bool,
+) -> (Vec<Value>, Vec<Repair>) {
+    let mut repairs = Vec::new();
+    let out = chain
+        .into_iter()
+        .filter(|r| {
+            let d = rec_type(r) == Some("assistant") && drop(r);
+            if d {
+                repairs.push(Repair {
+                    kind,
+                    uuid: uuid_str(r),
+                    detail: "dropped assistant record".into(),
+                });
+            }
+            !d
+        })
+        .collect();
+    (out, repairs)
+}
+
+/// Spec §6.4 `filterOrphanedThinkingOnlyMessages` (CLI 2.1.88): drop an
+/// assistant record whose content is a non-empty array of only
+/// thinking/redacted_thinking blocks when no record of its `message.id` has
+/// another kind of block.
+///
+/// **Not applied** by [`super::api::load_conversation`]: the oracle
+/// (2.1.332) passes every case without it and replays thinking verbatim
+/// (R20). Opt-in for callers that want the 2.1.88 behaviour.
+pub fn filter_orphaned_thinking_only(chain: Vec<Value>) -> (Vec<Value>, Vec<Repair>) {
+    let with_other: HashSet<String> = chain
+        .iter()
+        .filter(|r| rec_type(r) == Some("assistant"))
+        .filter(|r| blocks(r).iter().any(|b| !is_thinking(b)))
+        .filter_map(|r| msg_id(r).map(str::to_owned))
+        .collect();
+    drop_records(chain, RepairKind::ThinkingOnlyDropped, |r| {
+        let bs = blocks(r);
+        !bs.is_empty()
+            && bs.iter().all(is_thinking)
+            && !msg_id(r).is_some_and(|m| with_other.contains(m))
+    })
+}
+
+/// Spec §6.5 `filterWhitespaceOnlyAssistantMessages` (CLI 2.1.88): drop an
+/// assistant record whose content is a non-empty array of only text blocks
+/// with blank text. (The spec's follow-up merge of adjacent user records is
+/// what [`super::api::normalize`] does anyway.)
+///
+/// **Not applied** by [`super::api::load_conversation`]: the oracle passes
+/// every case without it. Opt-in; it makes such sessions API-valid.
+pub fn filter_whitespace_only_assistants(chain: Vec<Value>) -> (Vec<Value>, Vec<Repair>) {
+    drop_records(chain, RepairKind::WhitespaceOnlyDropped, |r| {
+        let bs = blocks(r);
+        !bs.is_empty()
+            && bs.iter().all(|b| {
+                block_type(b) == Some("text")
+                    && !b
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .is_some_and(|t| !t.trim().is_empty())
+            })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -842,6 +920,25 @@ mod tests {
             json!("interrupted_prompt")
         );
         assert_eq!(serde_json::to_value(None).expect("ser"), json!("none"));
+    }
+
+    #[test]
+    fn opt_in_spec_filters() {
+        let think = json!([{"type":"thinking","thinking":"hm","signature":"s"}]);
+        let chain = vec![
+            user("u", json!("hi")),
+            asst("t1", "m1", think.clone()),
+            asst("t2", "m2", think),
+            asst("x2", "m2", json!([{"type":"text","text":"answer"}])),
+            asst("w", "m3", json!([{"type":"text","text":"\n\n"}])),
+        ];
+        let (out, reps) = filter_orphaned_thinking_only(chain.clone());
+        assert_eq!(kinds(&reps), [RepairKind::ThinkingOnlyDropped]);
+        assert_eq!(reps[0].uuid.as_deref(), Some("t1"));
+        assert_eq!(out.len(), 4);
+        let (out, reps) = filter_whitespace_only_assistants(chain);
+        assert_eq!(kinds(&reps), [RepairKind::WhitespaceOnlyDropped]);
+        assert_eq!(out.len(), 4);
     }
 
     #[test]
