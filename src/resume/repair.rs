@@ -696,7 +696,8 @@ mod tests {
         let att = json!({"type":"attachment","uuid":"at","rendered":[{"content":"r"}]});
         let sys = json!({"type":"system","subtype":"turn_duration","uuid":"sy"});
         let err = json!({"type":"assistant","uuid":"e","isApiErrorMessage":true,"message":{"id":"x","content":[{"type":"text","text":"API Error"}]}});
-        let table: Vec<(&str, Vec<Value>, Vec<RepairKind>, Vec<&str>)> = vec![
+        type Row<'a> = (&'a str, Vec<Value>, Vec<RepairKind>, Vec<&'a str>);
+        let table: Vec<Row> = vec![
             (
                 "prompt only",
                 vec![user("u", json!("hi"))],

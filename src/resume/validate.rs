@@ -242,7 +242,8 @@ mod tests {
         let tu = |id: &str| json!({"type":"tool_use","id":id,"name":"X","input":{}});
         let tr = |id: &str| json!({"tool_use_id":id,"type":"tool_result","content":"ok"});
         let t = |s: &str| json!({"type":"text","text":s});
-        let table: Vec<(&str, Value, Vec<(usize, ViolationKind)>)> = vec![
+        type Row<'a> = (&'a str, Value, Vec<(usize, ViolationKind)>);
+        let table: Vec<Row> = vec![
             ("empty", json!([]), vec![]),
             (
                 "valid",
