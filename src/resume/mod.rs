@@ -10,7 +10,7 @@
 //!   state;
 //! * [`api`]: the API `messages` view (R4–R10, R13–R15) and the entry points
 //!   [`api_view`] / [`load_conversation`];
-//! * [`validate`]: a checker for the Messages API's structural rules.
+//! * [`mod@validate`]: a checker for the Messages API's structural rules.
 
 pub mod api;
 pub mod chain;
