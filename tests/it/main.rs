@@ -1,1 +1,4 @@
+mod import_edge;
 mod resume_oracle;
+mod roundtrip;
+mod support;

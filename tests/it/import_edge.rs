@@ -1,0 +1,307 @@
+//! Byte-exact import of odd files, the ledger's incremental rules, and crash safety.
+
+use crate::support::*;
+use sessiondb::{export, import::import_paths, model::NoProgress, query, Error, Store};
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/edge")
+}
+
+fn export_main(store: &Store, arg: &str) -> Vec<u8> {
+    let session = query::resolve_session(&store.reader().expect("reader"), arg).expect("session");
+    let mut out = Vec::new();
+    export::export_session(store, &session, &mut out).expect("export");
+    out
+}
+
+#[test]
+fn every_edge_fixture_round_trips() {
+    let (_dir, store) = temp_store();
+    let report = import(&store, &[&fixtures()]);
+    assert_eq!(report.files_failed, 0);
+    for entry in std::fs::read_dir(fixtures()).expect("fixtures") {
+        let path = entry.expect("entry").path();
+        let stem = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        let original = std::fs::read(&path).expect("read");
+        let conn = store.reader().expect("reader");
+        let session = query::resolve_session(&conn, &format!("edge/{stem}")).expect("stored");
+        let mut out = Vec::new();
+        export::export_session(&store, &session, &mut out).expect("export");
+        assert!(out == original, "{stem} does not round-trip");
+    }
+}
+
+#[test]
+fn malformed_lines_are_kept_and_reported_with_file_and_line() {
+    let (_dir, store) = temp_store();
+    let report = import(&store, &[&fixtures()]);
+    let mut found: Vec<(String, u64)> = report
+        .malformed
+        .iter()
+        .map(|l| {
+            (
+                l.path
+                    .file_name()
+                    .expect("name")
+                    .to_string_lossy()
+                    .into_owned(),
+                l.line,
+            )
+        })
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        vec![
+            ("glued-records.jsonl".to_owned(), 1),
+            ("invalid-utf8.jsonl".to_owned(), 2),
+            ("malformed-line.jsonl".to_owned(), 2),
+        ]
+    );
+    assert_eq!(report.malformed_lines, 3);
+}
+
+#[test]
+fn unknown_types_and_fields_are_counted_and_kept() {
+    let (dir, store) = temp_store();
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let file = project.join("unknown-type.jsonl");
+    std::fs::copy(fixtures().join("unknown-type.jsonl"), &file).expect("copy");
+    let report = import(&store, &[&file]);
+    assert_eq!(report.unknown_types, 1);
+    assert_eq!(report.unknown_fields, 2);
+    assert_eq!(
+        export_main(&store, "unknown-type"),
+        std::fs::read(&file).expect("read")
+    );
+}
+
+#[test]
+fn a_fifty_megabyte_line_round_trips() {
+    let (dir, store) = temp_store();
+    let project = dir.path().join("big");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let file = project.join("c0ffee00-0000-4000-8000-000000000050.jsonl");
+    let text = "x".repeat(50 * 1024 * 1024);
+    let line = format!(
+        "{{\"parentUuid\":null,\"type\":\"user\",\"uuid\":\"u1\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}\n"
+    );
+    std::fs::write(&file, &line).expect("write");
+    let report = import(&store, &[&file]);
+    assert_eq!(report.new_rows, 1);
+    assert!(export_main(&store, "c0ffee00") == line.as_bytes());
+}
+
+#[test]
+fn a_torn_last_line_is_replaced_when_the_file_grows() {
+    let (dir, store) = temp_store();
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let file = project.join("s.jsonl");
+    std::fs::write(
+        &file,
+        "{\"type\":\"user\",\"uuid\":\"a\"}\n{\"type\":\"assi",
+    )
+    .expect("write");
+    let first = import(&store, &[&file]);
+    assert_eq!(first.malformed_lines, 1);
+    let whole = "{\"type\":\"user\",\"uuid\":\"a\"}\n{\"type\":\"assistant\",\"uuid\":\"b\"}\n";
+    std::fs::write(&file, whole).expect("write");
+    let second = import(&store, &[&file]);
+    assert_eq!(second.files_rewritten, 0);
+    assert_eq!(second.malformed_lines, 0);
+    assert_eq!(count(&store, "rows"), 2);
+    assert_eq!(export_main(&store, "s"), whole.as_bytes());
+}
+
+#[test]
+fn a_rewritten_file_is_reimported_and_the_old_version_kept() {
+    let (dir, store) = temp_store();
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let file = project.join("s.jsonl");
+    std::fs::write(
+        &file,
+        "{\"type\":\"user\",\"uuid\":\"a\"}\n{\"type\":\"user\",\"uuid\":\"b\"}\n",
+    )
+    .expect("write");
+    import(&store, &[&file]);
+    let shorter = "{\"type\":\"user\",\"uuid\":\"c\"}\n";
+    std::fs::write(&file, shorter).expect("write");
+    let report = import(&store, &[&file]);
+    assert_eq!(report.files_rewritten, 1);
+    assert_eq!(export_main(&store, "s"), shorter.as_bytes());
+    assert_eq!(
+        count(&store, "rows"),
+        3,
+        "the superseded version's rows are kept"
+    );
+    let superseded: i64 = store
+        .reader()
+        .expect("reader")
+        .query_row(
+            "SELECT count(*) FROM transcripts WHERE superseded_at IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .expect("query");
+    assert_eq!(superseded, 1);
+}
+
+#[test]
+fn a_vanished_file_keeps_its_rows() {
+    let (dir, store) = temp_store();
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let file = project.join("s.jsonl");
+    let body = "{\"type\":\"user\",\"uuid\":\"a\"}\n";
+    std::fs::write(&file, body).expect("write");
+    std::fs::write(project.join("t.jsonl"), body).expect("write");
+    import(&store, &[&project]);
+    std::fs::remove_file(&file).expect("rm");
+    let report = import(&store, &[&project]);
+    assert_eq!(report.vanished_files, 1);
+    assert_eq!(count(&store, "rows"), 2);
+    assert_eq!(export_main(&store, "p/s"), body.as_bytes());
+}
+
+#[test]
+fn unchanged_files_are_not_read_again() {
+    let (_dir, store) = temp_store();
+    import(&store, &[&fixtures()]);
+    let again = import(&store, &[&fixtures()]);
+    assert_eq!(again.bytes_read, 0);
+    assert_eq!(again.new_rows, 0);
+}
+
+#[test]
+fn the_database_file_is_private() {
+    let (dir, _store) = temp_store();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join("sessions.db"))
+            .expect("stat")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}
+
+#[test]
+fn a_database_from_a_newer_sessiondb_is_refused_untouched() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("future.db");
+    drop(Store::open(&path).expect("open"));
+    {
+        let conn = rusqlite::Connection::open(&path).expect("raw open");
+        conn.execute(
+            "INSERT INTO refinery_schema_history (version, name, applied_on, checksum)
+             VALUES (999, 'from_the_future', '2030-01-01T00:00:00Z', '0')",
+            [],
+        )
+        .expect("insert");
+        conn.pragma_update(None, "journal_mode", "DELETE")
+            .expect("journal");
+    }
+    let before = std::fs::read(&path).expect("read");
+    let err = Store::open(&path).err().expect("refused");
+    assert!(
+        matches!(err, Error::SchemaTooNew { found: 999, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("V999"));
+    assert!(
+        std::fs::read(&path).expect("read") == before,
+        "the file was modified"
+    );
+    assert!(!dir.path().join("future.db-wal").exists());
+}
+
+#[test]
+fn reopening_runs_no_migration_twice() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.db");
+    drop(Store::open(&path).expect("open"));
+    let store = Store::open(&path).expect("reopen");
+    let applied: i64 = store
+        .reader()
+        .expect("reader")
+        .query_row("SELECT count(*) FROM refinery_schema_history", [], |r| {
+            r.get(0)
+        })
+        .expect("count");
+    assert_eq!(applied, sessiondb::schema::newest_known().0);
+}
+
+/// kill -9 in the middle of an import leaves each file either wholly imported or absent.
+#[test]
+fn killing_an_import_leaves_whole_files_only() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let project = dir.path().join("proj");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let mut expected = std::collections::BTreeMap::new();
+    for f in 0..6 {
+        let mut body = String::new();
+        let lines = 20_000;
+        for i in 0..lines {
+            body.push_str(&format!(
+                "{{\"parentUuid\":null,\"type\":\"user\",\"uuid\":\"{f}-{i}\",\"message\":{{\"role\":\"user\",\"content\":\"line {i} of file {f} padding padding padding\"}}}}\n"
+            ));
+        }
+        let name = format!("s{f}");
+        std::fs::write(project.join(format!("{name}.jsonl")), body).expect("write");
+        expected.insert(name, lines as i64);
+    }
+    let db = dir.path().join("kill.db");
+    for delay_ms in [150u64, 400, 900] {
+        let _ = std::fs::remove_file(&db);
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+            .arg("--db")
+            .arg(&db)
+            .arg("import")
+            .arg(&project)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        if !db.exists() {
+            continue;
+        }
+        let store = Store::open(&db).expect("the database opens after a kill");
+        let conn = store.reader().expect("reader");
+        let ok: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .expect("check");
+        assert_eq!(ok, "ok");
+        let mut stmt = conn
+            .prepare(
+                "SELECT s.session_id, count(r.id) FROM sessions s
+                 JOIN transcripts t ON t.session_id = s.id
+                 LEFT JOIN rows r ON r.transcript_id = t.id GROUP BY s.id",
+            )
+            .expect("prepare");
+        let counts: Vec<(String, i64)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        for (session, n) in counts {
+            assert_eq!(n, expected[&session], "{session} was imported in part");
+        }
+        drop(stmt);
+        drop(conn);
+        // A second import completes the job.
+        let report = import_paths(&store, std::slice::from_ref(&project), &NoProgress).expect("import");
+        assert_eq!(report.files_failed, 0);
+    }
+}

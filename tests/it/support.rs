@@ -1,0 +1,109 @@
+//! Helpers shared by the integration tests.
+
+use sessiondb::{import, model::NoProgress, Store};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// `../shared` beside the checkout. Under CI its absence is a failure; elsewhere the
+/// tests that need it are skipped with a message.
+pub fn shared_dir(what: &str) -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("../shared is missing, so {what} cannot run (CI is set)");
+    }
+    eprintln!("skipping {what}: ../shared is missing");
+    None
+}
+
+/// A fresh store in its own temporary folder.
+pub fn temp_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(dir.path().join("sessions.db")).expect("open store");
+    (dir, store)
+}
+
+/// Imports `paths`, panicking on a hard error.
+pub fn import(store: &Store, paths: &[&Path]) -> sessiondb::model::ImportReport {
+    let paths: Vec<PathBuf> = paths.iter().map(|p| p.to_path_buf()).collect();
+    import::import_paths(store, &paths, &NoProgress).expect("import")
+}
+
+/// Every file under `root`, by relative path, with its bytes (empty folders are ignored).
+pub fn read_tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).expect("read dir") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).expect("under root");
+                out.insert(
+                    rel.to_string_lossy().into_owned(),
+                    std::fs::read(&path).expect("read file"),
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// Asserts two trees hold the same files with the same bytes, naming the first difference.
+pub fn assert_same_tree(expected: &Path, actual: &Path) {
+    let want = read_tree(expected);
+    let got = read_tree(actual);
+    let missing: Vec<_> = want.keys().filter(|k| !got.contains_key(*k)).collect();
+    let extra: Vec<_> = got.keys().filter(|k| !want.contains_key(*k)).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "tree mismatch under {}: missing {missing:?}, extra {extra:?}",
+        expected.display()
+    );
+    for (path, bytes) in &want {
+        assert!(
+            &got[path] == bytes,
+            "{path} differs after the round trip ({} vs {} bytes)",
+            bytes.len(),
+            got[path].len()
+        );
+    }
+}
+
+/// The stored rows of every live transcript, as comparable tuples.
+pub fn dump_rows(store: &Store) -> Vec<(String, String, i64, Vec<u8>, bool, i64)> {
+    let conn = store.reader().expect("reader");
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.session_id, t.subpath, r.ordinal, r.raw, r.terminated, r.status
+             FROM rows r JOIN transcripts t ON t.id = r.transcript_id
+             JOIN sessions s ON s.id = t.session_id
+             WHERE t.superseded_at IS NULL ORDER BY s.session_id, t.subpath, r.ordinal",
+        )
+        .expect("prepare");
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .expect("query");
+    rows.collect::<Result<_, _>>().expect("rows")
+}
+
+/// Counts the rows of a table.
+pub fn count(store: &Store, table: &str) -> i64 {
+    store
+        .reader()
+        .expect("reader")
+        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .expect("count")
+}
