@@ -76,6 +76,9 @@ CREATE INDEX idx_rows_transcript_uuid ON rows(transcript_id, uuid) WHERE uuid IS
 CREATE INDEX idx_rows_transcript_parent ON rows(transcript_id, parent_uuid) WHERE parent_uuid IS NOT NULL;
 -- Parallel tool-call recovery groups assistant rows by message.id.
 CREATE INDEX idx_rows_transcript_message ON rows(transcript_id, message_id) WHERE message_id IS NOT NULL;
+-- Tool results name their assistant through sourceToolAssistantUUID when it differs from the parent.
+CREATE INDEX idx_rows_transcript_source_tool ON rows(transcript_id, source_tool_assistant_uuid)
+    WHERE source_tool_assistant_uuid IS NOT NULL;
 
 -- A compact boundary and what it preserved (spec §5.4, §11).
 CREATE TABLE compactions (

@@ -22,3 +22,328 @@ pub use api::{api_view, load_conversation, normalize, ApiOptions, Conversation};
 pub use chain::{build_chain, build_chain_from, pick_leaf, ChainError};
 pub use repair::{Interruption, Repair, RepairKind};
 pub use validate::{validate, Violation, ViolationKind};
+pub mod gather;
+pub mod history;
+
+use crate::error::{Error, Result};
+use crate::export::main_transcript;
+use crate::model::SessionRef;
+use crate::store::Store;
+use rusqlite::{params, Connection};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// How to resume a stored session (the options an oracle case can need).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResumeOptions {
+    /// `--resume-session-at`: end the conversation at this record.
+    pub at: Option<String>,
+    /// Apply content-replacement records as the interactive client does.
+    pub interactive: bool,
+    /// `CLAUDE_CODE_RESUME_INTERRUPTED_TURN=1`: drop an unfinished last turn.
+    pub continue_interrupted: bool,
+}
+
+/// Where the next writes of a resumed session go.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WriteTarget {
+    /// The session that future records are appended to.
+    pub session_id: String,
+    /// True when that is a new session forked from the resumed one.
+    pub fork: bool,
+}
+
+/// A sidechain transcript of the session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Subagent {
+    /// The agent id (from the file name).
+    pub agent_id: Option<String>,
+    /// The path inside the session folder, without `.jsonl`.
+    pub subpath: String,
+    /// `agentType` from the `.meta.json` sidecar.
+    pub agent_type: Option<String>,
+    /// `description` from the sidecar.
+    pub description: Option<String>,
+    /// Lines stored for the sidechain.
+    pub rows: i64,
+}
+
+/// The restored runtime state of a session: what a client needs to continue it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Resumed {
+    /// The project folder name.
+    pub project: String,
+    /// The resumed session.
+    pub session_id: String,
+    /// Where future records go.
+    pub write_target: WriteTarget,
+    /// The record the conversation ends at.
+    pub leaf_uuid: Option<String>,
+    /// The interruption state of the stored chain (spec §6.6).
+    pub interruption: Interruption,
+    /// The repaired chain as stored records; repair additions carry `"synthetic": true`.
+    pub messages: Vec<Value>,
+    /// Every change the repair pass made.
+    pub repairs: Vec<Repair>,
+    /// Last-write-wins session metadata (title, tag, agent, mode, worktree, PR link, ...).
+    pub metadata: Map<String, Value>,
+    /// The file-history snapshots restorable on this chain.
+    pub file_history: Vec<Value>,
+    /// The content-replacement records in force for the session and its agents.
+    pub content_replacements: Vec<Value>,
+    /// The session's sidechain transcripts.
+    pub subagents: Vec<Subagent>,
+}
+
+impl Resumed {
+    /// The provider-valid `messages` array for this state (the API view).
+    pub fn api_view(&self) -> Vec<Value> {
+        normalize(&self.messages)
+    }
+}
+
+impl Store {
+    /// Resumes a stored session: SQL chooses the leaf and gathers the rows on its chain,
+    /// pure functions build the chain and repair it, and the metadata, file history,
+    /// content replacements and subagents are restored beside it.
+    ///
+    /// # Errors
+    /// Fails when `--at` names no record of the session, or on a database error.
+    pub fn resume(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
+        let conn = self.reader()?;
+        let transcript = main_transcript(&conn, session)?;
+        let (leaf, records) = match transcript {
+            None => (None, Vec::new()),
+            Some(t) => {
+                let leaf = match options.at.as_deref() {
+                    Some(at) => {
+                        if !gather::has_entry(&conn, t, at)? {
+                            return Err(Error::NotFound(format!(
+                                "record {at} is not a message of session {}",
+                                session.session_id
+                            )));
+                        }
+                        Some(at.to_owned())
+                    }
+                    None => gather::pick_leaf(&conn, t)?,
+                };
+                match leaf {
+                    Some(l) => {
+                        let records = gather::gather(&conn, t, &l, options.interactive)?;
+                        (Some(l), records)
+                    }
+                    None => (None, Vec::new()),
+                }
+            }
+        };
+        let api = ApiOptions {
+            interactive: options.interactive,
+            at: options.at.clone(),
+            resume_interrupted_turn: options.continue_interrupted,
+            leaf: if options.at.is_some() { None } else { leaf },
+        };
+        let conversation =
+            load_conversation(&records, &api).map_err(|e| Error::NotFound(e.to_string()))?;
+        // Metadata is keyed by the session id the records carry (spec §5.8).
+        let keyed_by = conversation
+            .messages
+            .iter()
+            .rev()
+            .find_map(|m| m.get("sessionId").and_then(Value::as_str))
+            .unwrap_or(&session.session_id)
+            .to_owned();
+        let (metadata, file_history) = match transcript {
+            Some(t) => (
+                restore_metadata(&conn, t, &keyed_by, conversation.leaf.as_deref())?,
+                history::restore(&conversation.messages, &file_history_records(&conn, t)?),
+            ),
+            None => (Map::new(), Vec::new()),
+        };
+        Ok(Resumed {
+            project: session.project.clone(),
+            session_id: session.session_id.clone(),
+            write_target: WriteTarget {
+                session_id: session.session_id.clone(),
+                fork: false,
+            },
+            leaf_uuid: conversation.leaf,
+            interruption: conversation.interruption,
+            messages: conversation.messages,
+            repairs: conversation.repairs,
+            metadata,
+            file_history,
+            content_replacements: content_replacements(&conn, session.key, &keyed_by)?,
+            subagents: subagents(&conn, session.key)?,
+        })
+    }
+
+    /// The session `--continue` picks in a project: the main transcript whose source file
+    /// was modified last (as the CLI does), skipping sessions that hold only sidechains.
+    ///
+    /// # Errors
+    /// [`Error::SessionNotFound`] when the project has no resumable session.
+    pub fn continue_target(&self, project: &str) -> Result<SessionRef> {
+        let conn = self.reader()?;
+        let found = conn
+            .prepare_cached(
+                "SELECT s.id, p.key, s.session_id FROM sessions s
+                 JOIN projects p ON p.id = s.project_id
+                 JOIN transcripts t ON t.session_id = s.id AND t.subpath = '' AND t.superseded_at IS NULL
+                 LEFT JOIN source_files f ON f.transcript_id = t.id
+                 WHERE p.key = ?1
+                   AND EXISTS (SELECT 1 FROM rows r WHERE r.transcript_id = t.id AND r.is_sidechain = 0
+                               AND r.type IN ('user', 'assistant', 'attachment', 'system'))
+                 ORDER BY f.mtime_ns DESC NULLS LAST, s.id DESC LIMIT 1",
+            )?
+            .query_row([project], |r| {
+                Ok(SessionRef {
+                    key: r.get(0)?,
+                    project: r.get(1)?,
+                    session_id: r.get(2)?,
+                })
+            });
+        match found {
+            Ok(s) => Ok(s),
+            Err(rusqlite::Error::QueryReturnedNoRows) => Err(Error::SessionNotFound(format!(
+                "no resumable session in project {project}"
+            ))),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// Metadata kinds restored on resume and the names they get in the bundle.
+const METADATA_NAMES: &[(&str, &str)] = &[
+    ("custom-title", "custom_title"),
+    ("ai-title", "ai_title"),
+    ("tag", "tag"),
+    ("agent-name", "agent_name"),
+    ("agent-color", "agent_color"),
+    ("agent-setting", "agent_setting"),
+    ("mode", "mode"),
+    ("permission-mode", "permission_mode"),
+    ("worktree-state", "worktree_state"),
+    ("pr-link", "pr_link"),
+    ("last-prompt", "last_prompt"),
+    ("cost-state", "cost_state"),
+];
+
+/// Last write wins per kind, for entries of `session_id` (or without one).
+fn restore_metadata(
+    conn: &Connection,
+    transcript: i64,
+    session_id: &str,
+    leaf: Option<&str>,
+) -> Result<Map<String, Value>> {
+    let mut out = Map::new();
+    let mut stmt = conn.prepare_cached(
+        "SELECT m.kind, m.value FROM metadata m
+         WHERE m.transcript_id = ?1 AND m.kind <> 'summary'
+           AND (m.entry_session_id = ?2 OR m.entry_session_id IS NULL)
+           AND m.row_id = (SELECT max(x.row_id) FROM metadata x WHERE x.transcript_id = ?1
+                           AND x.kind = m.kind AND (x.entry_session_id = ?2 OR x.entry_session_id IS NULL))",
+    )?;
+    let rows = stmt.query_map(params![transcript, session_id], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+    })?;
+    for row in rows {
+        let (kind, value) = row?;
+        let Some(name) = METADATA_NAMES
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, n)| *n)
+        else {
+            continue;
+        };
+        let value = match (kind.as_str(), value) {
+            // An empty tag is how a tag is cleared.
+            ("tag", Some(v)) if v.is_empty() => Value::Null,
+            ("worktree-state" | "pr-link" | "cost-state" | "agent-setting", Some(v)) => {
+                serde_json::from_str(&v).unwrap_or(Value::String(v))
+            }
+            (_, Some(v)) => Value::String(v),
+            (_, None) => Value::Null,
+        };
+        out.insert(name.to_owned(), value);
+    }
+    if let Some(leaf) = leaf {
+        let summary: Option<String> = conn
+            .prepare_cached(
+                "SELECT value FROM metadata WHERE transcript_id = ?1 AND kind = 'summary' AND leaf_uuid = ?2
+                 ORDER BY row_id DESC LIMIT 1",
+            )?
+            .query_row(params![transcript, leaf], |r| r.get(0))
+            .ok()
+            .flatten();
+        if let Some(summary) = summary {
+            out.insert("summary".to_owned(), Value::String(summary));
+        }
+    }
+    Ok(out)
+}
+
+fn file_history_records(conn: &Connection, transcript: i64) -> Result<Vec<Value>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT r.raw FROM file_history f JOIN rows r ON r.id = f.row_id
+         WHERE f.transcript_id = ?1 ORDER BY r.ordinal",
+    )?;
+    let mut rows = stmt.query([transcript])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+        out.extend(crate::jsonl::parse_record(raw));
+    }
+    Ok(out)
+}
+
+/// The replacement records of the session (main thread, keyed by session id) and of its
+/// agents (keyed by agent id, from their own files).
+fn content_replacements(conn: &Connection, session: i64, session_id: &str) -> Result<Vec<Value>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.kind, c.tool_use_id, c.replacement, c.agent_id FROM content_replacements c
+         JOIN transcripts t ON t.id = c.transcript_id
+         WHERE t.session_id = ?1 AND t.superseded_at IS NULL
+           AND (c.agent_id IS NOT NULL OR c.entry_session_id = ?2 OR c.entry_session_id IS NULL)
+         ORDER BY c.id",
+    )?;
+    let rows = stmt.query_map(params![session, session_id], |r| {
+        let mut record = Map::new();
+        let kind: Option<String> = r.get(0)?;
+        record.insert("kind".into(), kind.map_or(Value::Null, Value::String));
+        let id: Option<String> = r.get(1)?;
+        record.insert("toolUseId".into(), id.map_or(Value::Null, Value::String));
+        let replacement: Option<String> = r.get(2)?;
+        record.insert(
+            "replacement".into(),
+            replacement.map_or(Value::Null, Value::String),
+        );
+        if let Some(agent) = r.get::<_, Option<String>>(3)? {
+            record.insert("agentId".into(), Value::String(agent));
+        }
+        Ok(Value::Object(record))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+fn subagents(conn: &Connection, session: i64) -> Result<Vec<Subagent>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.agent_id, t.subpath, t.meta_json, (SELECT count(*) FROM rows r WHERE r.transcript_id = t.id)
+         FROM transcripts t WHERE t.session_id = ?1 AND t.subpath <> '' AND t.superseded_at IS NULL
+         ORDER BY t.subpath",
+    )?;
+    let rows = stmt.query_map([session], |r| {
+        let meta: Option<Vec<u8>> = r.get(2)?;
+        let meta: Value = meta
+            .and_then(|m| serde_json::from_slice(&m).ok())
+            .unwrap_or(Value::Null);
+        let field = |k: &str| meta.get(k).and_then(Value::as_str).map(str::to_owned);
+        Ok(Subagent {
+            agent_id: r.get(0)?,
+            subpath: r.get(1)?,
+            agent_type: field("agentType"),
+            description: field("description"),
+            rows: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

@@ -301,7 +301,8 @@ fn killing_an_import_leaves_whole_files_only() {
         drop(stmt);
         drop(conn);
         // A second import completes the job.
-        let report = import_paths(&store, std::slice::from_ref(&project), &NoProgress).expect("import");
+        let report =
+            import_paths(&store, std::slice::from_ref(&project), &NoProgress).expect("import");
         assert_eq!(report.files_failed, 0);
     }
 }

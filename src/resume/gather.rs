@@ -1,0 +1,167 @@
+//! The SQL half of resume: choose the leaf and gather only the rows the pure chain
+//! functions need, using the projected columns. Only the gathered rows are parsed.
+//!
+//! The gathered set is the one [`super::chain::build_chain`] documents as sufficient: the
+//! `parentUuid` walk from the leaf (legacy `progress` rows included, for bridging), the
+//! preserved segments of compact boundaries on that walk, every assistant row sharing a
+//! `message.id` with those rows, the user rows hanging off those assistants (tool results),
+//! and the transcript's `content-replacement` rows.
+
+use crate::error::Result;
+use crate::jsonl;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::Value;
+
+/// An upper bound on any walk, so a corrupt file cannot make a query run away.
+const MAX_WALK: i64 = 5_000_000;
+
+const ENTRY: &str = "type IN ('user', 'assistant', 'attachment', 'system') AND uuid IS NOT NULL AND is_sidechain = 0";
+
+/// Leaf candidates, newest first: chain rows that no chain row names as parent.
+fn leaf_candidates_sql() -> String {
+    format!(
+        "SELECT r.uuid FROM rows r
+         WHERE r.transcript_id = ?1 AND r.{ENTRY_R}
+           AND NOT EXISTS (SELECT 1 FROM rows c WHERE c.transcript_id = ?1 AND c.parent_uuid = r.uuid
+                           AND c.{ENTRY_C})
+         ORDER BY r.ordinal DESC",
+        ENTRY_R = ENTRY.replace(" AND ", " AND r."),
+        ENTRY_C = ENTRY.replace(" AND ", " AND c."),
+    )
+}
+
+/// Whether a row is a parent only through legacy `progress` rows (spec §5.3 bridging).
+fn bridged_child_sql() -> String {
+    format!(
+        "WITH RECURSIVE down(uuid) AS (
+            SELECT uuid FROM rows WHERE transcript_id = ?1 AND parent_uuid = ?2
+                AND type = 'progress' AND uuid IS NOT NULL
+            UNION
+            SELECT c.uuid FROM rows c JOIN down ON c.parent_uuid = down.uuid
+             WHERE c.transcript_id = ?1 AND c.type = 'progress' AND c.uuid IS NOT NULL
+            LIMIT {MAX_WALK})
+         SELECT EXISTS (SELECT 1 FROM rows e JOIN down ON e.parent_uuid = down.uuid
+                         WHERE e.transcript_id = ?1 AND e.{ENTRY_E})",
+        ENTRY_E = ENTRY.replace(" AND ", " AND e."),
+    )
+}
+
+/// R1: the newest row in file order, among chain rows, that no chain row names as its
+/// parent (after progress bridging). `None` for a transcript without chain rows.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn pick_leaf(conn: &Connection, transcript: i64) -> Result<Option<String>> {
+    let mut candidates = conn.prepare_cached(&leaf_candidates_sql())?;
+    let mut bridged = conn.prepare_cached(&bridged_child_sql())?;
+    let mut rows = candidates.query([transcript])?;
+    while let Some(row) = rows.next()? {
+        let uuid: String = row.get(0)?;
+        let has_child: bool = bridged.query_row(params![transcript, uuid], |r| r.get(0))?;
+        if !has_child {
+            return Ok(Some(uuid));
+        }
+    }
+    Ok(None)
+}
+
+/// The `parentUuid` walk from `start`, cycle-safe (UNION drops revisited uuids) and bounded.
+/// With `stop`, the walk does not go above that uuid (a preserved segment's head).
+fn walk_sql() -> String {
+    format!(
+        "WITH RECURSIVE walk(uuid) AS (
+            SELECT ?2
+            UNION
+            SELECT r.parent_uuid FROM walk JOIN rows r ON r.transcript_id = ?1 AND r.uuid = walk.uuid
+             WHERE r.parent_uuid IS NOT NULL AND r.is_sidechain = 0
+               AND r.type IN ('user', 'assistant', 'attachment', 'system', 'progress')
+               AND (?3 IS NULL OR walk.uuid <> ?3)
+            LIMIT {MAX_WALK})
+         SELECT r.id FROM rows r JOIN walk ON r.uuid = walk.uuid
+          WHERE r.transcript_id = ?1 AND r.is_sidechain = 0
+            AND r.type IN ('user', 'assistant', 'attachment', 'system', 'progress')"
+    )
+}
+
+/// Rows around the seeds: assistant siblings by `message.id`, the user rows they parent
+/// (parallel tool results), and optionally the content-replacement rows.
+const NEIGHBOURS: &str = "WITH seeds(id) AS (SELECT value FROM json_each(?2)),
+    groups(id, uuid) AS (
+        SELECT r.id, r.uuid FROM rows r
+         WHERE r.transcript_id = ?1 AND r.type = 'assistant' AND r.message_id IN (
+            SELECT s.message_id FROM rows s JOIN seeds ON s.id = seeds.id
+             WHERE s.type = 'assistant' AND s.message_id IS NOT NULL)),
+    results(id) AS (
+        SELECT r.id FROM rows r WHERE r.transcript_id = ?1 AND r.type = 'user'
+           AND r.parent_uuid IN (SELECT uuid FROM groups WHERE uuid IS NOT NULL)
+        UNION
+        SELECT r.id FROM rows r WHERE r.transcript_id = ?1 AND r.type = 'user'
+           AND r.source_tool_assistant_uuid IN (SELECT uuid FROM groups WHERE uuid IS NOT NULL))
+    SELECT r.raw FROM rows r WHERE r.id IN (
+        SELECT id FROM seeds UNION SELECT id FROM groups UNION SELECT id FROM results
+        UNION SELECT row_id FROM content_replacements WHERE ?3 AND transcript_id = ?1)
+    ORDER BY r.ordinal";
+
+/// Gathers and parses the rows needed to build the chain that ends at `leaf`, in file order.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn gather(
+    conn: &Connection,
+    transcript: i64,
+    leaf: &str,
+    with_replacements: bool,
+) -> Result<Vec<Value>> {
+    let mut walk = conn.prepare_cached(&walk_sql())?;
+    let mut seeds: Vec<i64> = walk
+        .query_map(params![transcript, leaf, Option::<&str>::None], |r| {
+            r.get(0)
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    // Preserved segments of the compact boundaries on the walk (R2).
+    let segments: Vec<(String, String)> = {
+        let mut stmt = conn.prepare_cached(
+            "SELECT c.tail_uuid, c.head_uuid FROM compactions c JOIN rows r ON r.id = c.row_id
+             WHERE c.transcript_id = ?1 AND c.tail_uuid IS NOT NULL AND c.head_uuid IS NOT NULL
+               AND r.id IN (SELECT value FROM json_each(?2))",
+        )?;
+        let ids = serde_json::to_string(&seeds)?;
+        let found = stmt
+            .query_map(params![transcript, ids], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        found
+    };
+    for (tail, head) in segments {
+        let ids: Vec<i64> = walk
+            .query_map(params![transcript, tail, head], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        seeds.extend(ids);
+    }
+    seeds.sort_unstable();
+    seeds.dedup();
+    let ids = serde_json::to_string(&seeds)?;
+    let mut stmt = conn.prepare_cached(NEIGHBOURS)?;
+    let mut rows = stmt.query(params![transcript, ids, with_replacements])?;
+    let mut records = Vec::new();
+    while let Some(row) = rows.next()? {
+        let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+        if let Some(record) = jsonl::parse_record(raw) {
+            records.push(record);
+        }
+    }
+    Ok(records)
+}
+
+/// Whether a chain row with this uuid exists in the transcript (for `--at`).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn has_entry(conn: &Connection, transcript: i64, uuid: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT 1 FROM rows WHERE transcript_id = ?1 AND uuid = ?2 AND {ENTRY} LIMIT 1"
+        ))?
+        .query_row(params![transcript, uuid], |_| Ok(()))
+        .optional()?
+        .is_some())
+}

@@ -1,0 +1,121 @@
+//! The SQL path of resume (leaf and chain chosen in SQL, only gathered rows parsed) equals
+//! the naive in-memory reference (every record of the file given to the pure functions),
+//! on every oracle case and every corpus session.
+
+use crate::support::*;
+use serde_json::Value;
+use sessiondb::resume::{self, ApiOptions, ResumeOptions};
+use sessiondb::{jsonl, query};
+use std::path::Path;
+
+fn all_records(path: &Path) -> Vec<Value> {
+    let bytes = std::fs::read(path).expect("read");
+    jsonl::split_lines(&bytes)
+        .filter_map(|l| jsonl::parse_record(l.bytes))
+        .collect()
+}
+
+fn compare(
+    store: &sessiondb::Store,
+    arg: &str,
+    file: &Path,
+    options: &ResumeOptions,
+) -> Result<(), String> {
+    let session = query::resolve_session(&store.reader().expect("reader"), arg).expect("session");
+    let resumed = store.resume(&session, options).map_err(|e| e.to_string())?;
+    let reference = resume::load_conversation(
+        &all_records(file),
+        &ApiOptions {
+            interactive: options.interactive,
+            at: options.at.clone(),
+            resume_interrupted_turn: options.continue_interrupted,
+            leaf: None,
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    if resumed.leaf_uuid != reference.leaf {
+        return Err(format!(
+            "leaf {:?} != reference {:?}",
+            resumed.leaf_uuid, reference.leaf
+        ));
+    }
+    let strip = |v: &[Value]| -> Vec<Value> { v.to_vec() };
+    if strip(&resumed.messages) != strip(&reference.messages) {
+        return Err("messages differ from the reference".into());
+    }
+    if resumed.api_view() != resume::normalize(&reference.messages) {
+        return Err("API view differs from the reference".into());
+    }
+    Ok(())
+}
+
+#[test]
+fn sql_resume_equals_the_in_memory_reference_on_the_corpus() {
+    let Some(shared) = shared_dir("the corpus resume comparison") else {
+        return;
+    };
+    let (_dir, store) = temp_store();
+    let corpus = shared.join("corpus/claude-code");
+    import(&store, &[&corpus]);
+    let mut failures = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(&corpus)
+        .expect("corpus")
+        .map(|e| e.expect("e").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    for file in files {
+        let stem = file
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        if let Err(e) = compare(
+            &store,
+            &format!("claude-code/{stem}"),
+            &file,
+            &ResumeOptions::default(),
+        ) {
+            failures.push(format!("{stem}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn sql_resume_equals_the_in_memory_reference_on_the_oracle_cases() {
+    let Some(shared) = shared_dir("the oracle resume comparison") else {
+        return;
+    };
+    let mut failures = Vec::new();
+    for case in crate::resume_cli::cases(&shared) {
+        let dir = tempfile::tempdir().expect("tmp");
+        let projects = crate::resume_cli::lay_out(&case, dir.path());
+        let (_d, store) = temp_store();
+        import(&store, &[&projects]);
+        let project = case.str("project_dir_name").expect("project");
+        let target = case.str("target_session_id").expect("target");
+        let file = projects.join(project).join(format!("{target}.jsonl"));
+        let options = ResumeOptions {
+            at: case.str("resume_session_at").map(str::to_owned),
+            interactive: case.json.get("interactive").and_then(Value::as_bool) == Some(true),
+            continue_interrupted: case
+                .json
+                .get("env")
+                .and_then(|e| e.get("CLAUDE_CODE_RESUME_INTERRUPTED_TURN"))
+                .and_then(Value::as_str)
+                == Some("1"),
+        };
+        if let Err(e) = compare(&store, &format!("{project}/{target}"), &file, &options) {
+            failures.push(format!("{}: {e}", case.name()));
+        }
+        let session =
+            query::resolve_session(&store.reader().expect("r"), &format!("{project}/{target}"))
+                .expect("session");
+        let resumed = store.resume(&session, &options).expect("resume");
+        if resumed.api_view() != case.expected_view() {
+            failures.push(format!("{}: API view differs from the CLI's", case.name()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
