@@ -1,4 +1,6 @@
 mod import_edge;
+mod resume_cli;
 mod resume_oracle;
+mod resume_store;
 mod roundtrip;
 mod support;

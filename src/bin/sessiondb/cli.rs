@@ -31,6 +31,59 @@ pub enum Command {
     Export(ExportArgs),
     /// List stored sessions, newest first.
     Sessions(SessionsArgs),
+    /// Rebuild a session's conversation and runtime state, as Claude Code's --resume does.
+    ///
+    /// Without --json or --api prints a short summary: title, leaf, message count, repairs.
+    Resume(ResumeArgs),
+    /// Resume the newest session of a project, as Claude Code's --continue does.
+    ///
+    /// The project defaults to the one of the current directory (sanitized as Claude Code
+    /// does); the newest session is the one whose transcript file was modified last.
+    Continue(ContinueArgs),
+}
+
+/// How a resume is shown and which Claude Code options it emulates.
+#[derive(Debug, Args)]
+pub struct ResumeView {
+    /// Print the restored state as one JSON bundle (messages, repairs, metadata, file
+    /// history, content replacements, subagents, write target).
+    #[arg(long, conflicts_with = "api")]
+    pub json: bool,
+    /// Print the provider-valid `messages` array (the API view).
+    #[arg(long)]
+    pub api: bool,
+    /// End the conversation at this record (Claude Code's --resume-session-at).
+    #[arg(long, value_name = "UUID")]
+    pub at: Option<String>,
+    /// Apply content-replacement records, as the interactive client does (print mode
+    /// ignores them).
+    #[arg(long)]
+    pub interactive: bool,
+    /// Drop an unfinished last turn, as CLAUDE_CODE_RESUME_INTERRUPTED_TURN=1 does.
+    #[arg(long)]
+    pub continue_interrupted: bool,
+}
+
+/// `sessiondb resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    pub session: String,
+    #[command(flatten)]
+    pub view: ResumeView,
+}
+
+/// `sessiondb continue`.
+#[derive(Debug, Args)]
+pub struct ContinueArgs {
+    /// The project folder name or path.
+    #[arg(long, value_name = "P", conflicts_with = "cwd")]
+    pub project: Option<String>,
+    /// Use the project of this directory.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    #[command(flatten)]
+    pub view: ResumeView,
 }
 
 /// `sessiondb import`.

@@ -2,6 +2,7 @@
 
 mod export;
 mod import;
+mod resume;
 mod sessions;
 
 use crate::cli::{Cli, Command};
@@ -16,6 +17,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import(args) => import::run(&db, args),
         Command::Export(args) => export::run(&db, args),
         Command::Sessions(args) => sessions::run(&db, args),
+        Command::Resume(args) => resume::run_resume(&db, args),
+        Command::Continue(args) => resume::run_continue(&db, args),
     }
 }
 
@@ -39,4 +42,11 @@ pub fn project_key(arg: &str) -> String {
     } else {
         arg.to_owned()
     }
+}
+
+/// The project folder Claude Code uses for a directory: its real path, sanitized.
+pub fn project_key_of_dir(dir: &std::path::Path) -> anyhow::Result<String> {
+    let real = std::fs::canonicalize(dir)
+        .with_context(|| format!("cannot resolve directory {}", dir.display()))?;
+    Ok(sessiondb::paths::sanitize_path(&real.to_string_lossy()))
 }
