@@ -374,12 +374,14 @@ fn import_source(store: &Store, source: &Source, report: &mut ImportReport) -> R
     };
     store.write(|tx| {
         let session = upsert_session(tx, &source.project, &source.session)?;
-        match &source.kind {
+        let id = match &source.kind {
             SourceKind::File { relpath } => {
-                import_session_file(tx, session, relpath, &bytes, &stamp, report).map(Some)
+                import_session_file(tx, session, relpath, &bytes, &stamp, report)?
             }
-            kind => import_transcript(tx, session, source, kind, &bytes, &stamp, report).map(Some),
-        }
+            kind => import_transcript(tx, session, source, kind, &bytes, &stamp, report)?,
+        };
+        crate::catalog::refresh_session(tx, session)?;
+        Ok(Some(id))
     })
 }
 
@@ -866,6 +868,12 @@ fn mark_vanished(store: &Store, dirs: &[PathBuf]) -> Result<u64> {
         for path in &gone {
             tx.prepare_cached("UPDATE source_files SET vanished = 1 WHERE path = ?1")?
                 .execute([path])?;
+            let transcript: Option<i64> = tx
+                .prepare_cached("SELECT transcript_id FROM source_files WHERE path = ?1")?
+                .query_row([path], |r| r.get(0))?;
+            if let Some(id) = transcript {
+                crate::catalog::refresh_transcript(tx, id)?;
+            }
         }
         Ok(())
     })?;

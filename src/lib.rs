@@ -14,16 +14,21 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod catalog;
 pub mod error;
 pub mod export;
 pub mod import;
 pub mod jsonl;
+pub mod metadata;
 pub mod model;
 pub mod paths;
 pub mod query;
 pub mod resume;
 pub mod schema;
+pub mod search;
+pub mod sdk;
 pub mod store;
+pub mod time;
 
 pub use error::{Error, Result};
 pub use store::Store;

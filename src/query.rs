@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::SessionRef;
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 const SESSION_COLUMNS: &str =
@@ -16,8 +16,9 @@ fn session_ref(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRef> {
     })
 }
 
-/// Finds the session a user means: a full session id, a unique prefix of one, or
-/// `PROJECT/SESSION` to pick among projects.
+/// Finds the session a user means: a full session id, `PROJECT/SESSION` to pick among
+/// projects, a session's exact custom title when only one session has it, or a unique
+/// prefix of a session id (in that order).
 ///
 /// # Errors
 /// [`Error::SessionNotFound`] or [`Error::AmbiguousSession`] when the argument does not
@@ -37,6 +38,15 @@ pub fn resolve_session(conn: &Connection, arg: &str) -> Result<SessionRef> {
         ))?
         .query_map(params![id, project], session_ref)?
         .collect::<rusqlite::Result<_>>()?;
+    if exact.is_empty() {
+        let titled: Vec<SessionRef> = conn
+            .prepare_cached(SELECT_BY_TITLE)?
+            .query_map([arg], session_ref)?
+            .collect::<rusqlite::Result<_>>()?;
+        if !titled.is_empty() {
+            return one_match(arg, titled);
+        }
+    }
     let matches = if exact.is_empty() {
         conn.prepare_cached(&format!(
             "{SESSION_COLUMNS} WHERE substr(s.session_id, 1, length(?1)) = ?1
@@ -47,6 +57,14 @@ pub fn resolve_session(conn: &Connection, arg: &str) -> Result<SessionRef> {
     } else {
         exact
     };
+    one_match(arg, matches)
+}
+
+const SELECT_BY_TITLE: &str = "SELECT s.id, p.key, s.session_id FROM catalog c
+     JOIN sessions s ON s.id = c.session_key JOIN projects p ON p.id = s.project_id
+     WHERE c.custom_title = ?1 ORDER BY p.key, s.session_id LIMIT 6";
+
+fn one_match(arg: &str, matches: Vec<SessionRef>) -> Result<SessionRef> {
     match matches.len() {
         0 => Err(Error::SessionNotFound(arg.to_owned())),
         1 => Ok(matches.into_iter().next().expect("one match")),
@@ -61,52 +79,172 @@ pub fn resolve_session(conn: &Connection, arg: &str) -> Result<SessionRef> {
     }
 }
 
-/// One line of the session listing.
-#[derive(Debug, Clone, Serialize)]
-pub struct SessionListing {
-    /// The project folder name.
-    pub project: String,
-    /// The session id.
-    pub session_id: String,
-    /// The earliest record timestamp of the main transcript.
-    pub first_timestamp: Option<String>,
-    /// The latest record timestamp of the main transcript.
-    pub last_timestamp: Option<String>,
-    /// Lines stored for the session (main transcript and sidechains).
-    pub rows: i64,
+/// Which sessions a listing shows. `Default` lists every listed session of every project.
+#[derive(Debug, Clone, Default)]
+pub struct SessionFilter {
+    /// Only this project folder (a sanitized name; over 200 characters it matches by prefix).
+    pub project: Option<String>,
+    /// The project path the listing is for: the `cwd` of sessions that name none, as the
+    /// SDK's `directory` argument.
+    pub directory: Option<String>,
+    /// Only sessions with exactly this tag.
+    pub tag: Option<String>,
+    /// Only sessions whose titles, summary or first prompt contain this, ignoring case.
+    pub name: Option<String>,
+    /// Only sessions last on this git branch.
+    pub branch: Option<String>,
+    /// Only sessions modified at or after this time (epoch ms).
+    pub since: Option<i64>,
+    /// Only sessions modified at or before this time (epoch ms).
+    pub until: Option<i64>,
+    /// At most this many (used only when > 0, as the SDK does).
+    pub limit: Option<i64>,
+    /// Skip this many first (used only when > 0).
+    pub offset: Option<i64>,
+    /// Also show sessions the SDK hides (sidechain-only files, nothing to title them by).
+    pub include_hidden: bool,
 }
 
-/// Lists sessions, newest first, optionally of one project.
+/// A session as the catalog describes it. The first ten fields are the Agent SDK's
+/// `SDKSessionInfo`, with its names and meanings; the rest are sessiondb's own.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionInfo {
+    /// The session id (the transcript's file stem).
+    pub session_id: String,
+    /// The display title: custom title, else last prompt, else summary, else first prompt.
+    pub summary: Option<String>,
+    /// The source file's mtime (or sessiondb's last write to the session), epoch ms.
+    pub last_modified: i64,
+    /// Bytes of the main transcript.
+    pub file_size: i64,
+    /// The user-set title, else the AI-generated one.
+    pub custom_title: Option<String>,
+    /// The first meaningful user prompt, at most 200 characters and `…`.
+    pub first_prompt: Option<String>,
+    /// The last git branch recorded.
+    pub git_branch: Option<String>,
+    /// The first working directory recorded, else the listing's directory.
+    pub cwd: Option<String>,
+    /// The session's tag.
+    pub tag: Option<String>,
+    /// The first record's timestamp, epoch ms.
+    pub created_at: Option<i64>,
+    /// The project folder name.
+    pub project: String,
+    /// Whether listings show the session (the SDK's rules).
+    pub listed: bool,
+    /// The AI-generated title, if any.
+    pub ai_title: Option<String>,
+    /// User and assistant records of the main transcript (not meta, not sidechain).
+    pub message_count: i64,
+    /// Whether the session has sub-agent transcripts.
+    pub has_subagents: bool,
+    /// How many sub-agent transcripts it has.
+    pub subagent_count: i64,
+    /// `present`, `vanished` (source file gone, rows kept) or `none` (not from a file).
+    pub source_state: String,
+    /// The first record timestamp, as written.
+    pub first_timestamp: Option<String>,
+    /// The last record timestamp, as written.
+    pub last_timestamp: Option<String>,
+}
+
+const INFO_COLUMNS: &str = "SELECT c.session_id, c.summary, c.last_modified, c.file_size,
+        c.custom_title, c.first_prompt, c.git_branch, coalesce(c.cwd, ?1), c.tag, c.created_at,
+        p.key, c.listed, c.ai_title, c.message_count, c.subagent_count, c.source_state,
+        c.first_timestamp, c.last_timestamp
+     FROM catalog c JOIN projects p ON p.id = c.project_id";
+
+fn session_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
+    let subagent_count: i64 = r.get(14)?;
+    Ok(SessionInfo {
+        session_id: r.get(0)?,
+        summary: r.get(1)?,
+        last_modified: r.get(2)?,
+        file_size: r.get(3)?,
+        custom_title: r.get(4)?,
+        first_prompt: r.get(5)?,
+        git_branch: r.get(6)?,
+        cwd: r.get(7)?,
+        tag: r.get(8)?,
+        created_at: r.get(9)?,
+        project: r.get(10)?,
+        listed: r.get(11)?,
+        ai_title: r.get(12)?,
+        message_count: r.get(13)?,
+        has_subagents: subagent_count > 0,
+        subagent_count,
+        source_state: r.get(15)?,
+        first_timestamp: r.get(16)?,
+        last_timestamp: r.get(17)?,
+    })
+}
+
+const LIST_FILTERS: &str = "
+     WHERE (?2 = 1 OR c.listed = 1)
+       AND (?3 IS NULL OR p.key = ?3
+            OR (length(?3) > 200 AND substr(p.key, 1, length(?3)) = ?3))
+       AND (?4 IS NULL OR c.tag = ?4)
+       AND (?5 IS NULL OR c.git_branch = ?5)
+       AND (?6 IS NULL OR c.last_modified >= ?6)
+       AND (?7 IS NULL OR c.last_modified <= ?7)
+       AND (?8 IS NULL OR instr(c.name_text, ?8) > 0)
+       AND (?3 IS NOT NULL OR NOT EXISTS (
+             SELECT 1 FROM catalog d WHERE d.session_id = c.session_id
+               AND d.session_key <> c.session_key AND (?2 = 1 OR d.listed = 1)
+               AND (d.last_modified > c.last_modified
+                    OR (d.last_modified = c.last_modified AND d.session_key < c.session_key))))
+     ORDER BY c.last_modified DESC, c.session_id DESC
+     LIMIT ?9 OFFSET ?10";
+
+/// Lists sessions from the catalog, newest first (`last_modified`, then session id, both
+/// descending), like the SDK's `list_sessions`: without a project, one entry per session
+/// id (the newest). Paging follows the SDK: `limit` and `offset` count only when > 0.
 ///
 /// # Errors
 /// Fails on a database error.
-pub fn list_sessions(conn: &Connection, project: Option<&str>) -> Result<Vec<SessionListing>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT p.key, s.session_id,
-                (SELECT min(r.timestamp) FROM rows r JOIN transcripts t ON t.id = r.transcript_id
-                  WHERE t.session_id = s.id AND t.superseded_at IS NULL AND t.subpath = ''),
-                (SELECT max(r.timestamp) FROM rows r JOIN transcripts t ON t.id = r.transcript_id
-                  WHERE t.session_id = s.id AND t.superseded_at IS NULL AND t.subpath = ''),
-                (SELECT count(*) FROM rows r JOIN transcripts t ON t.id = r.transcript_id
-                  WHERE t.session_id = s.id AND t.superseded_at IS NULL)
-         FROM sessions s JOIN projects p ON p.id = s.project_id
-         WHERE ?1 IS NULL OR p.key = ?1",
-    )?;
-    let mut out: Vec<SessionListing> = stmt
-        .query_map([project], |r| {
-            Ok(SessionListing {
-                project: r.get(0)?,
-                session_id: r.get(1)?,
-                first_timestamp: r.get(2)?,
-                last_timestamp: r.get(3)?,
-                rows: r.get(4)?,
-            })
-        })?
+pub fn list_sessions(conn: &Connection, filter: &SessionFilter) -> Result<Vec<SessionInfo>> {
+    let sql = format!("{INFO_COLUMNS}{LIST_FILTERS}");
+    let limit = filter.limit.filter(|n| *n > 0).unwrap_or(-1);
+    let offset = filter.offset.filter(|n| *n > 0).unwrap_or(0);
+    let name = filter
+        .name
+        .as_deref()
+        .map(str::to_lowercase)
+        .filter(|n| !n.is_empty());
+    let out = conn
+        .prepare_cached(&sql)?
+        .query_map(
+            params![
+                filter.directory,
+                filter.include_hidden,
+                filter.project,
+                filter.tag,
+                filter.branch,
+                filter.since,
+                filter.until,
+                name,
+                limit,
+                offset
+            ],
+            session_info,
+        )?
         .collect::<rusqlite::Result<_>>()?;
-    out.sort_by(|a, b| {
-        b.last_timestamp
-            .cmp(&a.last_timestamp)
-            .then_with(|| a.session_id.cmp(&b.session_id))
-    });
     Ok(out)
+}
+
+/// The catalog entry of one session, listed or not. `directory` is the project path to
+/// report as `cwd` when the session names none (the SDK's `directory` argument).
+///
+/// # Errors
+/// [`Error::SessionNotFound`] when the session has no catalog row; database errors.
+pub fn get_session_info(
+    conn: &Connection,
+    session: &SessionRef,
+    directory: Option<&str>,
+) -> Result<SessionInfo> {
+    conn.prepare_cached(&format!("{INFO_COLUMNS} WHERE c.session_key = ?2"))?
+        .query_row(params![directory, session.key], session_info)
+        .optional()?
+        .ok_or_else(|| Error::SessionNotFound(session.session_id.clone()))
 }

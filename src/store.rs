@@ -44,6 +44,8 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         schema::configure(&conn)?;
         schema::migrate(&mut conn)?;
+        // A database from before the catalog existed gets its rows once.
+        crate::catalog::backfill(&mut conn)?;
         let manager = SqliteConnectionManager::file(&path)
             .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(|c| schema::configure(c));

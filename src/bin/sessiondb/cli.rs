@@ -31,6 +31,22 @@ pub enum Command {
     Export(ExportArgs),
     /// List stored sessions, newest first.
     Sessions(SessionsArgs),
+    /// Show one session's catalog entry.
+    Info(InfoArgs),
+    /// Print a session's conversation as the Agent SDK's get_session_messages returns it.
+    Messages(MessagesArgs),
+    /// List a session's sub-agents.
+    Agents(AgentsArgs),
+    /// Give a session a custom title (writes the record Claude Code and the SDK write).
+    Rename(RenameArgs),
+    /// Tag a session, or clear its tag with --clear.
+    Tag(TagArgs),
+    /// Remove a session, its sub-agent transcripts and everything keyed to it.
+    Delete(DeleteArgs),
+    /// Full-text search over prompts and replies (and tool calls and results with --tools).
+    Search(SearchArgs),
+    /// Rebuild the full-text index and the session catalog.
+    Reindex(ReindexArgs),
     /// Rebuild a session's conversation and runtime state, as Claude Code's --resume does.
     ///
     /// Without --json or --api prints a short summary: title, leaf, message count, repairs.
@@ -77,7 +93,12 @@ pub struct ResumeArgs {
 #[derive(Debug, Args)]
 pub struct ContinueArgs {
     /// The project folder name or path.
-    #[arg(long, value_name = "P", conflicts_with = "cwd")]
+    #[arg(
+        long,
+        value_name = "P",
+        allow_hyphen_values = true,
+        conflicts_with = "cwd"
+    )]
     pub project: Option<String>,
     /// Use the project of this directory.
     #[arg(long, value_name = "DIR")]
@@ -117,7 +138,7 @@ pub struct ExportArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Only this project folder (with --all).
-    #[arg(long, value_name = "P", requires = "all")]
+    #[arg(long, value_name = "P", allow_hyphen_values = true, requires = "all")]
     pub project: Option<String>,
     /// Print what was written as JSON.
     #[arg(long)]
@@ -128,9 +149,144 @@ pub struct ExportArgs {
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
     /// Only sessions of this project (a folder name or a path, sanitized as Claude Code does).
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", allow_hyphen_values = true)]
     pub project: Option<String>,
-    /// Print JSON instead of a table.
+    /// Only sessions with this tag (exact).
+    #[arg(long, value_name = "T")]
+    pub tag: Option<String>,
+    /// Only sessions whose title, custom title, AI title, summary or first prompt contains
+    /// TEXT (case-insensitive).
+    #[arg(long, value_name = "TEXT")]
+    pub name: Option<String>,
+    /// Only sessions last on this git branch.
+    #[arg(long, value_name = "B")]
+    pub branch: Option<String>,
+    /// Only sessions modified at or after T (2026-01-31, an RFC 3339 time, or 3d / 12h / 30m ago).
+    #[arg(long, value_name = "T")]
+    pub since: Option<String>,
+    /// Only sessions modified at or before T (same forms as --since).
+    #[arg(long, value_name = "T")]
+    pub until: Option<String>,
+    /// At most N sessions (0 or less: all).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub limit: Option<i64>,
+    /// Skip the first N sessions.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub offset: Option<i64>,
+    /// Also show sessions the SDK hides (sidechain-only files, nothing to title them by).
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON (the Agent SDK's field names, plus sessiondb's own) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sessiondb info`.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    pub session: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sessiondb messages`.
+#[derive(Debug, Args)]
+pub struct MessagesArgs {
+    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    pub session: String,
+    /// A sub-agent's messages instead (an id from `sessiondb agents`).
+    #[arg(long, value_name = "ID")]
+    pub agent: Option<String>,
+    /// At most N messages (only when > 0).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub limit: Option<i64>,
+    /// Skip N messages first; with --limit a negative N counts from the end.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    pub offset: i64,
+    /// Print JSON (the SDK's SessionMessage objects) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sessiondb agents`.
+#[derive(Debug, Args)]
+pub struct AgentsArgs {
+    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    pub session: String,
+    /// Print JSON instead of one id per line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sessiondb rename`.
+#[derive(Debug, Args)]
+pub struct RenameArgs {
+    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    pub session: String,
+    /// The new title (trimmed; must not be empty).
+    pub title: String,
+}
+
+/// `sessiondb tag`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["tag", "clear"])))]
+pub struct TagArgs {
+    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    pub session: String,
+    /// The tag (Unicode-cleaned and trimmed as the SDK does).
+    pub tag: Option<String>,
+    /// Remove the tag.
+    #[arg(long)]
+    pub clear: bool,
+}
+
+/// `sessiondb delete`.
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    pub session: String,
+    /// Do not ask for confirmation (required when standard input is not a terminal).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+/// `sessiondb search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Words to find (all must match; punctuation and operators are taken literally).
+    #[arg(required = true, num_args = 1..)]
+    pub query: Vec<String>,
+    /// Only sessions of this project (a folder name or a path).
+    #[arg(long, value_name = "P", allow_hyphen_values = true)]
+    pub project: Option<String>,
+    /// Only sessions with this tag.
+    #[arg(long, value_name = "T")]
+    pub tag: Option<String>,
+    /// Only records of this role.
+    #[arg(long, value_parser = ["user", "assistant"])]
+    pub role: Option<String>,
+    /// Also search tool inputs and tool results.
+    #[arg(long)]
+    pub tools: bool,
+    /// At most N hits [default: 20].
+    #[arg(long, value_name = "N")]
+    pub limit: Option<i64>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sessiondb reindex`.
+#[derive(Debug, Args)]
+pub struct ReindexArgs {
+    /// Print what was done as JSON.
     #[arg(long)]
     pub json: bool,
 }

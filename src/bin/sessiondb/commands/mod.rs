@@ -1,9 +1,17 @@
 //! One module per verb; `run` dispatches.
 
+mod agents;
+mod delete;
 mod export;
 mod import;
+mod info;
+mod messages;
+mod reindex;
+mod rename;
 mod resume;
+mod search;
 mod sessions;
+mod tag;
 
 use crate::cli::{Cli, Command};
 use anyhow::Context;
@@ -17,6 +25,14 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import(args) => import::run(&db, args),
         Command::Export(args) => export::run(&db, args),
         Command::Sessions(args) => sessions::run(&db, args),
+        Command::Info(args) => info::run(&db, args),
+        Command::Messages(args) => messages::run(&db, args),
+        Command::Agents(args) => agents::run(&db, args),
+        Command::Rename(args) => rename::run(&db, args),
+        Command::Tag(args) => tag::run(&db, args),
+        Command::Delete(args) => delete::run(&db, args),
+        Command::Search(args) => search::run(&db, args),
+        Command::Reindex(args) => reindex::run(&db, args),
         Command::Resume(args) => resume::run_resume(&db, args),
         Command::Continue(args) => resume::run_continue(&db, args),
     }
@@ -49,4 +65,18 @@ pub fn project_key_of_dir(dir: &std::path::Path) -> anyhow::Result<String> {
     let real = std::fs::canonicalize(dir)
         .with_context(|| format!("cannot resolve directory {}", dir.display()))?;
     Ok(sessiondb::paths::sanitize_path(&real.to_string_lossy()))
+}
+
+/// A `--project` path (not a folder name), as the SDK's `directory` argument: the `cwd` the
+/// listing reports for sessions that record none.
+pub fn project_directory(arg: &str) -> Option<String> {
+    if arg.contains('/') || arg.contains('\\') {
+        Some(
+            std::fs::canonicalize(arg)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| arg.to_owned()),
+        )
+    } else {
+        None
+    }
 }

@@ -1,34 +1,77 @@
-//! `sessiondb sessions [--project P] [--json]`.
+//! `sessiondb sessions [--project P] [--tag T] [--name TEXT] [--branch B] [--since T]
+//! [--until T] [--limit N] [--offset N] [--all] [--json]`.
 
 use crate::cli::SessionsArgs;
 use crate::output::print_json;
-use sessiondb::query;
+use anyhow::Context;
+use sessiondb::query::{self, SessionFilter};
 use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
     let store = super::open(db)?;
-    let project = args.project.as_deref().map(super::project_key);
-    let sessions = query::list_sessions(&*store.reader()?, project.as_deref())?;
+    let directory = args.project.as_deref().and_then(super::project_directory);
+    let filter = SessionFilter {
+        project: args.project.as_deref().map(super::project_key),
+        directory,
+        tag: args.tag,
+        name: args.name,
+        branch: args.branch,
+        since: args.since.as_deref().map(parse_time).transpose()?,
+        until: args.until.as_deref().map(parse_time).transpose()?,
+        limit: args.limit,
+        offset: args.offset,
+        include_hidden: args.all,
+    };
+    let sessions = query::list_sessions(&*store.reader()?, &filter)?;
     if args.json {
         return print_json(&sessions);
     }
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "{:<24}  {:<24}  {:>7}  {:<36}  PROJECT",
-        "FIRST", "LAST", "ROWS", "SESSION"
+        "{:<20}  {:<36}  {:>5}  {:<12}  TITLE",
+        "MODIFIED", "SESSION", "MSGS", "TAG"
     )?;
     for s in sessions {
+        let modified = sessiondb::time::format_ms(s.last_modified);
         writeln!(
             out,
-            "{:<24}  {:<24}  {:>7}  {:<36}  {}",
-            s.first_timestamp.as_deref().unwrap_or("-"),
-            s.last_timestamp.as_deref().unwrap_or("-"),
-            s.rows,
+            "{:<20}  {:<36}  {:>5}  {:<12}  {}",
+            &modified[..19],
             s.session_id,
-            s.project
+            s.message_count,
+            s.tag.as_deref().unwrap_or("-"),
+            s.summary.as_deref().unwrap_or("-")
         )?;
     }
     Ok(())
+}
+
+/// `--since`/`--until`: an RFC 3339 time or date, epoch milliseconds, or an age such as
+/// `3d`, `12h`, `30m`, `2w` (that long before now).
+pub fn parse_time(text: &str) -> anyhow::Result<i64> {
+    let text = text.trim();
+    if let Some(ms) = sessiondb::time::parse_iso8601_ms(text) {
+        return Ok(ms);
+    }
+    if let Ok(ms) = text.parse::<i64>() {
+        return Ok(ms);
+    }
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (n, unit) = text.split_at(split);
+    let n: i64 = n
+        .parse()
+        .with_context(|| format!("{text:?} is not a time (try 2026-01-31, 3d or 12h)"))?;
+    let unit_ms = match unit {
+        "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        "w" => 7 * 86_400_000,
+        _ => anyhow::bail!("{text:?} is not a time (try 2026-01-31, 3d or 12h)"),
+    };
+    Ok(sessiondb::time::now_ms() - n * unit_ms)
 }

@@ -1,0 +1,46 @@
+//! `sessiondb delete SESSION [--yes]`: asks on a terminal, refuses without one unless --yes.
+
+use crate::cli::DeleteArgs;
+use sessiondb::{metadata, query};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+
+pub fn run(db: &Path, args: DeleteArgs) -> anyhow::Result<()> {
+    let store = super::open(db)?;
+    let conn = store.reader()?;
+    let session = query::resolve_session(&conn, &args.session)?;
+    let info = query::get_session_info(&conn, &session, None)?;
+    drop(conn);
+    if !args.yes {
+        let stdin = std::io::stdin();
+        if !stdin.is_terminal() {
+            anyhow::bail!(
+                "refusing to delete {}/{} without confirmation: pass --yes",
+                session.project,
+                session.session_id
+            );
+        }
+        let mut err = std::io::stderr().lock();
+        write!(
+            err,
+            "Delete {}/{} ({}; {} messages, {} sub-agents) from the database? [y/N] ",
+            session.project,
+            session.session_id,
+            info.summary.as_deref().unwrap_or("untitled"),
+            info.message_count,
+            info.subagent_count
+        )?;
+        err.flush()?;
+        let mut answer = String::new();
+        stdin.lock().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
+            anyhow::bail!("not deleted");
+        }
+    }
+    let report = metadata::delete_session(&store, &session)?;
+    eprintln!(
+        "deleted {}/{}: {} transcripts, {} rows, {} files (source files on disk are untouched)",
+        report.project, report.session_id, report.transcripts, report.rows, report.files
+    );
+    Ok(())
+}

@@ -1,0 +1,43 @@
+//! `sessiondb info SESSION [--json]`.
+
+use crate::cli::InfoArgs;
+use crate::output::print_json;
+use sessiondb::query;
+use sessiondb::time::format_ms;
+use std::io::Write;
+use std::path::Path;
+
+pub fn run(db: &Path, args: InfoArgs) -> anyhow::Result<()> {
+    let store = super::open(db)?;
+    let conn = store.reader()?;
+    let session = query::resolve_session(&conn, &args.session)?;
+    let info = query::get_session_info(&conn, &session, None)?;
+    if args.json {
+        return print_json(&info);
+    }
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".to_owned());
+    let time = |v: Option<i64>| v.map_or_else(|| "-".to_owned(), format_ms);
+    let mut out = std::io::stdout().lock();
+    let lines = [
+        ("session", info.session_id.clone()),
+        ("project", info.project.clone()),
+        ("title", opt(&info.summary)),
+        ("custom title", opt(&info.custom_title)),
+        ("AI title", opt(&info.ai_title)),
+        ("first prompt", opt(&info.first_prompt)),
+        ("tag", opt(&info.tag)),
+        ("git branch", opt(&info.git_branch)),
+        ("cwd", opt(&info.cwd)),
+        ("created", time(info.created_at)),
+        ("modified", time(Some(info.last_modified))),
+        ("size", format!("{} bytes", info.file_size)),
+        ("messages", info.message_count.to_string()),
+        ("sub-agents", info.subagent_count.to_string()),
+        ("source file", info.source_state.clone()),
+        ("listed", if info.listed { "yes" } else { "no" }.to_owned()),
+    ];
+    for (k, v) in lines {
+        writeln!(out, "{k:<13} {v}")?;
+    }
+    Ok(())
+}

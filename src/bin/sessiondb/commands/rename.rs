@@ -1,0 +1,13 @@
+//! `sessiondb rename SESSION TITLE`.
+
+use crate::cli::RenameArgs;
+use sessiondb::{metadata, query};
+use std::path::Path;
+
+pub fn run(db: &Path, args: RenameArgs) -> anyhow::Result<()> {
+    let store = super::open(db)?;
+    let session = query::resolve_session(&*store.reader()?, &args.session)?;
+    metadata::rename_session(&store, &session, &args.title)?;
+    eprintln!("renamed {}/{}", session.project, session.session_id);
+    Ok(())
+}

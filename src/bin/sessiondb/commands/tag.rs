@@ -1,0 +1,24 @@
+//! `sessiondb tag SESSION TAG` and `sessiondb tag SESSION --clear`.
+
+use crate::cli::TagArgs;
+use sessiondb::{metadata, query};
+use std::path::Path;
+
+pub fn run(db: &Path, args: TagArgs) -> anyhow::Result<()> {
+    let store = super::open(db)?;
+    let session = query::resolve_session(&*store.reader()?, &args.session)?;
+    let tag = if args.clear {
+        None
+    } else {
+        args.tag.as_deref()
+    };
+    metadata::tag_session(&store, &session, tag)?;
+    match tag {
+        Some(_) => eprintln!("tagged {}/{}", session.project, session.session_id),
+        None => eprintln!(
+            "cleared the tag of {}/{}",
+            session.project, session.session_id
+        ),
+    }
+    Ok(())
+}

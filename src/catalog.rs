@@ -1,0 +1,553 @@
+//! The session catalog: one row per session with what a listing shows (titles, first
+//! prompt, branch, times, size, counts), kept current by every write.
+//!
+//! [`refresh_session`] recomputes a session's row from its stored rows and side tables. The
+//! importer calls it at the end of each file's transaction, and so does every other write
+//! (rename, tag, the record API), so listings never scan transcripts.
+//!
+//! The fields follow the Agent SDK's `SDKSessionInfo` rules (spec §9.5), read from the whole
+//! session as JSON instead of two 64 KiB windows of text:
+//!
+//! * `custom_title`: the last non-empty `custom-title` record, else the last `ai-title`;
+//! * `summary`: `custom_title`, else the last `last-prompt`, else the last `summary` record
+//!   whose `leafUuid` is a message of this transcript, else `first_prompt`;
+//! * `first_prompt`: the first meaningful user prompt ([`first_prompt`]);
+//! * `git_branch`: the last top-level `gitBranch`; `cwd`: the first top-level `cwd`;
+//! * `tag`: the last `tag` record (`""` clears it);
+//! * `created_at`: the first top-level `timestamp`;
+//! * `last_modified`: the source file's mtime (or sessiondb's last write, if later);
+//!   `file_size`: the bytes of the main transcript.
+
+use crate::error::Result;
+use crate::time::parse_iso8601_ms;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::Value;
+
+const SELECT_SESSION: &str = "SELECT s.session_id, s.project_id,
+        (SELECT id FROM transcripts t WHERE t.session_id = s.id AND t.subpath = ''
+           AND t.superseded_at IS NULL)
+     FROM sessions s WHERE s.id = ?1";
+
+const SELECT_SIZE: &str = "SELECT coalesce(sum(length(raw) + terminated), 0), count(*),
+        coalesce(sum(type IN ('user', 'assistant') AND is_sidechain = 0 AND is_meta = 0), 0)
+     FROM rows WHERE transcript_id = ?1";
+
+const SELECT_FIRST_ROW: &str =
+    "SELECT raw FROM rows WHERE transcript_id = ?1 ORDER BY ordinal LIMIT 1";
+
+const SELECT_LAST_METADATA: &str = "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
+     WHERE m.transcript_id = ?1 AND m.kind = ?2 AND m.value IS NOT NULL AND m.value <> ''
+     ORDER BY r.ordinal DESC LIMIT 1";
+
+const SELECT_LAST_TAG: &str = "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
+     WHERE m.transcript_id = ?1 AND m.kind = 'tag' ORDER BY r.ordinal DESC LIMIT 1";
+
+const SELECT_LAST_SUMMARY: &str = "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
+     WHERE m.transcript_id = ?1 AND m.kind = 'summary' AND m.value IS NOT NULL AND m.value <> ''
+       AND (m.leaf_uuid IS NULL OR EXISTS (SELECT 1 FROM rows x
+             WHERE x.transcript_id = ?1 AND x.uuid = m.leaf_uuid))
+     ORDER BY r.ordinal DESC LIMIT 1";
+
+const SELECT_USER_ROWS: &str = "SELECT raw FROM rows
+     WHERE transcript_id = ?1 AND type = 'user' AND status = 0 ORDER BY ordinal";
+
+const SELECT_FIELD_ROWS_FORWARD: &str = "SELECT raw FROM rows
+     WHERE transcript_id = ?1 AND status = 0 AND instr(raw, ?2) > 0 ORDER BY ordinal";
+
+const SELECT_FIELD_ROWS_BACKWARD: &str = "SELECT raw FROM rows
+     WHERE transcript_id = ?1 AND status = 0 AND instr(raw, ?2) > 0 ORDER BY ordinal DESC";
+
+const SELECT_TIMESTAMPS: &str = "SELECT
+        (SELECT timestamp FROM rows WHERE transcript_id = ?1 AND timestamp IS NOT NULL
+          ORDER BY ordinal LIMIT 1),
+        (SELECT timestamp FROM rows WHERE transcript_id = ?1 AND timestamp IS NOT NULL
+          ORDER BY ordinal DESC LIMIT 1)";
+
+const SELECT_LEDGER: &str = "SELECT mtime_ns, vanished FROM source_files
+     WHERE transcript_id = ?1 ORDER BY rowid DESC LIMIT 1";
+
+const SELECT_SUBAGENTS: &str = "SELECT count(*) FROM transcripts
+     WHERE session_id = ?1 AND agent_id IS NOT NULL AND superseded_at IS NULL
+       AND subpath LIKE 'subagents/%'";
+
+const SELECT_WRITTEN_AT: &str = "SELECT written_at FROM catalog WHERE session_key = ?1";
+
+const UPSERT: &str = "INSERT INTO catalog (session_key, session_id, project_id, listed, summary,
+        custom_title, user_title, ai_title, last_prompt, summary_record, first_prompt,
+        git_branch, cwd, tag, created_at, first_timestamp, last_timestamp, last_modified,
+        written_at, file_size, message_count, subagent_count, source_state, name_text)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+             ?18, ?19, ?20, ?21, ?22, ?23, ?24)
+     ON CONFLICT (session_key) DO UPDATE SET
+        session_id = excluded.session_id, project_id = excluded.project_id,
+        listed = excluded.listed, summary = excluded.summary,
+        custom_title = excluded.custom_title, user_title = excluded.user_title,
+        ai_title = excluded.ai_title, last_prompt = excluded.last_prompt,
+        summary_record = excluded.summary_record, first_prompt = excluded.first_prompt,
+        git_branch = excluded.git_branch, cwd = excluded.cwd, tag = excluded.tag,
+        created_at = excluded.created_at, first_timestamp = excluded.first_timestamp,
+        last_timestamp = excluded.last_timestamp, last_modified = excluded.last_modified,
+        written_at = excluded.written_at, file_size = excluded.file_size,
+        message_count = excluded.message_count, subagent_count = excluded.subagent_count,
+        source_state = excluded.source_state, name_text = excluded.name_text";
+
+/// What the catalog holds for one session, before it is written.
+#[derive(Debug, Default)]
+struct Entry {
+    listed: bool,
+    summary: Option<String>,
+    custom_title: Option<String>,
+    user_title: Option<String>,
+    ai_title: Option<String>,
+    last_prompt: Option<String>,
+    summary_record: Option<String>,
+    first_prompt: Option<String>,
+    git_branch: Option<String>,
+    cwd: Option<String>,
+    tag: Option<String>,
+    created_at: Option<i64>,
+    first_timestamp: Option<String>,
+    last_timestamp: Option<String>,
+    file_size: i64,
+    message_count: i64,
+    source_state: &'static str,
+    mtime_ms: i64,
+}
+
+/// Recomputes the catalog row of one session (by its database key) inside the caller's
+/// transaction. Call it after every write that touches the session's rows.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn refresh_session(conn: &Connection, session_key: i64) -> Result<()> {
+    refresh(conn, session_key, None)
+}
+
+/// Like [`refresh_session`], and records that sessiondb itself wrote to the session at
+/// `written_at` (epoch ms): `last_modified` becomes at least that, as a file's mtime would.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn touch_session(conn: &Connection, session_key: i64, written_at: i64) -> Result<()> {
+    refresh(conn, session_key, Some(written_at))
+}
+
+/// Refreshes the session whose transcript `transcript_id` is (after its source file was
+/// marked vanished, for instance).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn refresh_transcript(conn: &Connection, transcript_id: i64) -> Result<()> {
+    let session: Option<i64> = conn
+        .prepare_cached("SELECT session_id FROM transcripts WHERE id = ?1")?
+        .query_row([transcript_id], |r| r.get(0))
+        .optional()?;
+    match session {
+        Some(key) => refresh_session(conn, key),
+        None => Ok(()),
+    }
+}
+
+/// Fills the catalog for sessions that have no row yet (a database created before the
+/// catalog existed), in one IMMEDIATE transaction taken only when there is work. Returns how
+/// many rows were added.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn backfill(conn: &mut Connection) -> Result<usize> {
+    const MISSING: &str =
+        "SELECT id FROM sessions WHERE id NOT IN (SELECT session_key FROM catalog) ORDER BY id";
+    let any: bool = conn.query_row(&format!("SELECT EXISTS ({MISSING})"), [], |r| r.get(0))?;
+    if !any {
+        return Ok(0);
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let missing: Vec<i64> = tx
+        .prepare_cached(MISSING)?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for key in &missing {
+        refresh_session(&tx, *key)?;
+    }
+    tx.commit()?;
+    Ok(missing.len())
+}
+
+fn refresh(conn: &Connection, session_key: i64, written: Option<i64>) -> Result<()> {
+    let Some((session_id, project_id, main)) = conn
+        .prepare_cached(SELECT_SESSION)?
+        .query_row([session_key], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+            ))
+        })
+        .optional()?
+    else {
+        return Ok(());
+    };
+    let previous: Option<Option<i64>> = conn
+        .prepare_cached(SELECT_WRITTEN_AT)?
+        .query_row([session_key], |r| r.get(0))
+        .optional()?;
+    let written_at = match (previous.flatten(), written) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    let mut e = match main {
+        Some(transcript) => compute(conn, transcript)?,
+        None => Entry {
+            source_state: "none",
+            ..Entry::default()
+        },
+    };
+    let subagents: i64 = conn
+        .prepare_cached(SELECT_SUBAGENTS)?
+        .query_row([session_key], |r| r.get(0))?;
+    let last_modified = e.mtime_ms.max(written_at.unwrap_or(0));
+    let name_text = [
+        &e.summary,
+        &e.user_title,
+        &e.ai_title,
+        &e.last_prompt,
+        &e.summary_record,
+        &e.first_prompt,
+    ]
+    .iter()
+    .filter_map(|s| s.as_deref())
+    .map(str::to_lowercase)
+    .collect::<Vec<_>>()
+    .join("\n");
+    if e.summary.is_none() {
+        e.listed = false;
+    }
+    conn.prepare_cached(UPSERT)?.execute(params![
+        session_key,
+        session_id,
+        project_id,
+        e.listed,
+        e.summary,
+        e.custom_title,
+        e.user_title,
+        e.ai_title,
+        e.last_prompt,
+        e.summary_record,
+        e.first_prompt,
+        e.git_branch,
+        e.cwd,
+        e.tag,
+        e.created_at,
+        e.first_timestamp,
+        e.last_timestamp,
+        last_modified,
+        written_at,
+        e.file_size,
+        e.message_count,
+        subagents,
+        e.source_state,
+        name_text,
+    ])?;
+    Ok(())
+}
+
+fn compute(conn: &Connection, transcript: i64) -> Result<Entry> {
+    let mut e = Entry::default();
+    let (size, rows, messages): (i64, i64, i64) = conn
+        .prepare_cached(SELECT_SIZE)?
+        .query_row([transcript], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    e.file_size = size;
+    e.message_count = messages;
+    let ledger: Option<(i64, bool)> = conn
+        .prepare_cached(SELECT_LEDGER)?
+        .query_row([transcript], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    (e.mtime_ms, e.source_state) = match ledger {
+        Some((mtime_ns, vanished)) => (
+            mtime_ns.div_euclid(1_000_000),
+            if vanished { "vanished" } else { "present" },
+        ),
+        None => (0, "none"),
+    };
+    if rows == 0 || size == 0 {
+        return Ok(e);
+    }
+    let first_line: Vec<u8> = conn
+        .prepare_cached(SELECT_FIRST_ROW)?
+        .query_row([transcript], |r| r.get(0))?;
+    let first_is_sidechain = contains(&first_line, b"\"isSidechain\":true")
+        || contains(&first_line, b"\"isSidechain\": true");
+    let last_value = |kind: &str| -> Result<Option<String>> {
+        Ok(conn
+            .prepare_cached(SELECT_LAST_METADATA)?
+            .query_row(params![transcript, kind], |r| r.get(0))
+            .optional()?)
+    };
+    e.user_title = last_value("custom-title")?;
+    e.ai_title = last_value("ai-title")?;
+    e.last_prompt = last_value("last-prompt")?;
+    e.custom_title = e.user_title.clone().or_else(|| e.ai_title.clone());
+    e.summary_record = conn
+        .prepare_cached(SELECT_LAST_SUMMARY)?
+        .query_row([transcript], |r| r.get(0))
+        .optional()?;
+    e.tag = conn
+        .prepare_cached(SELECT_LAST_TAG)?
+        .query_row([transcript], |r| r.get::<_, Option<String>>(0))
+        .optional()?
+        .flatten()
+        .filter(|t| !t.is_empty());
+    e.first_prompt = first_prompt_of(conn, transcript)?;
+    e.summary = e
+        .custom_title
+        .clone()
+        .or_else(|| e.last_prompt.clone())
+        .or_else(|| e.summary_record.clone())
+        .or_else(|| e.first_prompt.clone());
+    e.git_branch = field_of(conn, transcript, "gitBranch", false)?;
+    e.cwd = field_of(conn, transcript, "cwd", true)?;
+    let (first, last): (Option<String>, Option<String>) =
+        conn.prepare_cached(SELECT_TIMESTAMPS)?
+            .query_row([transcript], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    e.created_at = first.as_deref().and_then(parse_iso8601_ms);
+    e.first_timestamp = first;
+    e.last_timestamp = last;
+    e.listed = !first_is_sidechain && e.summary.is_some();
+    Ok(e)
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The first (`forward`) or last non-empty top-level string `key` of the transcript.
+fn field_of(
+    conn: &Connection,
+    transcript: i64,
+    key: &str,
+    forward: bool,
+) -> Result<Option<String>> {
+    let sql = if forward {
+        SELECT_FIELD_ROWS_FORWARD
+    } else {
+        SELECT_FIELD_ROWS_BACKWARD
+    };
+    let needle = format!("\"{key}\"").into_bytes();
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query(params![transcript, needle])?;
+    while let Some(row) = rows.next()? {
+        let raw: Vec<u8> = row.get(0)?;
+        if let Some(Value::Object(map)) = crate::jsonl::parse_record(&raw) {
+            if let Some(Value::String(s)) = map.get(key) {
+                if !s.is_empty() {
+                    return Ok(Some(s.clone()));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn first_prompt_of(conn: &Connection, transcript: i64) -> Result<Option<String>> {
+    let mut stmt = conn.prepare_cached(SELECT_USER_ROWS)?;
+    let mut rows = stmt.query([transcript])?;
+    let mut finder = FirstPrompt::default();
+    while let Some(row) = rows.next()? {
+        let raw: Vec<u8> = row.get(0)?;
+        if let Some(found) = finder.feed(&raw) {
+            return Ok(Some(found));
+        }
+    }
+    Ok(finder.finish())
+}
+
+/// The Agent SDK's first-prompt rule (spec §9.2, SDK quirk 7), fed one line at a time.
+///
+/// A line counts when it contains `"type":"user"` and none of `"tool_result"`,
+/// `"isMeta":true`, `"isCompactSummary":true` (each also with a space after the colon) and
+/// parses as a user record with a `message` object. Its string content, or the `text` of each
+/// text block, is a candidate: newlines become spaces and it is trimmed; a slash command is
+/// remembered as the fallback and skipped; generated text (`<local-command-stdout>`,
+/// `<session-start-hook>`, `<tick>`, `<goal>`, `[Request interrupted by user…]`, a lone
+/// `<ide_opened_file>` or `<ide_selection>` element) is skipped. The first survivor is cut to
+/// 200 characters plus `…`.
+#[derive(Debug, Default)]
+pub struct FirstPrompt {
+    command_fallback: Option<String>,
+}
+
+impl FirstPrompt {
+    /// Looks at one JSONL line; returns the prompt when this line has it.
+    pub fn feed(&mut self, line: &[u8]) -> Option<String> {
+        let has = |a: &[u8], b: &[u8]| contains(line, a) || contains(line, b);
+        if !has(b"\"type\":\"user\"", b"\"type\": \"user\"")
+            || contains(line, b"\"tool_result\"")
+            || has(b"\"isMeta\":true", b"\"isMeta\": true")
+            || has(b"\"isCompactSummary\":true", b"\"isCompactSummary\": true")
+        {
+            return None;
+        }
+        let text = String::from_utf8_lossy(line);
+        let entry: Value = serde_json::from_str(text.trim()).ok()?;
+        if entry.get("type").and_then(Value::as_str) != Some("user") {
+            return None;
+        }
+        let content = entry.get("message")?.as_object()?.get("content")?;
+        let texts: Vec<&str> = match content {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for raw in texts {
+            let flat = raw.replace('\n', " ");
+            let result = py_strip(&flat);
+            if result.is_empty() {
+                continue;
+            }
+            if let Some(name) = command_name(result) {
+                if self.command_fallback.is_none() && !name.is_empty() {
+                    self.command_fallback = Some(name.to_owned());
+                }
+                continue;
+            }
+            if is_generated(result) {
+                continue;
+            }
+            return Some(truncate_prompt(result));
+        }
+        None
+    }
+
+    /// The fallback when no line had a prompt: the first slash command seen.
+    pub fn finish(self) -> Option<String> {
+        self.command_fallback
+    }
+}
+
+fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+fn py_strip(s: &str) -> &str {
+    s.trim_matches(py_space)
+}
+
+/// `<command-name>X</command-name>` anywhere in the text: `X`.
+fn command_name(text: &str) -> Option<&str> {
+    const OPEN: &str = "<command-name>";
+    const CLOSE: &str = "</command-name>";
+    let start = text.find(OPEN)? + OPEN.len();
+    let len = text[start..].find(CLOSE)?;
+    Some(&text[start..start + len])
+}
+
+fn is_generated(text: &str) -> bool {
+    const PREFIXES: [&str; 4] = [
+        "<local-command-stdout>",
+        "<session-start-hook>",
+        "<tick>",
+        "<goal>",
+    ];
+    if PREFIXES.iter().any(|p| text.starts_with(p)) {
+        return true;
+    }
+    if let Some(rest) = text.strip_prefix("[Request interrupted by user") {
+        if rest.contains(']') {
+            return true;
+        }
+    }
+    let trimmed = text.trim_start_matches(py_space);
+    let tail_trimmed = trimmed.trim_end_matches(py_space);
+    for (open, close) in [
+        ("<ide_opened_file>", "</ide_opened_file>"),
+        ("<ide_selection>", "</ide_selection>"),
+    ] {
+        if tail_trimmed.len() >= open.len() + close.len()
+            && tail_trimmed.starts_with(open)
+            && tail_trimmed.ends_with(close)
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// At most 200 characters; a longer prompt is cut, right-trimmed and given `…`.
+fn truncate_prompt(text: &str) -> String {
+    match text.char_indices().nth(200) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}\u{2026}", text[..cut].trim_end_matches(py_space)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prompt(lines: &[&str]) -> Option<String> {
+        let mut f = FirstPrompt::default();
+        for line in lines {
+            if let Some(p) = f.feed(line.as_bytes()) {
+                return Some(p);
+            }
+        }
+        f.finish()
+    }
+
+    #[test]
+    fn first_prompt_rules() {
+        let user =
+            |c: &str| format!(r#"{{"type":"user","message":{{"role":"user","content":{c}}}}}"#);
+        let cases: Vec<(Vec<String>, Option<&str>)> = vec![
+            (vec![user(r#""hello\nworld ""#)], Some("hello world")),
+            (
+                vec![
+                    user(r#""<command-name>/exit</command-name>""#),
+                    user(r#""<local-command-stdout>bye</local-command-stdout>""#),
+                ],
+                Some("/exit"),
+            ),
+            (
+                vec![
+                    user(r#""[Request interrupted by user for tool use]""#),
+                    user(r#"[{"type":"image"},{"type":"text","text":"  real  "}]"#),
+                ],
+                Some("real"),
+            ),
+            (
+                vec![
+                    user(r#""<ide_opened_file>a</ide_opened_file>""#),
+                    user(r#""b""#),
+                ],
+                Some("b"),
+            ),
+            (
+                vec![r#"{"type":"user","isMeta":true,"message":{"content":"meta"}}"#.into()],
+                None,
+            ),
+            (
+                vec![user(r#"[{"type":"tool_result","content":"x"}]"#)],
+                None,
+            ),
+        ];
+        for (lines, want) in cases {
+            let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+            assert_eq!(prompt(&refs).as_deref(), want, "{lines:?}");
+        }
+    }
+
+    #[test]
+    fn long_prompts_are_cut_at_200_characters() {
+        let long = "é".repeat(250);
+        let got = truncate_prompt(&long);
+        assert_eq!(got.chars().count(), 201);
+        assert!(got.ends_with('…'));
+        assert_eq!(truncate_prompt("short"), "short");
+        let spaced = format!("{}  {}", "a".repeat(199), "b".repeat(10));
+        assert_eq!(truncate_prompt(&spaced), format!("{}…", "a".repeat(199)));
+    }
+}

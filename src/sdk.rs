@@ -1,0 +1,725 @@
+//! The Agent SDK's reading of a session: `get_session_messages`, `list_subagents` and
+//! `get_subagent_messages` (Python `claude-agent-sdk` 0.2.189), answered from the store.
+//!
+//! The SDK's chain is not the CLI's (`resume::chain`), so it has its own pure functions here:
+//!
+//! * entries are `user`, `assistant`, `progress`, `system` and `attachment` records with a
+//!   string `uuid`, sidechain records included;
+//! * the leaf: from every record no entry names as `parentUuid`, walk up to the nearest
+//!   user/assistant record; prefer those that are not sidechain, team or meta records; take
+//!   the one latest in the file; then follow `parentUuid` to the root (`logicalParentUuid`
+//!   is not followed, so a compaction cuts history; no preserved-segment splice);
+//! * parallel tool calls are put back ([`recover_parallel`]), with results placed through
+//!   `sourceToolAssistantUUID` or a `tool_use_id` only when written by the same agent;
+//! * returned: user/assistant records that are not meta, sidechain or team records.
+//!
+//! Sub-agent transcripts take the last user/assistant record as the leaf and return every
+//! user/assistant record of its chain.
+
+use crate::error::Result;
+use crate::model::SessionRef;
+use rusqlite::{Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+/// One message as the SDK's `SessionMessage` has it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionMessage {
+    /// `user` or `assistant`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The record's `uuid`.
+    pub uuid: String,
+    /// The record's own `sessionId` (`""` when absent), not necessarily the file's id.
+    pub session_id: Value,
+    /// The record's `message`, verbatim.
+    pub message: Value,
+    /// For sub-agents: the `toolUseId` of the agent's `.meta.json` sidecar.
+    pub parent_tool_use_id: Option<String>,
+    /// For nested sub-agents: the `parentAgentId` of the sidecar.
+    pub parent_agent_id: Option<String>,
+}
+
+/// The top-level fields of a record that the SDK's chain looks at.
+#[derive(Deserialize)]
+struct RawEntry {
+    #[serde(rename = "type", default)]
+    kind: Option<Value>,
+    #[serde(default)]
+    uuid: Option<Value>,
+    #[serde(rename = "parentUuid", default)]
+    parent_uuid: Option<Value>,
+    #[serde(rename = "isSidechain", default)]
+    is_sidechain: Option<Value>,
+    #[serde(rename = "isMeta", default)]
+    is_meta: Option<Value>,
+    #[serde(rename = "teamName", default)]
+    team_name: Option<Value>,
+    #[serde(rename = "agentId", default)]
+    agent_id: Option<Value>,
+    #[serde(default)]
+    timestamp: Option<Value>,
+    #[serde(rename = "sourceToolAssistantUUID", default)]
+    source_tool: Option<Value>,
+    #[serde(rename = "sessionId", default)]
+    session_id: Option<Value>,
+    #[serde(default)]
+    message: Option<Box<RawValue>>,
+}
+
+/// `message` as far as the chain needs it.
+#[derive(Deserialize)]
+struct RawMessage {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    content: Option<Box<RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct RawBlock {
+    #[serde(rename = "type", default)]
+    kind: Option<Value>,
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    tool_use_id: Option<Value>,
+}
+
+/// A transcript entry: the fields the SDK's chain reads, and the raw `message`.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    kind: String,
+    uuid: String,
+    parent: Option<String>,
+    sidechain: bool,
+    meta: bool,
+    team: bool,
+    agent_id: Option<Value>,
+    timestamp: String,
+    source_tool: Option<String>,
+    session_id: Value,
+    message_id: Option<String>,
+    tool_use_ids: Vec<String>,
+    tool_result_ids: Vec<String>,
+    has_tool_result: bool,
+    message: Option<Box<RawValue>>,
+}
+
+/// Python truthiness of a JSON value.
+fn truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(o)) => !o.is_empty(),
+    }
+}
+
+fn string(v: Option<Value>) -> Option<String> {
+    match v {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Types the SDK reads as transcript entries.
+const ENTRY_TYPES: [&str; 5] = ["user", "assistant", "progress", "system", "attachment"];
+
+/// Parses one JSONL line the way the SDK does (the line trimmed, then JSON): `None` unless
+/// it is an object with an entry type and a string `uuid`.
+pub fn parse_entry(line: &[u8]) -> Option<Entry> {
+    let text = std::str::from_utf8(line).ok()?;
+    let text = text.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c));
+    if text.is_empty() {
+        return None;
+    }
+    let raw: RawEntry = serde_json::from_str(text).ok()?;
+    let kind = string(raw.kind).filter(|k| ENTRY_TYPES.contains(&k.as_str()))?;
+    let uuid = string(raw.uuid)?;
+    let mut entry = Entry {
+        parent: string(raw.parent_uuid).filter(|p| !p.is_empty()),
+        sidechain: truthy(raw.is_sidechain.as_ref()),
+        meta: truthy(raw.is_meta.as_ref()),
+        team: truthy(raw.team_name.as_ref()),
+        agent_id: raw.agent_id,
+        timestamp: string(raw.timestamp).unwrap_or_default(),
+        source_tool: string(raw.source_tool),
+        session_id: raw
+            .session_id
+            .unwrap_or_else(|| Value::String(String::new())),
+        message_id: None,
+        tool_use_ids: Vec::new(),
+        tool_result_ids: Vec::new(),
+        has_tool_result: false,
+        message: raw.message,
+        kind,
+        uuid,
+    };
+    let message = entry
+        .message
+        .as_ref()
+        .filter(|m| m.get().starts_with('{'))
+        .and_then(|m| serde_json::from_str::<RawMessage>(m.get()).ok());
+    if let Some(message) = message {
+        if entry.kind == "assistant" {
+            entry.message_id = string(message.id).filter(|id| !id.is_empty());
+        }
+        let blocks: Vec<Box<RawValue>> = message
+            .content
+            .filter(|c| c.get().starts_with('['))
+            .and_then(|c| serde_json::from_str(c.get()).ok())
+            .unwrap_or_default();
+        for block in blocks.iter().filter(|b| b.get().starts_with('{')) {
+            let Ok(block) = serde_json::from_str::<RawBlock>(block.get()) else {
+                continue;
+            };
+            match block.kind.as_ref().and_then(Value::as_str) {
+                Some("tool_use") => entry.tool_use_ids.extend(string(block.id)),
+                Some("tool_result") => {
+                    entry.has_tool_result = true;
+                    entry.tool_result_ids.extend(string(block.tool_use_id));
+                }
+                _ => {}
+            }
+        }
+    }
+    Some(entry)
+}
+
+impl Entry {
+    fn is_tool_result(&self) -> bool {
+        self.kind == "user" && self.parent.is_some() && self.has_tool_result
+    }
+
+    fn same_writer(&self, other: &Entry) -> bool {
+        self.sidechain == other.sidechain && self.agent_id == other.agent_id
+    }
+
+    fn is_visible(&self) -> bool {
+        (self.kind == "user" || self.kind == "assistant")
+            && !self.meta
+            && !self.sidechain
+            && !self.team
+    }
+
+    fn to_message(&self, tool_use: Option<&str>, agent: Option<&str>) -> SessionMessage {
+        SessionMessage {
+            kind: self.kind.clone(),
+            uuid: self.uuid.clone(),
+            session_id: self.session_id.clone(),
+            message: self
+                .message
+                .as_ref()
+                .and_then(|m| serde_json::from_str(m.get()).ok())
+                .unwrap_or(Value::Null),
+            parent_tool_use_id: tool_use.map(str::to_owned),
+            parent_agent_id: agent.map(str::to_owned),
+        }
+    }
+}
+
+/// uuid → entry (a later duplicate wins), with first-seen order kept, like a Python dict.
+struct Index<'a> {
+    order: Vec<&'a str>,
+    by_uuid: HashMap<&'a str, &'a Entry>,
+}
+
+impl<'a> Index<'a> {
+    fn new(entries: &'a [Entry]) -> Self {
+        let mut order = Vec::new();
+        let mut by_uuid = HashMap::new();
+        for e in entries {
+            if by_uuid.insert(e.uuid.as_str(), e).is_none() {
+                order.push(e.uuid.as_str());
+            }
+        }
+        Index { order, by_uuid }
+    }
+
+    fn get(&self, uuid: Option<&str>) -> Option<&'a Entry> {
+        uuid.and_then(|u| self.by_uuid.get(u).copied())
+    }
+
+    fn values(&self) -> impl Iterator<Item = &'a Entry> + '_ {
+        self.order
+            .iter()
+            .filter_map(|u| self.by_uuid.get(u).copied())
+    }
+}
+
+/// The SDK's main-session chain, root to leaf, parallel tool calls recovered.
+pub fn conversation_chain(entries: &[Entry]) -> Vec<&Entry> {
+    if entries.is_empty() {
+        return Vec::new();
+    }
+    let index = Index::new(entries);
+    let position: HashMap<&str, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.uuid.as_str(), i))
+        .collect();
+    let parents: HashSet<&str> = entries.iter().filter_map(|e| e.parent.as_deref()).collect();
+    let mut leaves: Vec<&Entry> = Vec::new();
+    for terminal in entries
+        .iter()
+        .filter(|e| !parents.contains(e.uuid.as_str()))
+    {
+        let mut seen = HashSet::new();
+        let mut cur = Some(terminal);
+        while let Some(e) = cur {
+            if !seen.insert(e.uuid.as_str()) {
+                break;
+            }
+            if e.kind == "user" || e.kind == "assistant" {
+                leaves.push(e);
+                break;
+            }
+            cur = index.get(e.parent.as_deref());
+        }
+    }
+    let best = |candidates: &[&'_ Entry]| -> Option<usize> {
+        let mut best: Option<(usize, i64)> = None;
+        for (i, c) in candidates.iter().enumerate() {
+            let pos = position.get(c.uuid.as_str()).map_or(-1, |p| *p as i64);
+            if best.map_or(true, |(_, b)| pos > b) {
+                best = Some((i, pos));
+            }
+        }
+        best.map(|(i, _)| i)
+    };
+    let main: Vec<&Entry> = leaves
+        .iter()
+        .copied()
+        .filter(|l| !l.sidechain && !l.team && !l.meta)
+        .collect();
+    let leaf = if main.is_empty() {
+        best(&leaves).map(|i| leaves[i])
+    } else {
+        best(&main).map(|i| main[i])
+    };
+    let Some(leaf) = leaf else {
+        return Vec::new();
+    };
+    let mut chain = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut cur = Some(leaf);
+    while let Some(e) = cur {
+        if !seen.insert(e.uuid.as_str()) {
+            break;
+        }
+        chain.push(e);
+        cur = index.get(e.parent.as_deref());
+    }
+    chain.reverse();
+    recover_parallel(&index, chain, &mut seen)
+}
+
+/// Puts back the records of a parallel tool-call response that the walk left off the
+/// chain, and their results, right after the response's last record on the chain
+/// (SDK quirk 16).
+fn recover_parallel<'a>(
+    index: &Index<'a>,
+    chain: Vec<&'a Entry>,
+    seen: &mut HashSet<&'a str>,
+) -> Vec<&'a Entry> {
+    let assistants: Vec<&Entry> = chain
+        .iter()
+        .copied()
+        .filter(|e| e.kind == "assistant")
+        .collect();
+    let mut anchor: HashMap<&str, &str> = HashMap::new();
+    for e in &assistants {
+        if let Some(m) = e.message_id.as_deref() {
+            anchor.insert(m, e.uuid.as_str());
+        }
+    }
+    if anchor.is_empty() {
+        return chain;
+    }
+    let mut siblings: HashMap<&str, Vec<&Entry>> = HashMap::new();
+    // A call id claimed by two different responses maps to None: never used.
+    let mut call_owner: HashMap<&str, Option<&Entry>> = HashMap::new();
+    let mut results: Vec<&Entry> = Vec::new();
+    for e in index.values() {
+        if let Some(m) = e.message_id.as_deref() {
+            siblings.entry(m).or_default().push(e);
+            for call in &e.tool_use_ids {
+                match call_owner.get(call.as_str()) {
+                    None => {
+                        call_owner.insert(call, Some(e));
+                    }
+                    Some(owner) => {
+                        let same = owner.is_some_and(|o| o.message_id.as_deref() == Some(m));
+                        call_owner.insert(call, if same { Some(e) } else { None });
+                    }
+                }
+            }
+        } else if e.is_tool_result() {
+            results.push(e);
+        }
+    }
+    let mut by_assistant: HashMap<&str, Vec<&Entry>> = HashMap::new();
+    for r in &results {
+        if let Some(p) = r.parent.as_deref() {
+            by_assistant.entry(p).or_default().push(r);
+        }
+        if let Some(src) = r.source_tool.as_deref() {
+            if index.get(Some(src)).is_some_and(|s| r.same_writer(s)) {
+                by_assistant.entry(src).or_default().push(r);
+            }
+        }
+        for call in &r.tool_result_ids {
+            if let Some(Some(owner)) = call_owner.get(call.as_str()) {
+                if r.same_writer(owner) {
+                    by_assistant.entry(owner.uuid.as_str()).or_default().push(r);
+                }
+            }
+        }
+    }
+    let mut answered_on_chain: Option<HashSet<&str>> = None;
+    let position: HashMap<&str, usize> = index
+        .order
+        .iter()
+        .enumerate()
+        .map(|(i, u)| (*u, i))
+        .collect();
+    let mut processed: HashSet<&str> = HashSet::new();
+    let mut inserts: HashMap<&str, Vec<&Entry>> = HashMap::new();
+    for a in &assistants {
+        let Some(mid) = a.message_id.as_deref() else {
+            continue;
+        };
+        if !processed.insert(mid) {
+            continue;
+        }
+        let group: Vec<&Entry> = siblings.get(mid).cloned().unwrap_or_else(|| vec![*a]);
+        let members: HashSet<&str> = group.iter().map(|m| m.uuid.as_str()).collect();
+        let mut lost_siblings: Vec<&Entry> = group
+            .iter()
+            .copied()
+            .filter(|m| !seen.contains(m.uuid.as_str()))
+            .collect();
+        let mut lost_results: Vec<&Entry> = Vec::new();
+        let mut strays: Vec<&Entry> = Vec::new();
+        let mut collected: HashSet<&str> = HashSet::new();
+        for m in &group {
+            for r in by_assistant
+                .get(m.uuid.as_str())
+                .map(Vec::as_slice)
+                .unwrap_or(&[])
+            {
+                let u = r.uuid.as_str();
+                if seen.contains(u) || !collected.insert(u) {
+                    continue;
+                }
+                if r.parent.as_deref().is_some_and(|p| members.contains(p)) {
+                    lost_results.push(r);
+                } else {
+                    strays.push(r);
+                }
+            }
+        }
+        if !strays.is_empty() {
+            let on_chain = answered_on_chain.get_or_insert_with(|| {
+                chain
+                    .iter()
+                    .flat_map(|e| e.tool_result_ids.iter().map(String::as_str))
+                    .collect()
+            });
+            let mut answered: HashSet<&str> = on_chain.clone();
+            for r in &lost_results {
+                answered.extend(r.tool_result_ids.iter().map(String::as_str));
+            }
+            strays.sort_by_key(|e| position.get(e.uuid.as_str()).copied().unwrap_or(usize::MAX));
+            for r in strays {
+                let opens = r.tool_result_ids.iter().any(|call| {
+                    !answered.contains(call.as_str())
+                        && matches!(call_owner.get(call.as_str()),
+                            Some(Some(owner)) if members.contains(owner.uuid.as_str()))
+                });
+                if !opens {
+                    continue;
+                }
+                answered.extend(r.tool_result_ids.iter().map(String::as_str));
+                lost_results.push(r);
+            }
+        }
+        if lost_siblings.is_empty() && lost_results.is_empty() {
+            continue;
+        }
+        lost_siblings.sort_by(|x, y| x.timestamp.cmp(&y.timestamp));
+        lost_results.sort_by(|x, y| x.timestamp.cmp(&y.timestamp));
+        lost_siblings.extend(lost_results);
+        for e in &lost_siblings {
+            seen.insert(e.uuid.as_str());
+        }
+        if let Some(at) = anchor.get(mid) {
+            inserts.insert(at, lost_siblings);
+        }
+    }
+    if inserts.is_empty() {
+        return chain;
+    }
+    let mut out = Vec::with_capacity(chain.len());
+    for e in chain {
+        out.push(e);
+        if let Some(extra) = inserts.get(e.uuid.as_str()) {
+            out.extend(extra.iter().copied());
+        }
+    }
+    out
+}
+
+/// The SDK's `get_session_messages` over parsed entries, before paging.
+pub fn session_messages_of(entries: &[Entry]) -> Vec<SessionMessage> {
+    conversation_chain(entries)
+        .into_iter()
+        .filter(|e| e.is_visible())
+        .map(|e| e.to_message(None, None))
+        .collect()
+}
+
+/// The SDK's sub-agent chain: the last user/assistant record is the leaf.
+pub fn subagent_chain(entries: &[Entry]) -> Vec<&Entry> {
+    let index = Index::new(entries);
+    let Some(leaf) = entries
+        .iter()
+        .rev()
+        .find(|e| e.kind == "user" || e.kind == "assistant")
+    else {
+        return Vec::new();
+    };
+    let mut chain = Vec::new();
+    let mut seen = HashSet::new();
+    let mut cur = Some(leaf);
+    while let Some(e) = cur {
+        if !seen.insert(e.uuid.as_str()) {
+            break;
+        }
+        chain.push(e);
+        cur = index.get(e.parent.as_deref());
+    }
+    chain.reverse();
+    chain
+}
+
+/// The SDK's paging: with `limit > 0` the Python slice `[offset : offset + limit]` (a
+/// negative offset counts from the end); otherwise `offset` counts only when > 0.
+pub fn page<T>(items: Vec<T>, limit: Option<i64>, offset: i64) -> Vec<T> {
+    let len = items.len() as i64;
+    let clamp = |i: i64| -> usize {
+        let i = if i < 0 { (i + len).max(0) } else { i.min(len) };
+        i as usize
+    };
+    let (start, stop) = match limit {
+        Some(l) if l > 0 => (clamp(offset), clamp(offset + l)),
+        _ if offset > 0 => (clamp(offset), len as usize),
+        _ => return items,
+    };
+    if start >= stop {
+        return Vec::new();
+    }
+    items.into_iter().skip(start).take(stop - start).collect()
+}
+
+const SELECT_MAIN: &str = "SELECT id FROM transcripts
+     WHERE session_id = ?1 AND subpath = '' AND superseded_at IS NULL";
+
+const SELECT_ENTRY_ROWS: &str = "SELECT raw FROM rows
+     WHERE transcript_id = ?1 AND status = 0
+       AND type IN ('user', 'assistant', 'progress', 'system', 'attachment')
+     ORDER BY ordinal";
+
+const SELECT_NON_EMPTY: &str = "SELECT EXISTS (SELECT 1 FROM rows WHERE transcript_id = ?1
+       AND (length(raw) > 0 OR terminated = 1))";
+
+const SELECT_SUBAGENTS: &str = "SELECT id, agent_id, subpath, meta_json FROM transcripts
+     WHERE session_id = ?1 AND agent_id IS NOT NULL AND superseded_at IS NULL
+       AND subpath LIKE 'subagents/%'";
+
+fn entries_of(conn: &Connection, transcript: i64) -> Result<Vec<Entry>> {
+    let mut stmt = conn.prepare_cached(SELECT_ENTRY_ROWS)?;
+    let mut rows = stmt.query([transcript])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let raw = row.get_ref(0)?;
+        let bytes = match raw {
+            rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b,
+            _ => continue,
+        };
+        out.extend(parse_entry(bytes));
+    }
+    Ok(out)
+}
+
+/// The live main transcript of a session when it is a non-empty file (the SDK finds
+/// nothing for a missing or 0-byte file).
+fn main_transcript(conn: &Connection, session: &SessionRef) -> Result<Option<i64>> {
+    let Some(id) = conn
+        .prepare_cached(SELECT_MAIN)?
+        .query_row([session.key], |r| r.get::<_, i64>(0))
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    let non_empty: bool = conn
+        .prepare_cached(SELECT_NON_EMPTY)?
+        .query_row([id], |r| r.get(0))?;
+    Ok(non_empty.then_some(id))
+}
+
+/// `get_session_messages(session, limit, offset)`.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn get_session_messages(
+    conn: &Connection,
+    session: &SessionRef,
+    limit: Option<i64>,
+    offset: i64,
+) -> Result<Vec<SessionMessage>> {
+    let Some(main) = main_transcript(conn, session)? else {
+        return Ok(Vec::new());
+    };
+    let entries = entries_of(conn, main)?;
+    Ok(page(session_messages_of(&entries), limit, offset))
+}
+
+/// A sub-agent transcript of a session.
+#[derive(Debug, Clone)]
+struct Subagent {
+    transcript: i64,
+    agent_id: String,
+    meta: Option<Vec<u8>>,
+}
+
+/// Sub-agents in the SDK's order: a depth-first walk of `subagents/` with each folder's
+/// entries sorted by name.
+fn subagents_of(conn: &Connection, session: &SessionRef) -> Result<Vec<Subagent>> {
+    if main_transcript(conn, session)?.is_none() {
+        return Ok(Vec::new());
+    }
+    let mut found: Vec<(Vec<String>, Subagent)> = conn
+        .prepare_cached(SELECT_SUBAGENTS)?
+        .query_map([session.key], |r| {
+            let subpath: String = r.get(2)?;
+            let mut parts: Vec<String> = subpath.split('/').map(str::to_owned).collect();
+            if let Some(last) = parts.last_mut() {
+                last.push_str(".jsonl");
+            }
+            Ok((
+                parts,
+                Subagent {
+                    transcript: r.get(0)?,
+                    agent_id: r.get(1)?,
+                    meta: r.get(3)?,
+                },
+            ))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(found.into_iter().map(|(_, s)| s).collect())
+}
+
+/// `list_subagents(session)`: the agent ids, in the SDK's order.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn list_subagents(conn: &Connection, session: &SessionRef) -> Result<Vec<String>> {
+    Ok(subagents_of(conn, session)?
+        .into_iter()
+        .map(|s| s.agent_id)
+        .collect())
+}
+
+/// `get_subagent_messages(session, agent_id, limit, offset)`; each message carries the
+/// sidecar's `toolUseId` / `parentAgentId` when the sidecar is a JSON object.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn get_subagent_messages(
+    conn: &Connection,
+    session: &SessionRef,
+    agent_id: &str,
+    limit: Option<i64>,
+    offset: i64,
+) -> Result<Vec<SessionMessage>> {
+    if agent_id.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(agent) = subagents_of(conn, session)?
+        .into_iter()
+        .find(|s| s.agent_id == agent_id)
+    else {
+        return Ok(Vec::new());
+    };
+    let meta: Option<serde_json::Map<String, Value>> = agent
+        .meta
+        .as_deref()
+        .and_then(|m| serde_json::from_slice::<Value>(m).ok())
+        .and_then(|v| match v {
+            Value::Object(map) => Some(map),
+            _ => None,
+        });
+    let field = |k: &str| {
+        meta.as_ref()
+            .and_then(|m| m.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let (tool_use, parent_agent) = (field("toolUseId"), field("parentAgentId"));
+    let entries = entries_of(conn, agent.transcript)?;
+    let messages = subagent_chain(&entries)
+        .into_iter()
+        .filter(|e| e.kind == "user" || e.kind == "assistant")
+        .map(|e| e.to_message(tool_use.as_deref(), parent_agent.as_deref()))
+        .collect();
+    Ok(page(messages, limit, offset))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paging_is_a_python_slice() {
+        let v: Vec<i32> = (0..10).collect();
+        assert_eq!(page(v.clone(), Some(5), 3), vec![3, 4, 5, 6, 7]);
+        assert_eq!(page(v.clone(), Some(2), -3), vec![7, 8]);
+        assert_eq!(page(v.clone(), Some(2), -1), Vec::<i32>::new());
+        assert_eq!(page(v.clone(), None, 8), vec![8, 9]);
+        assert_eq!(page(v.clone(), None, -1), v);
+        assert_eq!(page(v.clone(), Some(0), 2), vec![2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(page(v.clone(), Some(3), 1000), Vec::<i32>::new());
+    }
+
+    fn entry(line: &str) -> Entry {
+        parse_entry(line.as_bytes()).expect("an entry")
+    }
+
+    #[test]
+    fn leaf_prefers_main_records_and_returns_visible_ones() {
+        let entries = vec![
+            entry(r#"{"type":"user","uuid":"a","message":{"content":"hi"}}"#),
+            entry(
+                r#"{"type":"assistant","uuid":"b","parentUuid":"a","message":{"id":"m1","content":[]}}"#,
+            ),
+            entry(
+                r#"{"type":"user","uuid":"s","parentUuid":"b","isSidechain":true,"message":{"content":"x"}}"#,
+            ),
+            entry(r#"{"type":"progress","uuid":"p","parentUuid":"b"}"#),
+        ];
+        let uuids: Vec<String> = session_messages_of(&entries)
+            .into_iter()
+            .map(|m| m.uuid)
+            .collect();
+        assert_eq!(uuids, ["a", "b"]);
+        assert!(parse_entry(br#"{"type":"summary","uuid":"x"}"#).is_none());
+        assert!(parse_entry(br#"{"type":"user","uuid":7}"#).is_none());
+    }
+}

@@ -1,0 +1,183 @@
+//! Full-text search: FTS5 query building (user input is always quoted) and BM25-ranked
+//! hits with highlighted snippets.
+//!
+//! The index (`rows_fts`, migration V3) covers what users and assistants wrote (`body`) and
+//! tool calls and results (`tools`); triggers on `rows` keep it current, and [`reindex`]
+//! rebuilds it.
+
+use crate::catalog;
+use crate::error::Result;
+use crate::store::Store;
+use rusqlite::{params, Connection};
+use serde::Serialize;
+
+/// At most this many words of a query are used; the rest is ignored.
+pub const MAX_TERMS: usize = 64;
+
+/// A search request.
+#[derive(Debug, Clone, Default)]
+pub struct SearchQuery {
+    /// What the user typed. Any text is safe: each word becomes a quoted FTS5 phrase.
+    pub text: String,
+    /// Only this project folder.
+    pub project: Option<String>,
+    /// Only sessions with this tag.
+    pub tag: Option<String>,
+    /// Only `user` or `assistant` records.
+    pub role: Option<String>,
+    /// Also search tool inputs and results.
+    pub tools: bool,
+    /// At most this many hits (default 20).
+    pub limit: Option<i64>,
+    /// Marks around matched words in snippets (default `**` and `**`).
+    pub marks: Option<(String, String)>,
+}
+
+/// One matching record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// The session id.
+    pub session_id: String,
+    /// The project folder.
+    pub project: String,
+    /// The sub-agent whose transcript holds the record, if not the main one.
+    pub agent_id: Option<String>,
+    /// The record's uuid.
+    pub uuid: Option<String>,
+    /// The record's timestamp.
+    pub timestamp: Option<String>,
+    /// `user` or `assistant`.
+    pub role: String,
+    /// The session's title (the catalog's `summary`).
+    pub title: Option<String>,
+    /// The matching text around the match, matched words marked.
+    pub snippet: String,
+    /// BM25 score (lower is better).
+    pub rank: f64,
+}
+
+/// Builds the FTS5 query for user text: each whitespace-separated word becomes a quoted
+/// phrase (`"` doubled inside), all must match; without `tools` only the `body` column is
+/// searched. `None` when there is nothing to search for.
+pub fn fts_query(text: &str, tools: bool) -> Option<String> {
+    let phrases: Vec<String> = text
+        .split_whitespace()
+        .take(MAX_TERMS)
+        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+        .collect();
+    if phrases.is_empty() {
+        return None;
+    }
+    let all = phrases.join(" ");
+    Some(if tools {
+        all
+    } else {
+        format!("{{body}} : ({all})")
+    })
+}
+
+const SEARCH: &str = "SELECT s.session_id, p.key, t.agent_id, r.uuid, r.timestamp, r.type,
+        c.summary, snippet(rows_fts, -1, ?5, ?6, '…', 24), bm25(rows_fts, 1.0, 0.5)
+     FROM rows_fts
+     JOIN rows r ON r.id = rows_fts.rowid
+     JOIN transcripts t ON t.id = r.transcript_id AND t.superseded_at IS NULL
+     JOIN sessions s ON s.id = t.session_id
+     JOIN projects p ON p.id = s.project_id
+     LEFT JOIN catalog c ON c.session_key = s.id
+     WHERE rows_fts MATCH ?1
+       AND (?2 IS NULL OR p.key = ?2
+            OR (length(?2) > 200 AND substr(p.key, 1, length(?2)) = ?2))
+       AND (?3 IS NULL OR c.tag = ?3)
+       AND (?4 IS NULL OR r.type = ?4)
+     ORDER BY bm25(rows_fts, 1.0, 0.5), r.id
+     LIMIT ?7";
+
+/// Runs a search, best hits first.
+///
+/// # Errors
+/// Fails on a database error (never on what the user typed).
+pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<Hit>> {
+    let Some(query) = fts_query(&q.text, q.tools) else {
+        return Ok(Vec::new());
+    };
+    let (open, close) = q
+        .marks
+        .clone()
+        .unwrap_or_else(|| ("**".to_owned(), "**".to_owned()));
+    let limit = q.limit.filter(|n| *n > 0).unwrap_or(20);
+    let hits = conn
+        .prepare_cached(SEARCH)?
+        .query_map(
+            params![query, q.project, q.tag, q.role, open, close, limit],
+            |r| {
+                Ok(Hit {
+                    session_id: r.get(0)?,
+                    project: r.get(1)?,
+                    agent_id: r.get(2)?,
+                    uuid: r.get(3)?,
+                    timestamp: r.get(4)?,
+                    role: r.get(5)?,
+                    title: r.get(6)?,
+                    snippet: r.get::<_, Option<String>>(7)?.unwrap_or_default(),
+                    rank: r.get(8)?,
+                })
+            },
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(hits)
+}
+
+/// What [`reindex`] did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReindexReport {
+    /// Records in the rebuilt index.
+    pub indexed: i64,
+    /// Catalog rows recomputed.
+    pub sessions: i64,
+}
+
+/// Rebuilds the full-text index from the stored lines and recomputes every catalog row, in
+/// one transaction.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn reindex(store: &Store) -> Result<ReindexReport> {
+    store.write(|tx| {
+        tx.execute("INSERT INTO rows_fts (rows_fts) VALUES ('rebuild')", [])?;
+        let keys: Vec<i64> = tx
+            .prepare_cached("SELECT id FROM sessions ORDER BY id")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for key in &keys {
+            catalog::refresh_session(tx, *key)?;
+        }
+        let indexed: i64 = tx.query_row("SELECT count(*) FROM search_source", [], |r| r.get(0))?;
+        Ok(ReindexReport {
+            indexed,
+            sessions: keys.len() as i64,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_text_is_quoted() {
+        let cases: &[(&str, bool, Option<&str>)] = &[
+            ("hello world", true, Some(r#""hello" "world""#)),
+            ("say \"hi\"", true, Some(r#""say" """hi""""#)),
+            ("NEAR( a", false, Some(r#"{body} : ("NEAR(" "a")"#)),
+            ("   ", true, None),
+            ("", false, None),
+            ("* - :", true, Some(r#""*" "-" ":""#)),
+        ];
+        for (text, tools, want) in cases {
+            assert_eq!(fts_query(text, *tools).as_deref(), *want, "{text}");
+        }
+        let long = "word ".repeat(5000);
+        let q = fts_query(&long, true).expect("query");
+        assert_eq!(q.matches("\"word\"").count(), MAX_TERMS);
+    }
+}
