@@ -4,3 +4,4 @@ mod resume_oracle;
 mod resume_store;
 mod roundtrip;
 mod support;
+mod resume_props;
