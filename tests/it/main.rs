@@ -5,3 +5,4 @@ mod resume_store;
 mod roundtrip;
 mod support;
 mod resume_props;
+mod sdk_goldens;
