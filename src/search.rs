@@ -57,9 +57,11 @@ pub struct Hit {
 }
 
 /// Builds the FTS5 query for user text: each whitespace-separated word becomes a quoted
-/// phrase (`"` doubled inside), all must match; without `tools` only the `body` column is
-/// searched. `None` when there is nothing to search for.
+/// phrase (`"` doubled inside, NUL dropped), all must match; without `tools` only the
+/// `body` column is searched. `None` when there is nothing to search for.
 pub fn fts_query(text: &str, tools: bool) -> Option<String> {
+    // A NUL would end the query string inside SQLite.
+    let text = text.replace('\0', " ");
     let phrases: Vec<String> = text
         .split_whitespace()
         .take(MAX_TERMS)
@@ -143,7 +145,13 @@ pub struct ReindexReport {
 /// Fails on a database error.
 pub fn reindex(store: &Store) -> Result<ReindexReport> {
     store.write(|tx| {
-        tx.execute("INSERT INTO rows_fts (rows_fts) VALUES ('rebuild')", [])?;
+        // FTS5's own 'rebuild' cannot read a content view that uses json_each ("no such
+        // table: main.json_each"), so the index is emptied and refilled from the view.
+        tx.execute("INSERT INTO rows_fts (rows_fts) VALUES ('delete-all')", [])?;
+        tx.execute(
+            "INSERT INTO rows_fts (rowid, body, tools) SELECT id, body, tools FROM search_source",
+            [],
+        )?;
         let keys: Vec<i64> = tx
             .prepare_cached("SELECT id FROM sessions ORDER BY id")?
             .query_map([], |r| r.get(0))?

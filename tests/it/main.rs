@@ -6,3 +6,4 @@ mod roundtrip;
 mod support;
 mod resume_props;
 mod sdk_goldens;
+mod search;

@@ -1,0 +1,239 @@
+//! Full-text search over hand-made sessions: what is indexed, ranking, snippets, filters,
+//! incremental upkeep on import/append/delete, `reindex`, and hostile queries.
+
+use crate::support;
+use serde_json::{json, Value};
+use sessiondb::search::{self, SearchQuery};
+use sessiondb::{metadata, query, Store};
+use std::path::Path;
+
+fn user(uuid: &str, parent: Option<&str>, text: &str) -> Value {
+    json!({"type":"user","uuid":uuid,"parentUuid":parent,"sessionId":"s","timestamp":format!("2026-01-01T00:00:0{}Z", uuid.len() % 10),
+           "message":{"role":"user","content":text}})
+}
+
+fn assistant(uuid: &str, parent: &str, blocks: Value) -> Value {
+    json!({"type":"assistant","uuid":uuid,"parentUuid":parent,"sessionId":"s","timestamp":"2026-01-01T00:00:09Z",
+           "message":{"id":format!("msg-{uuid}"),"role":"assistant","content":blocks}})
+}
+
+fn write_session(project: &Path, sid: &str, records: &[Value]) {
+    std::fs::create_dir_all(project).expect("mkdir");
+    let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(project.join(format!("{sid}.jsonl")), text).expect("write");
+}
+
+const A: &str = "aaaaaaaa-0000-4000-8000-000000000001";
+const B: &str = "bbbbbbbb-0000-4000-8000-000000000002";
+const C: &str = "cccccccc-0000-4000-8000-000000000003";
+
+/// Three sessions with known text, imported into a fresh store.
+fn corpus() -> (tempfile::TempDir, Store) {
+    let (dir, store) = support::temp_store();
+    let project = dir.path().join("projects/-work-demo");
+    write_session(
+        &project,
+        A,
+        &[
+            user("a1", None, "How do I configure the flux capacitor?"),
+            assistant(
+                "a2",
+                "a1",
+                json!([{"type":"thinking","thinking":"secret musings"},
+                       {"type":"text","text":"Set the flux capacitor to 1.21 gigawatts."}]),
+            ),
+        ],
+    );
+    write_session(
+        &project,
+        B,
+        &[
+            user("b1", None, "flux flux flux capacitor"),
+            assistant(
+                "b2",
+                "b1",
+                json!([{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"launch zeppelin"}}]),
+            ),
+            json!({"type":"user","uuid":"b3","parentUuid":"b2","sessionId":"s",
+                   "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1",
+                              "content":"the dirigible has landed"}]}}),
+            json!({"type":"user","uuid":"b4","parentUuid":"b3","isMeta":true,"sessionId":"s",
+                   "message":{"role":"user","content":"meta caveat about flux"}}),
+        ],
+    );
+    write_session(
+        &project,
+        C,
+        &[user("c1", None, "Un café crème, s'il vous plaît 😀")],
+    );
+    support::import(&store, &[dir.path().join("projects").as_path()]);
+    (dir, store)
+}
+
+fn run(store: &Store, q: SearchQuery) -> Vec<search::Hit> {
+    search::search(&store.reader().expect("reader"), &q).expect("search never fails")
+}
+
+fn text(t: &str) -> SearchQuery {
+    SearchQuery {
+        text: t.to_owned(),
+        ..SearchQuery::default()
+    }
+}
+
+fn uuids(hits: &[search::Hit]) -> Vec<&str> {
+    hits.iter().filter_map(|h| h.uuid.as_deref()).collect()
+}
+
+#[test]
+fn ranks_by_bm25_with_marked_snippets() {
+    let (_dir, store) = corpus();
+    let hits = run(&store, text("flux capacitor"));
+    assert_eq!(uuids(&hits), ["b1", "a1", "a2"], "{hits:#?}");
+    assert!(hits.windows(2).all(|w| w[0].rank <= w[1].rank));
+    assert_eq!(hits[0].snippet, "**flux** **flux** **flux** **capacitor**");
+    assert!(hits[1].snippet.contains("the **flux** **capacitor**?"));
+    assert_eq!(hits[0].session_id, B);
+    assert_eq!(hits[0].role, "user");
+    assert_eq!(hits[0].title.as_deref(), Some("flux flux flux capacitor"));
+    // Thinking and meta records are not indexed.
+    assert!(run(&store, text("musings")).is_empty());
+    assert!(run(&store, text("caveat")).is_empty());
+}
+
+#[test]
+fn filters_by_role_project_tag_and_tools() {
+    let (_dir, store) = corpus();
+    let role = |r: &str| SearchQuery {
+        role: Some(r.to_owned()),
+        ..text("flux")
+    };
+    assert_eq!(uuids(&run(&store, role("assistant"))), ["a2"]);
+    assert_eq!(uuids(&run(&store, role("user"))), ["b1", "a1"]);
+    assert!(run(&store, text("zeppelin")).is_empty());
+    assert!(run(&store, text("dirigible")).is_empty());
+    let tools = |t: &str| SearchQuery {
+        tools: true,
+        ..text(t)
+    };
+    assert_eq!(uuids(&run(&store, tools("zeppelin"))), ["b2"]);
+    assert_eq!(uuids(&run(&store, tools("dirigible landed"))), ["b3"]);
+    let other = SearchQuery {
+        project: Some("-elsewhere".into()),
+        ..text("flux")
+    };
+    assert!(run(&store, other).is_empty());
+    let session = query::resolve_session(&store.reader().expect("r"), A).expect("A");
+    metadata::tag_session(&store, &session, Some("physics")).expect("tag");
+    let tagged = SearchQuery {
+        tag: Some("physics".into()),
+        ..text("flux")
+    };
+    assert_eq!(uuids(&run(&store, tagged)), ["a1", "a2"]);
+    let limited = SearchQuery {
+        limit: Some(1),
+        ..text("flux")
+    };
+    assert_eq!(run(&store, limited).len(), 1);
+}
+
+#[test]
+fn diacritics_fold() {
+    let (_dir, store) = corpus();
+    assert_eq!(uuids(&run(&store, text("cafe"))), ["c1"]);
+    assert_eq!(uuids(&run(&store, text("CRÈME"))), ["c1"]);
+}
+
+#[test]
+fn hostile_queries_never_fail() {
+    let (_dir, store) = corpus();
+    let long = "flux ".repeat(2048);
+    let hostile = [
+        "\"",
+        "\"\"",
+        "*",
+        "flux*",
+        "NEAR(",
+        "NEAR(flux capacitor, 2)",
+        "-",
+        "-flux",
+        "a",
+        "ab",
+        "😀",
+        "AND",
+        "OR flux",
+        "NOT",
+        "flux AND",
+        "(",
+        ")",
+        "{body}: flux",
+        "tools:flux",
+        "^flux",
+        "'; DROP TABLE rows; --",
+        "%_\\",
+        "\u{0}",
+        "s'il",
+        long.as_str(),
+    ];
+    for q in hostile {
+        let hits = search::search(&store.reader().expect("reader"), &text(q));
+        assert!(hits.is_ok(), "{q:?}: {hits:?}");
+        let with_tools = SearchQuery {
+            tools: true,
+            ..text(q)
+        };
+        assert!(search::search(&store.reader().expect("reader"), &with_tools).is_ok());
+    }
+    // Operators are words, not syntax: "flux AND" needs the word "and".
+    assert!(run(&store, text("flux AND")).is_empty());
+    assert_eq!(run(&store, text("-flux")).len(), 3);
+    assert_eq!(run(&store, text(&long)).len(), 3);
+    assert!(run(&store, text("a")).is_empty());
+    assert!(run(&store, text("😀")).is_empty());
+    // 10 KB of text from the corpus is a legal query too.
+    let ten_kb = "How do I configure the flux capacitor? ".repeat(260);
+    assert!(ten_kb.len() > 10_000);
+    assert!(search::search(&store.reader().expect("reader"), &text(&ten_kb)).is_ok());
+}
+
+#[test]
+fn index_follows_appends_deletes_and_reindex() {
+    let (dir, store) = corpus();
+    let file = dir.path().join(format!("projects/-work-demo/{A}.jsonl"));
+    let mut text_now = std::fs::read_to_string(&file).expect("read");
+    text_now.push_str(&format!(
+        "{}\n",
+        user("a3", Some("a2"), "what about the hoverboard")
+    ));
+    std::fs::write(&file, text_now).expect("append");
+    assert!(run(&store, text("hoverboard")).is_empty());
+    support::import(&store, &[dir.path().join("projects").as_path()]);
+    assert_eq!(uuids(&run(&store, text("hoverboard"))), ["a3"]);
+
+    let before = run(&store, text("flux"));
+    let report = search::reindex(&store).expect("reindex");
+    assert_eq!(report.sessions, 3);
+    assert_eq!(run(&store, text("flux")), before);
+    store
+        .write(|tx| {
+            tx.execute(
+                "INSERT INTO rows_fts (rows_fts) VALUES ('integrity-check')",
+                [],
+            )?;
+            Ok(())
+        })
+        .expect("index is consistent");
+
+    let session = query::resolve_session(&store.reader().expect("r"), B).expect("B");
+    metadata::delete_session(&store, &session).expect("delete");
+    assert_eq!(uuids(&run(&store, text("flux"))), ["a1", "a2"]);
+    store
+        .write(|tx| {
+            tx.execute(
+                "INSERT INTO rows_fts (rows_fts) VALUES ('integrity-check')",
+                [],
+            )?;
+            Ok(())
+        })
+        .expect("index is consistent after delete");
+}
