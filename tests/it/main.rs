@@ -1,4 +1,3 @@
-mod fork;
 mod import_edge;
 mod resume_cli;
 mod resume_oracle;
