@@ -25,8 +25,8 @@ pub mod paths;
 pub mod query;
 pub mod resume;
 pub mod schema;
-pub mod search;
 pub mod sdk;
+pub mod search;
 pub mod store;
 pub mod time;
 
