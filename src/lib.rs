@@ -17,12 +17,14 @@
 pub mod catalog;
 pub mod error;
 pub mod export;
+pub mod fork;
 pub mod import;
 pub mod jsonl;
 pub mod metadata;
 pub mod model;
 pub mod paths;
 pub mod query;
+pub mod record;
 pub mod resume;
 pub mod schema;
 pub mod sdk;

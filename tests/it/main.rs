@@ -1,3 +1,4 @@
+mod fork;
 mod import_edge;
 mod resume_cli;
 mod resume_oracle;

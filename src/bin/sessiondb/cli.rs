@@ -56,6 +56,48 @@ pub enum Command {
     /// The project defaults to the one of the current directory (sanitized as Claude Code
     /// does); the newest session is the one whose transcript file was modified last.
     Continue(ContinueArgs),
+    /// Fork a session: a new session holding its conversation, as Claude Code's
+    /// --fork-session writes it. Prints the new session id.
+    Fork(ForkArgs),
+    /// Append JSONL entries from standard input to a session, with Claude Code's write rules
+    /// (dedup by uuid, parent chaining, compact boundaries; metadata as given).
+    Append(AppendArgs),
+}
+
+/// `sessiondb fork`.
+#[derive(Debug, Args)]
+pub struct ForkArgs {
+    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    pub session: String,
+    /// End the fork at this message of the conversation (the SDK's up_to_message_id).
+    #[arg(long, value_name = "UUID")]
+    pub up_to: Option<String>,
+    /// Give the fork this custom title (else it inherits the source's).
+    #[arg(long, value_name = "T")]
+    pub title: Option<String>,
+    /// Use this session id instead of a fresh one (must be unused in the project).
+    #[arg(long, value_name = "UUID")]
+    pub session_id: Option<String>,
+    /// Print a JSON object (session_id, project, source, counts) instead of the id alone.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sessiondb append`.
+#[derive(Debug, Args)]
+pub struct AppendArgs {
+    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    pub session: String,
+    /// Hang the batch off this message when it does not start with recorded messages
+    /// [default: the leaf resume picks].
+    #[arg(long, value_name = "UUID", conflicts_with = "root")]
+    pub parent: Option<String>,
+    /// Start a new root instead (Claude Code without a parent hint).
+    #[arg(long)]
+    pub root: bool,
+    /// Print what was written as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// How a resume is shown and which Claude Code options it emulates.

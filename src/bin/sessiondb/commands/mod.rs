@@ -1,8 +1,10 @@
 //! One module per verb; `run` dispatches.
 
 mod agents;
+mod append;
 mod delete;
 mod export;
+mod fork;
 mod import;
 mod info;
 mod messages;
@@ -35,6 +37,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Reindex(args) => reindex::run(&db, args),
         Command::Resume(args) => resume::run_resume(&db, args),
         Command::Continue(args) => resume::run_continue(&db, args),
+        Command::Fork(args) => fork::run(&db, args),
+        Command::Append(args) => append::run(&db, args),
     }
 }
 

@@ -1,0 +1,35 @@
+//! `sessiondb append SESSION < entries.jsonl`.
+
+use crate::cli::AppendArgs;
+use crate::output::print_json;
+use anyhow::Context;
+use sessiondb::query;
+use sessiondb::record::{self, AppendOptions, Parent};
+use std::io::Read;
+use std::path::Path;
+
+pub fn run(db: &Path, args: AppendArgs) -> anyhow::Result<()> {
+    let mut input = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut input)
+        .context("cannot read entries from standard input")?;
+    // Checked before the database is touched: a bad line stores nothing.
+    let entries = record::parse_batch(&input).context("standard input")?;
+    let store = super::open(db)?;
+    let session = query::resolve_session(&*store.reader()?, &args.session)?;
+    let parent = match (args.parent, args.root) {
+        (Some(uuid), _) => Parent::Uuid(uuid),
+        (None, true) => Parent::Root,
+        (None, false) => Parent::Leaf,
+    };
+    let report = store.append_with(&session, &entries, &AppendOptions { parent })?;
+    if args.json {
+        return print_json(&report);
+    }
+    eprintln!(
+        "appended {} lines ({} messages, {} already recorded) to {}/{}",
+        report.written, report.messages, report.duplicates, report.project, report.session_id
+    );
+    Ok(())
+}
