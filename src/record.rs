@@ -13,6 +13,9 @@
 //! * **Everything else** (titles, tags, `file-history-snapshot`, `content-replacement`, ...)
 //!   is appended as given, without dedup, as `appendEntry` does.
 //! * `progress` records are never persisted (`cleanMessagesForLogging`).
+//! * Repair additions of a resumed conversation (`"synthetic": true`) are written without
+//!   that marker: passing `Resumed::messages` followed by the new turn writes them with the
+//!   turn, as Claude Code does (§7.5).
 //!
 //! Lines are serialized as `JSON.stringify` writes them: compact, keys in the order §2.3
 //! gives (envelope keys, the message's own keys, then the session stamp), non-ASCII as is.
@@ -226,6 +229,10 @@ pub fn stamp_message(message: &Map<String, Value>, parent: Option<&str>, stamp: 
         }
     }
     for (key, value) in message {
+        // `synthetic` is resume's marker on repair additions, not a transcript field.
+        if key == "synthetic" && value == &Value::Bool(true) {
+            continue;
+        }
         if !ENVELOPE_KEYS.contains(&key.as_str()) {
             out.insert(key.clone(), value.clone());
         }

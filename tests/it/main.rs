@@ -1,3 +1,4 @@
+mod append;
 mod fork;
 mod import_edge;
 mod resume_cli;
