@@ -1,4 +1,5 @@
 mod append;
+mod catalog;
 mod fork;
 mod import_edge;
 mod resume_cli;
@@ -9,4 +10,3 @@ mod roundtrip;
 mod sdk_goldens;
 mod search;
 mod support;
-mod catalog;
