@@ -3,10 +3,10 @@
 
 -- The searchable text of each user/assistant record, computed from the stored line:
 -- `body` = the prompt or reply (a string content, or the text blocks), `tools` = tool calls
--- (name and input JSON) and tool results (string content or text blocks). Records with
--- neither are left out. A view, so the index stores no second copy of the text.
+-- (name and input JSON) and tool results (string content or text blocks); NULL when there
+-- is none (filtering those rows out here would evaluate the JSON functions twice). A view,
+-- so the index stores no second copy of the text.
 CREATE VIEW search_source AS
-SELECT id, body, tools FROM (
     SELECT r.id AS id,
         CASE json_type(CAST(r.raw AS TEXT), '$.message.content')
             WHEN 'text' THEN json_extract(CAST(r.raw AS TEXT), '$.message.content')
@@ -40,9 +40,7 @@ SELECT id, body, tools FROM (
         END AS tools
     FROM rows r
     WHERE r.type IN ('user', 'assistant') AND r.status = 0 AND r.is_meta = 0
-      AND json_valid(CAST(r.raw AS TEXT))
-)
-WHERE body IS NOT NULL OR tools IS NOT NULL;
+      AND json_valid(CAST(r.raw AS TEXT));
 
 -- The index. unicode61 with diacritics removed: word tokens in any script (transcripts are
 -- multilingual), "cafe" finds "café", BM25 ranks whole words, and the index is several
