@@ -424,6 +424,33 @@ pub(crate) fn write_lines(tx: &Transaction<'_>, transcript: i64, lines: &[Value]
 const RECORDED: &str = "SELECT EXISTS (SELECT 1 FROM rows WHERE transcript_id = ?1 AND uuid = ?2
      AND type IN ('user', 'assistant', 'attachment', 'system', 'progress'))";
 
+/// The leaf `resume` would pick ([`gather::pick_leaf`]), with a fast path: the newest chain
+/// row, when no row names it as parent, is that leaf (two index lookups instead of a scan).
+fn current_leaf(tx: &Transaction<'_>, transcript: i64) -> Result<Option<String>> {
+    let newest: Option<String> = tx
+        .prepare_cached(
+            "SELECT uuid FROM rows INDEXED BY idx_rows_transcript_ordinal
+             WHERE transcript_id = ?1 AND type IN ('user', 'assistant', 'attachment', 'system')
+               AND uuid IS NOT NULL AND is_sidechain = 0
+             ORDER BY ordinal DESC LIMIT 1",
+        )?
+        .query_row([transcript], |r| r.get(0))
+        .optional()?;
+    let Some(newest) = newest else {
+        return Ok(None);
+    };
+    // Nothing hangs off the newest chain row: it is pick_leaf's first candidate.
+    let has_child: bool = tx
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM rows WHERE transcript_id = ?1 AND parent_uuid = ?2)",
+        )?
+        .query_row(params![transcript, newest], |r| r.get(0))?;
+    if !has_child {
+        return Ok(Some(newest));
+    }
+    gather::pick_leaf(tx, transcript)
+}
+
 /// The stamp defaults of a transcript: the session-level fields of its last message.
 fn session_defaults(tx: &Transaction<'_>, transcript: i64) -> Result<Map<String, Value>> {
     let raw: Option<Vec<u8>> = tx
@@ -485,7 +512,7 @@ impl Store {
                     &stamp,
                     |uuid| Ok(recorded.query_row(params![transcript, uuid], |r| r.get(0))?),
                     || match &options.parent {
-                        Parent::Leaf => gather::pick_leaf(tx, transcript),
+                        Parent::Leaf => current_leaf(tx, transcript),
                         Parent::Root => Ok(None),
                         Parent::Uuid(u) => {
                             if gather::has_entry(tx, transcript, u)? {
