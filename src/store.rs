@@ -43,6 +43,7 @@ impl Store {
         }
         conn.pragma_update(None, "journal_mode", "WAL")?;
         schema::configure(&conn)?;
+        schema::configure_writer(&conn)?;
         schema::migrate(&mut conn)?;
         // A database from before the catalog existed gets its rows once.
         crate::catalog::backfill(&mut conn)?;
@@ -71,6 +72,19 @@ impl Store {
     /// Fails when no connection can be opened.
     pub fn reader(&self) -> Result<Reader> {
         Ok(self.pool.get()?)
+    }
+
+    /// Sets how many WAL pages the writer lets accumulate before it checkpoints.
+    ///
+    /// # Errors
+    /// Fails when SQLite rejects the pragma.
+    pub(crate) fn set_wal_autocheckpoint(&self, pages: i64) -> Result<()> {
+        let conn = self
+            .writer
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        conn.pragma_update(None, "wal_autocheckpoint", pages)?;
+        Ok(())
     }
 
     /// Runs `f` in one IMMEDIATE transaction on the writer: it takes the write lock up front,

@@ -5,7 +5,9 @@
 //! checkpointed into the file), and in the same run a baseline: the same lines inserted
 //! as one BLOB per row into a bare table `(id INTEGER PRIMARY KEY, b BLOB)` with the same
 //! pragmas (WAL, synchronous=NORMAL, page_size 16384), one transaction per file. Then it
-//! re-imports the unchanged tree and measures the database size.
+//! re-imports the unchanged tree and measures the database size. A third, diagnostic
+//! import runs with the triggers on `rows` dropped (they maintain the search index), to
+//! show what the index costs.
 //!
 //! The tree is `$SESSIONDB_BENCH_TREE` (or the first non-flag argument); build a 1 GB one
 //! with `python3 tools/gen_tree.py /tmp/sessiondb-tree 1G 1`. Without it, a small tree
@@ -13,7 +15,9 @@
 //! tools/gen_tree.py from ../shared/corpus, or synthesized when that is unavailable; the
 //! output says which. Files are read once before timing, so both runs read from the page
 //! cache. Baseline and import alternate for `$SESSIONDB_BENCH_RUNS` runs (default 3), each
-//! after a `sync`; the fastest of each is reported. Databases go to `$TMPDIR`.
+//! after a `sync`; the fastest of each is reported, and each run prints its wall time, the
+//! CPU time of the importing thread and the bytes written (to tell a busy machine from a
+//! slow import). Databases go to `$TMPDIR`.
 
 use rusqlite::Connection;
 use sessiondb::import::import_paths;
@@ -53,37 +57,34 @@ fn main() {
         .unwrap_or(3)
         .max(1);
     let scratch = tempfile::tempdir().expect("a temporary folder");
-    let (mut base_times, mut import_times, mut reimport_times) = (vec![], vec![], vec![]);
+    let (mut base, mut import, mut bare, mut reimport) = (vec![], vec![], vec![], vec![]);
     let (mut base_rows, mut base_size, mut size, mut files_seen) = (0, 0, 0, 0);
     let mut report = None;
+    let import_into = |db: &Path, drop_triggers: bool| {
+        let store = Store::open(db).expect("open the store");
+        if drop_triggers {
+            drop_row_triggers(db);
+        }
+        import_paths(&store, std::slice::from_ref(&tree), &NoProgress).expect("import")
+        // The store closes here: the last connection checkpoints the WAL into the file.
+    };
     // Baseline and import alternate, so that a busy moment of the machine hits both.
     for run in 0..runs {
         let base_db = scratch.path().join(format!("baseline-{run}.db"));
-        settle();
-        let started = Instant::now();
-        base_rows = baseline(&base_db, &files);
-        base_times.push(started.elapsed().as_secs_f64());
+        base.push(measure(|| base_rows = baseline(&base_db, &files)));
         base_size = db_size(&base_db);
         std::fs::remove_file(&base_db).expect("remove the baseline database");
 
         let db = scratch.path().join(format!("sessions-{run}.db"));
-        settle();
-        let started = Instant::now();
-        let first = {
-            let store = Store::open(&db).expect("open the store");
-            import_paths(&store, std::slice::from_ref(&tree), &NoProgress).expect("import")
-            // The store closes here: the last connection checkpoints the WAL into the file.
-        };
-        import_times.push(started.elapsed().as_secs_f64());
+        let mut first = None;
+        import.push(measure(|| first = Some(import_into(&db, false))));
+        let first = first.expect("measured");
         assert_eq!(first.files_failed, 0, "{:?}", first.errors);
         assert_eq!(first.bytes_read, bytes + other_bytes(&tree, &files));
 
-        let started = Instant::now();
-        let again = {
-            let store = Store::open(&db).expect("reopen the store");
-            import_paths(&store, std::slice::from_ref(&tree), &NoProgress).expect("re-import")
-        };
-        reimport_times.push(started.elapsed().as_secs_f64());
+        let mut again = None;
+        reimport.push(measure(|| again = Some(import_into(&db, false))));
+        let again = again.expect("measured");
         assert_eq!(
             again.new_rows, 0,
             "re-import of an unchanged tree wrote rows"
@@ -92,23 +93,27 @@ fn main() {
         files_seen = again.files;
         size = db_size(&db);
         std::fs::remove_file(&db).expect("remove the database");
+
+        let bare_db = scratch.path().join(format!("bare-{run}.db"));
+        bare.push(measure(|| {
+            import_into(&bare_db, true);
+        }));
+        std::fs::remove_file(&bare_db).expect("remove the database");
         println!(
-            "run {}: baseline {:.2} s, import {:.2} s, re-import {:.3} s",
+            "run {}: baseline {}; import {}; import without row triggers {}; re-import {}",
             run + 1,
-            base_times[run],
-            import_times[run],
-            reimport_times[run]
+            base[run],
+            import[run],
+            bare[run],
+            reimport[run]
         );
         report = Some(first);
     }
     let report = report.expect("at least one run");
     // The fastest run of each is the least disturbed by other work on the machine.
-    let best = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
-    let (base_s, import_s, reimport_s) = (
-        best(&base_times),
-        best(&import_times),
-        best(&reimport_times),
-    );
+    let best = |v: &[Sample]| v.iter().map(|s| s.wall).fold(f64::INFINITY, f64::min);
+    let (base_s, import_s, bare_s, reimport_s) =
+        (best(&base), best(&import), best(&bare), best(&reimport));
     let import_mb_s = mb / import_s;
     let base_mb_s = mb / base_s;
     let ratio = import_s / base_s;
@@ -132,6 +137,11 @@ fn main() {
         check(ratio <= TARGET_RATIO)
     );
     println!(
+        "| import without triggers on rows (no search index) | {:.1} MB/s ({bare_s:.2} s), {:.2}x baseline | | |",
+        mb / bare_s,
+        bare_s / base_s
+    );
+    println!(
         "| re-import, unchanged | {per_10k:.3} s per 10,000 files ({reimport_s:.3} s for {}) | <= {TARGET_REIMPORT_S_PER_10K} s | {} |",
         files_seen,
         check(per_10k <= TARGET_REIMPORT_S_PER_10K)
@@ -142,6 +152,73 @@ fn main() {
         base_size as f64 / bytes as f64,
         check(size_ratio <= TARGET_SIZE_RATIO)
     );
+}
+
+/// One timed step: wall time, CPU time of this thread, bytes written.
+struct Sample {
+    wall: f64,
+    cpu: f64,
+    written: i64,
+}
+
+impl std::fmt::Display for Sample {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:.2} s (cpu {:.2} s, {:.0} MB written)",
+            self.wall,
+            self.cpu,
+            self.written as f64 / 1e6
+        )
+    }
+}
+
+/// Runs `f` after a `sync`, and measures it.
+fn measure(f: impl FnOnce()) -> Sample {
+    settle();
+    let (written, cpu) = (wchar(), cpu_seconds());
+    let started = Instant::now();
+    f();
+    Sample {
+        wall: started.elapsed().as_secs_f64(),
+        cpu: cpu_seconds() - cpu,
+        written: wchar() - written,
+    }
+}
+
+/// Drops the triggers on `rows` (the search index's), for the diagnostic import that shows
+/// what the index costs.
+fn drop_row_triggers(db: &Path) {
+    let conn = Connection::open(db).expect("open the database");
+    let names: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'rows'")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .expect("list triggers");
+    for name in names {
+        conn.execute_batch(&format!("DROP TRIGGER \"{name}\""))
+            .expect("drop a trigger");
+    }
+}
+
+/// CPU time of the calling thread, from /proc (Linux; 0 elsewhere).
+fn cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |ns| ns / 1e9)
+}
+
+/// Bytes this process has written through system calls so far (Linux; 0 elsewhere).
+fn wchar() -> i64 {
+    std::fs::read_to_string("/proc/self/io")
+        .ok()
+        .and_then(|io| {
+            io.lines().find_map(|l| {
+                l.strip_prefix("wchar: ")
+                    .and_then(|v| v.trim().parse().ok())
+            })
+        })
+        .unwrap_or(0)
 }
 
 /// Lets the disk write back what earlier runs left dirty, so a run does not pay for it.
