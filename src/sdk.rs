@@ -19,10 +19,11 @@
 use crate::error::Result;
 use crate::model::SessionRef;
 use rusqlite::{Connection, OptionalExtension};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
+use std::marker::PhantomData;
 
 /// One message as the SDK's `SessionMessage` has it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -66,16 +67,96 @@ struct RawEntry {
     #[serde(rename = "sessionId", default)]
     session_id: Option<Value>,
     #[serde(default)]
-    message: Option<Box<RawValue>>,
+    message: Option<ObjectOr<RawMessage>>,
 }
 
-/// `message` as far as the chain needs it.
+/// `message` as far as the chain needs it; everything else in it is skipped unread.
 #[derive(Deserialize)]
 struct RawMessage {
     #[serde(default)]
     id: Option<Value>,
     #[serde(default)]
-    content: Option<Box<RawValue>>,
+    content: Option<ArrayOf<ObjectOr<RawBlock>>>,
+}
+
+/// A JSON value read as `T` when it is an object and skipped otherwise, in the same pass.
+struct ObjectOr<T>(Option<T>);
+
+/// A JSON value read as a list of `T` when it is an array and skipped otherwise.
+struct ArrayOf<T>(Vec<T>);
+
+/// Skips any value that is not of the wanted shape.
+macro_rules! skip_scalars {
+    ($out:expr) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+    };
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOr<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = ObjectOr<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|t| ObjectOr(Some(t)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(ObjectOr(None))
+            }
+            skip_scalars!(ObjectOr(None));
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ArrayOf<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = ArrayOf<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(ArrayOf(Vec::new()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(item) = seq.next_element::<T>()? {
+                    out.push(item);
+                }
+                Ok(ArrayOf(out))
+            }
+            skip_scalars!(ArrayOf(Vec::new()));
+        }
+        d.deserialize_any(V(PhantomData))
+    }
 }
 
 #[derive(Deserialize)]
@@ -88,9 +169,12 @@ struct RawBlock {
     tool_use_id: Option<Value>,
 }
 
-/// A transcript entry: the fields the SDK's chain reads, and the raw `message`.
+/// A transcript entry: the fields the SDK's chain reads (the `message` itself is read again
+/// from the stored line only for the messages returned).
 #[derive(Debug, Clone)]
 pub struct Entry {
+    /// The `rows.id` of the line (0 when parsed outside the store).
+    pub row: i64,
     kind: String,
     uuid: String,
     parent: Option<String>,
@@ -105,7 +189,6 @@ pub struct Entry {
     tool_use_ids: Vec<String>,
     tool_result_ids: Vec<String>,
     has_tool_result: bool,
-    message: Option<Box<RawValue>>,
 }
 
 /// Python truthiness of a JSON value.
@@ -142,6 +225,7 @@ pub fn parse_entry(line: &[u8]) -> Option<Entry> {
     let kind = string(raw.kind).filter(|k| ENTRY_TYPES.contains(&k.as_str()))?;
     let uuid = string(raw.uuid)?;
     let mut entry = Entry {
+        row: 0,
         parent: string(raw.parent_uuid).filter(|p| !p.is_empty()),
         sidechain: truthy(raw.is_sidechain.as_ref()),
         meta: truthy(raw.is_meta.as_ref()),
@@ -156,26 +240,15 @@ pub fn parse_entry(line: &[u8]) -> Option<Entry> {
         tool_use_ids: Vec::new(),
         tool_result_ids: Vec::new(),
         has_tool_result: false,
-        message: raw.message,
         kind,
         uuid,
     };
-    let message = entry
-        .message
-        .as_ref()
-        .filter(|m| m.get().starts_with('{'))
-        .and_then(|m| serde_json::from_str::<RawMessage>(m.get()).ok());
-    if let Some(message) = message {
+    if let Some(ObjectOr(Some(message))) = raw.message {
         if entry.kind == "assistant" {
             entry.message_id = string(message.id).filter(|id| !id.is_empty());
         }
-        let blocks: Vec<Box<RawValue>> = message
-            .content
-            .filter(|c| c.get().starts_with('['))
-            .and_then(|c| serde_json::from_str(c.get()).ok())
-            .unwrap_or_default();
-        for block in blocks.iter().filter(|b| b.get().starts_with('{')) {
-            let Ok(block) = serde_json::from_str::<RawBlock>(block.get()) else {
+        for block in message.content.map(|c| c.0).unwrap_or_default() {
+            let ObjectOr(Some(block)) = block else {
                 continue;
             };
             match block.kind.as_ref().and_then(Value::as_str) {
@@ -207,20 +280,34 @@ impl Entry {
             && !self.team
     }
 
-    fn to_message(&self, tool_use: Option<&str>, agent: Option<&str>) -> SessionMessage {
+    fn to_message(
+        &self,
+        message: Value,
+        tool_use: Option<&str>,
+        agent: Option<&str>,
+    ) -> SessionMessage {
         SessionMessage {
             kind: self.kind.clone(),
             uuid: self.uuid.clone(),
             session_id: self.session_id.clone(),
-            message: self
-                .message
-                .as_ref()
-                .and_then(|m| serde_json::from_str(m.get()).ok())
-                .unwrap_or(Value::Null),
+            message,
             parent_tool_use_id: tool_use.map(str::to_owned),
             parent_agent_id: agent.map(str::to_owned),
         }
     }
+}
+
+/// The `message` of a stored line (`null` when absent), parsed in full.
+pub fn message_of(line: &[u8]) -> Value {
+    #[derive(Deserialize)]
+    struct Only {
+        #[serde(default)]
+        message: Value,
+    }
+    std::str::from_utf8(line)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Only>(t.trim()).ok())
+        .map_or(Value::Null, |o| o.message)
 }
 
 /// uuid → entry (a later duplicate wins), with first-seen order kept, like a Python dict.
@@ -475,12 +562,11 @@ fn recover_parallel<'a>(
     out
 }
 
-/// The SDK's `get_session_messages` over parsed entries, before paging.
-pub fn session_messages_of(entries: &[Entry]) -> Vec<SessionMessage> {
+/// The records `get_session_messages` returns, in order, before paging.
+pub fn visible_chain(entries: &[Entry]) -> Vec<&Entry> {
     conversation_chain(entries)
         .into_iter()
         .filter(|e| e.is_visible())
-        .map(|e| e.to_message(None, None))
         .collect()
 }
 
@@ -530,7 +616,7 @@ pub fn page<T>(items: Vec<T>, limit: Option<i64>, offset: i64) -> Vec<T> {
 const SELECT_MAIN: &str = "SELECT id FROM transcripts
      WHERE session_id = ?1 AND subpath = '' AND superseded_at IS NULL";
 
-const SELECT_ENTRY_ROWS: &str = "SELECT raw FROM rows
+const SELECT_ENTRY_ROWS: &str = "SELECT id, raw FROM rows
      WHERE transcript_id = ?1 AND status = 0
        AND type IN ('user', 'assistant', 'progress', 'system', 'attachment')
      ORDER BY ordinal";
@@ -547,12 +633,30 @@ fn entries_of(conn: &Connection, transcript: i64) -> Result<Vec<Entry>> {
     let mut rows = stmt.query([transcript])?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
-        let raw = row.get_ref(0)?;
-        let bytes = match raw {
+        let bytes = match row.get_ref(1)? {
             rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b,
             _ => continue,
         };
-        out.extend(parse_entry(bytes));
+        if let Some(mut entry) = parse_entry(bytes) {
+            entry.row = row.get(0)?;
+            out.push(entry);
+        }
+    }
+    Ok(out)
+}
+
+/// The messages of `entries`, each `message` read from its stored line.
+fn messages_of(
+    conn: &Connection,
+    entries: &[&Entry],
+    tool_use: Option<&str>,
+    agent: Option<&str>,
+) -> Result<Vec<SessionMessage>> {
+    let mut stmt = conn.prepare_cached("SELECT raw FROM rows WHERE id = ?1")?;
+    let mut out = Vec::with_capacity(entries.len());
+    for e in entries {
+        let raw: Vec<u8> = stmt.query_row([e.row], |r| r.get(0))?;
+        out.push(e.to_message(message_of(&raw), tool_use, agent));
     }
     Ok(out)
 }
@@ -587,7 +691,8 @@ pub fn get_session_messages(
         return Ok(Vec::new());
     };
     let entries = entries_of(conn, main)?;
-    Ok(page(session_messages_of(&entries), limit, offset))
+    let chain = page(visible_chain(&entries), limit, offset);
+    messages_of(conn, &chain, None, None)
 }
 
 /// A sub-agent transcript of a session.
@@ -674,12 +779,12 @@ pub fn get_subagent_messages(
     };
     let (tool_use, parent_agent) = (field("toolUseId"), field("parentAgentId"));
     let entries = entries_of(conn, agent.transcript)?;
-    let messages = subagent_chain(&entries)
+    let chain: Vec<&Entry> = subagent_chain(&entries)
         .into_iter()
         .filter(|e| e.kind == "user" || e.kind == "assistant")
-        .map(|e| e.to_message(tool_use.as_deref(), parent_agent.as_deref()))
         .collect();
-    Ok(page(messages, limit, offset))
+    let chain = page(chain, limit, offset);
+    messages_of(conn, &chain, tool_use.as_deref(), parent_agent.as_deref())
 }
 
 #[cfg(test)]
@@ -714,9 +819,9 @@ mod tests {
             ),
             entry(r#"{"type":"progress","uuid":"p","parentUuid":"b"}"#),
         ];
-        let uuids: Vec<String> = session_messages_of(&entries)
+        let uuids: Vec<&str> = visible_chain(&entries)
             .into_iter()
-            .map(|m| m.uuid)
+            .map(|e| e.uuid.as_str())
             .collect();
         assert_eq!(uuids, ["a", "b"]);
         assert!(parse_entry(br#"{"type":"summary","uuid":"x"}"#).is_none());

@@ -107,6 +107,9 @@ fn main() {
         t.elapsed().as_secs_f64()
     );
     let conn = store.reader().expect("reader");
+    if let Ok(mmap) = std::env::var("SESSIONDB_BENCH_MMAP") {
+        conn.pragma_update(None, "mmap_size", mmap).expect("mmap");
+    }
     let total = query::list_sessions(&conn, &SessionFilter::default())
         .expect("list")
         .len();
