@@ -28,12 +28,24 @@ const SELECT_SESSION: &str = "SELECT s.session_id, s.project_id,
            AND t.superseded_at IS NULL)
      FROM sessions s WHERE s.id = ?1";
 
-const SELECT_SIZE: &str = "SELECT coalesce(sum(length(raw) + terminated), 0), count(*),
-        coalesce(sum(type IN ('user', 'assistant') AND is_sidechain = 0 AND is_meta = 0), 0)
-     FROM rows WHERE transcript_id = ?1";
+const SELECT_TAIL_TOTALS: &str = "SELECT
+        coalesce(sum(CASE WHEN ordinal < ?3 THEN length(raw) + terminated END), 0),
+        coalesce(sum(CASE WHEN ordinal < ?3 THEN
+            type IN ('user', 'assistant') AND is_sidechain = 0 AND is_meta = 0 END), 0),
+        coalesce(sum(CASE WHEN ordinal >= ?3 THEN length(raw) + terminated END), 0),
+        coalesce(sum(CASE WHEN ordinal >= ?3 THEN
+            type IN ('user', 'assistant') AND is_sidechain = 0 AND is_meta = 0 END), 0)
+     FROM rows WHERE transcript_id = ?1 AND ordinal >= ?2";
 
 const SELECT_FIRST_ROW: &str =
     "SELECT raw FROM rows WHERE transcript_id = ?1 ORDER BY ordinal LIMIT 1";
+
+const SELECT_MAX_ORDINAL: &str = "SELECT max(ordinal) FROM rows WHERE transcript_id = ?1";
+
+const SELECT_PREVIOUS: &str = "SELECT written_at, main_transcript, scanned_ordinal, base_size,
+        base_messages, first_line_sidechain, first_prompt, prompt_is_command, cwd, created_at,
+        first_timestamp, last_timestamp, git_branch
+     FROM catalog WHERE session_key = ?1";
 
 const SELECT_LAST_METADATA: &str = "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
      WHERE m.transcript_id = ?1 AND m.kind = ?2 AND m.value IS NOT NULL AND m.value <> ''
@@ -49,19 +61,22 @@ const SELECT_LAST_SUMMARY: &str = "SELECT m.value FROM metadata m JOIN rows r ON
      ORDER BY r.ordinal DESC LIMIT 1";
 
 const SELECT_USER_ROWS: &str = "SELECT raw FROM rows
-     WHERE transcript_id = ?1 AND type = 'user' AND status = 0 ORDER BY ordinal";
+     WHERE transcript_id = ?1 AND ordinal >= ?2 AND type = 'user' AND status = 0
+     ORDER BY ordinal";
 
 const SELECT_FIELD_ROWS_FORWARD: &str = "SELECT raw FROM rows
-     WHERE transcript_id = ?1 AND status = 0 AND instr(raw, ?2) > 0 ORDER BY ordinal";
+     WHERE transcript_id = ?1 AND ordinal >= ?3 AND status = 0 AND instr(raw, ?2) > 0
+     ORDER BY ordinal";
 
 const SELECT_FIELD_ROWS_BACKWARD: &str = "SELECT raw FROM rows
-     WHERE transcript_id = ?1 AND status = 0 AND instr(raw, ?2) > 0 ORDER BY ordinal DESC";
+     WHERE transcript_id = ?1 AND ordinal >= ?3 AND status = 0 AND instr(raw, ?2) > 0
+     ORDER BY ordinal DESC";
 
 const SELECT_TIMESTAMPS: &str = "SELECT
-        (SELECT timestamp FROM rows WHERE transcript_id = ?1 AND timestamp IS NOT NULL
-          ORDER BY ordinal LIMIT 1),
-        (SELECT timestamp FROM rows WHERE transcript_id = ?1 AND timestamp IS NOT NULL
-          ORDER BY ordinal DESC LIMIT 1)";
+        (SELECT timestamp FROM rows WHERE transcript_id = ?1 AND ordinal >= ?2
+           AND timestamp IS NOT NULL ORDER BY ordinal LIMIT 1),
+        (SELECT timestamp FROM rows WHERE transcript_id = ?1 AND ordinal >= ?2
+           AND timestamp IS NOT NULL ORDER BY ordinal DESC LIMIT 1)";
 
 const SELECT_LEDGER: &str = "SELECT mtime_ns, vanished FROM source_files
      WHERE transcript_id = ?1 ORDER BY rowid DESC LIMIT 1";
@@ -70,14 +85,14 @@ const SELECT_SUBAGENTS: &str = "SELECT count(*) FROM transcripts
      WHERE session_id = ?1 AND agent_id IS NOT NULL AND superseded_at IS NULL
        AND subpath LIKE 'subagents/%'";
 
-const SELECT_WRITTEN_AT: &str = "SELECT written_at FROM catalog WHERE session_key = ?1";
-
 const UPSERT: &str = "INSERT INTO catalog (session_key, session_id, project_id, listed, summary,
         custom_title, user_title, ai_title, last_prompt, summary_record, first_prompt,
         git_branch, cwd, tag, created_at, first_timestamp, last_timestamp, last_modified,
-        written_at, file_size, message_count, subagent_count, source_state, name_text)
+        written_at, file_size, message_count, subagent_count, source_state, name_text,
+        main_transcript, scanned_ordinal, base_size, base_messages, first_line_sidechain,
+        prompt_is_command)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-             ?18, ?19, ?20, ?21, ?22, ?23, ?24)
+             ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)
      ON CONFLICT (session_key) DO UPDATE SET
         session_id = excluded.session_id, project_id = excluded.project_id,
         listed = excluded.listed, summary = excluded.summary,
@@ -89,7 +104,11 @@ const UPSERT: &str = "INSERT INTO catalog (session_key, session_id, project_id, 
         last_timestamp = excluded.last_timestamp, last_modified = excluded.last_modified,
         written_at = excluded.written_at, file_size = excluded.file_size,
         message_count = excluded.message_count, subagent_count = excluded.subagent_count,
-        source_state = excluded.source_state, name_text = excluded.name_text";
+        source_state = excluded.source_state, name_text = excluded.name_text,
+        main_transcript = excluded.main_transcript, scanned_ordinal = excluded.scanned_ordinal,
+        base_size = excluded.base_size, base_messages = excluded.base_messages,
+        first_line_sidechain = excluded.first_line_sidechain,
+        prompt_is_command = excluded.prompt_is_command";
 
 /// What the catalog holds for one session, before it is written.
 #[derive(Debug, Default)]
@@ -112,6 +131,29 @@ struct Entry {
     message_count: i64,
     source_state: &'static str,
     mtime_ms: i64,
+    main_transcript: Option<i64>,
+    scanned_ordinal: i64,
+    base_size: i64,
+    base_messages: i64,
+    first_line_sidechain: bool,
+    prompt_is_command: bool,
+}
+
+/// What the previous refresh left, for an incremental one.
+#[derive(Debug, Default)]
+struct Previous {
+    main_transcript: Option<i64>,
+    scanned_ordinal: i64,
+    base_size: i64,
+    base_messages: i64,
+    first_line_sidechain: bool,
+    first_prompt: Option<String>,
+    prompt_is_command: bool,
+    cwd: Option<String>,
+    created_at: Option<i64>,
+    first_timestamp: Option<String>,
+    last_timestamp: Option<String>,
+    git_branch: Option<String>,
 }
 
 /// Recomputes the catalog row of one session (by its database key) inside the caller's
@@ -187,16 +229,35 @@ fn refresh(conn: &Connection, session_key: i64, written: Option<i64>) -> Result<
     else {
         return Ok(());
     };
-    let previous: Option<Option<i64>> = conn
-        .prepare_cached(SELECT_WRITTEN_AT)?
-        .query_row([session_key], |r| r.get(0))
+    let previous: Option<(Option<i64>, Previous)> = conn
+        .prepare_cached(SELECT_PREVIOUS)?
+        .query_row([session_key], |r| {
+            Ok((
+                r.get(0)?,
+                Previous {
+                    main_transcript: r.get(1)?,
+                    scanned_ordinal: r.get(2)?,
+                    base_size: r.get(3)?,
+                    base_messages: r.get(4)?,
+                    first_line_sidechain: r.get(5)?,
+                    first_prompt: r.get(6)?,
+                    prompt_is_command: r.get(7)?,
+                    cwd: r.get(8)?,
+                    created_at: r.get(9)?,
+                    first_timestamp: r.get(10)?,
+                    last_timestamp: r.get(11)?,
+                    git_branch: r.get(12)?,
+                },
+            ))
+        })
         .optional()?;
-    let written_at = match (previous.flatten(), written) {
+    let (previous_written, previous) = previous.unwrap_or_default();
+    let written_at = match (previous_written, written) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
     };
     let mut e = match main {
-        Some(transcript) => compute(conn, transcript)?,
+        Some(transcript) => compute(conn, transcript, previous)?,
         None => Entry {
             source_state: "none",
             ..Entry::default()
@@ -247,17 +308,24 @@ fn refresh(conn: &Connection, session_key: i64, written: Option<i64>) -> Result<
         subagents,
         e.source_state,
         name_text,
+        e.main_transcript,
+        e.scanned_ordinal,
+        e.base_size,
+        e.base_messages,
+        e.first_line_sidechain,
+        e.prompt_is_command,
     ])?;
     Ok(())
 }
 
-fn compute(conn: &Connection, transcript: i64) -> Result<Entry> {
-    let mut e = Entry::default();
-    let (size, rows, messages): (i64, i64, i64) = conn
-        .prepare_cached(SELECT_SIZE)?
-        .query_row([transcript], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    e.file_size = size;
-    e.message_count = messages;
+/// Computes a session's entry from its main transcript. Lines before the previous
+/// refresh's watermark are not read again when the transcript is the same one and has not
+/// shrunk: their totals and first-found fields come from `previous`.
+fn compute(conn: &Connection, transcript: i64, previous: Previous) -> Result<Entry> {
+    let mut e = Entry {
+        main_transcript: Some(transcript),
+        ..Entry::default()
+    };
     let ledger: Option<(i64, bool)> = conn
         .prepare_cached(SELECT_LEDGER)?
         .query_row([transcript], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -269,14 +337,41 @@ fn compute(conn: &Connection, transcript: i64) -> Result<Entry> {
         ),
         None => (0, "none"),
     };
-    if rows == 0 || size == 0 {
-        return Ok(e);
-    }
-    let first_line: Vec<u8> = conn
-        .prepare_cached(SELECT_FIRST_ROW)?
+    let max_ordinal: Option<i64> = conn
+        .prepare_cached(SELECT_MAX_ORDINAL)?
         .query_row([transcript], |r| r.get(0))?;
-    let first_is_sidechain = contains(&first_line, b"\"isSidechain\":true")
-        || contains(&first_line, b"\"isSidechain\": true");
+    let Some(max_ordinal) = max_ordinal else {
+        e.scanned_ordinal = -1;
+        return Ok(e);
+    };
+    let incremental = previous.main_transcript == Some(transcript)
+        && previous.scanned_ordinal >= 0
+        && max_ordinal >= previous.scanned_ordinal;
+    let p = if incremental {
+        previous
+    } else {
+        Previous::default()
+    };
+    let from = p.scanned_ordinal.max(0);
+    let (base_size, base_messages, tail_size, tail_messages): (i64, i64, i64, i64) = conn
+        .prepare_cached(SELECT_TAIL_TOTALS)?
+        .query_row(params![transcript, from, max_ordinal], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?;
+    e.base_size = p.base_size + base_size;
+    e.base_messages = p.base_messages + base_messages;
+    e.file_size = e.base_size + tail_size;
+    e.message_count = e.base_messages + tail_messages;
+    e.scanned_ordinal = max_ordinal;
+    e.first_line_sidechain = if from == 0 {
+        let first_line: Vec<u8> = conn
+            .prepare_cached(SELECT_FIRST_ROW)?
+            .query_row([transcript], |r| r.get(0))?;
+        contains(&first_line, b"\"isSidechain\":true")
+            || contains(&first_line, b"\"isSidechain\": true")
+    } else {
+        p.first_line_sidechain
+    };
     let last_value = |kind: &str| -> Result<Option<String>> {
         Ok(conn
             .prepare_cached(SELECT_LAST_METADATA)?
@@ -297,22 +392,35 @@ fn compute(conn: &Connection, transcript: i64) -> Result<Entry> {
         .optional()?
         .flatten()
         .filter(|t| !t.is_empty());
-    e.first_prompt = first_prompt_of(conn, transcript)?;
+    (e.first_prompt, e.prompt_is_command) = if p.first_prompt.is_some() && !p.prompt_is_command {
+        (p.first_prompt, false)
+    } else {
+        let fallback = p.first_prompt.filter(|_| p.prompt_is_command);
+        first_prompt_of(conn, transcript, from, fallback)?
+    };
     e.summary = e
         .custom_title
         .clone()
         .or_else(|| e.last_prompt.clone())
         .or_else(|| e.summary_record.clone())
         .or_else(|| e.first_prompt.clone());
-    e.git_branch = field_of(conn, transcript, "gitBranch", false)?;
-    e.cwd = field_of(conn, transcript, "cwd", true)?;
+    e.git_branch = field_of(conn, transcript, "gitBranch", false, from)?.or(p.git_branch);
+    e.cwd = match p.cwd {
+        Some(cwd) => Some(cwd),
+        None => field_of(conn, transcript, "cwd", true, from)?,
+    };
     let (first, last): (Option<String>, Option<String>) =
         conn.prepare_cached(SELECT_TIMESTAMPS)?
-            .query_row([transcript], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    e.created_at = first.as_deref().and_then(parse_iso8601_ms);
-    e.first_timestamp = first;
-    e.last_timestamp = last;
-    e.listed = !first_is_sidechain && e.summary.is_some();
+            .query_row(params![transcript, from], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    if p.first_timestamp.is_some() {
+        e.first_timestamp = p.first_timestamp;
+        e.created_at = p.created_at;
+    } else {
+        e.created_at = first.as_deref().and_then(parse_iso8601_ms);
+        e.first_timestamp = first;
+    }
+    e.last_timestamp = last.or(p.last_timestamp);
+    e.listed = e.file_size > 0 && !e.first_line_sidechain && e.summary.is_some();
     Ok(e)
 }
 
@@ -320,12 +428,14 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// The first (`forward`) or last non-empty top-level string `key` of the transcript.
+/// The first (`forward`) or last non-empty top-level string `key` of the transcript's lines
+/// from ordinal `from` on.
 fn field_of(
     conn: &Connection,
     transcript: i64,
     key: &str,
     forward: bool,
+    from: i64,
 ) -> Result<Option<String>> {
     let sql = if forward {
         SELECT_FIELD_ROWS_FORWARD
@@ -334,7 +444,7 @@ fn field_of(
     };
     let needle = format!("\"{key}\"").into_bytes();
     let mut stmt = conn.prepare_cached(sql)?;
-    let mut rows = stmt.query(params![transcript, needle])?;
+    let mut rows = stmt.query(params![transcript, needle, from])?;
     while let Some(row) = rows.next()? {
         let raw: Vec<u8> = row.get(0)?;
         if let Some(Value::Object(map)) = crate::jsonl::parse_record(&raw) {
@@ -348,17 +458,28 @@ fn field_of(
     Ok(None)
 }
 
-fn first_prompt_of(conn: &Connection, transcript: i64) -> Result<Option<String>> {
+/// The first prompt of the lines from ordinal `from` on, with `fallback` the command seen
+/// before; returns the prompt and whether it is only the command fallback.
+fn first_prompt_of(
+    conn: &Connection,
+    transcript: i64,
+    from: i64,
+    fallback: Option<String>,
+) -> Result<(Option<String>, bool)> {
     let mut stmt = conn.prepare_cached(SELECT_USER_ROWS)?;
-    let mut rows = stmt.query([transcript])?;
-    let mut finder = FirstPrompt::default();
+    let mut rows = stmt.query(params![transcript, from])?;
+    let mut finder = FirstPrompt {
+        command_fallback: fallback,
+    };
     while let Some(row) = rows.next()? {
         let raw: Vec<u8> = row.get(0)?;
         if let Some(found) = finder.feed(&raw) {
-            return Ok(Some(found));
+            return Ok((Some(found), false));
         }
     }
-    Ok(finder.finish())
+    let fallback = finder.finish();
+    let is_command = fallback.is_some();
+    Ok((fallback, is_command))
 }
 
 /// The Agent SDK's first-prompt rule (spec §9.2, SDK quirk 7), fed one line at a time.

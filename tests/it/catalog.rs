@@ -319,3 +319,68 @@ fn cli_verbs() {
     assert!(cli(&db, &["delete", S3, "--yes"]).status.success());
     assert!(!cli(&db, &["info", S3]).status.success());
 }
+
+/// A session imported while it grows line by line (with torn last lines completed by the
+/// next import) has the same catalog entry as the final file imported at once: the
+/// incremental refresh equals a full one.
+#[test]
+fn incremental_refresh_equals_a_full_one() {
+    let sid = "44444444-0000-4000-8000-000000000004";
+    let lines: Vec<String> = [
+        json!({"type":"file-history-snapshot","messageId":"m","snapshot":{"timestamp":"2030-01-01T00:00:00Z"}}),
+        json!({"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-02-01T00:00:00Z",
+               "message":{"role":"user","content":"<command-name>/clear</command-name>"}}),
+        json!({"type":"user","uuid":"u2","parentUuid":"u1","gitBranch":"one","timestamp":"2026-02-01T00:00:01Z",
+               "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"x"}]}}),
+        json!({"type":"user","uuid":"u3","parentUuid":"u2","cwd":"/late/cwd","gitBranch":"two",
+               "timestamp":"2026-02-01T00:00:02Z","message":{"role":"user","content":"the real prompt"}}),
+        json!({"type":"assistant","uuid":"a1","parentUuid":"u3","timestamp":"2026-02-01T00:00:03Z",
+               "message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hi"}]}}),
+        json!({"type":"summary","summary":"Own summary","leafUuid":"a1"}),
+        json!({"type":"summary","summary":"Foreign summary","leafUuid":"elsewhere"}),
+        json!({"type":"ai-title","aiTitle":"An AI title"}),
+        json!({"type":"tag","tag":"t1","sessionId":sid}),
+        json!({"type":"user","uuid":"u4","parentUuid":"a1","gitBranch":"","timestamp":"2026-02-01T00:00:04Z",
+               "message":{"role":"user","content":"more"}}),
+        json!({"type":"custom-title","customTitle":"User title","sessionId":sid}),
+        json!({"type":"tag","tag":"","sessionId":sid}),
+    ]
+    .iter()
+    .map(Value::to_string)
+    .collect();
+    let (dir, grown) = support::temp_store();
+    let project = dir.path().join("p/-grow");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let file = project.join(format!("{sid}.jsonl"));
+    let info = |store: &Store| {
+        let conn = store.reader().expect("r");
+        let s = query::resolve_session(&conn, sid).expect("session");
+        let mut i = query::get_session_info(&conn, &s, None).expect("info");
+        i.last_modified = 0;
+        i
+    };
+    for n in 1..=lines.len() {
+        let mut text: String = lines[..n].iter().map(|l| format!("{l}\n")).collect();
+        if n < lines.len() {
+            // A torn next line, completed by the next round.
+            text.push_str(&lines[n][..lines[n].len() / 2]);
+        }
+        std::fs::write(&file, &text).expect("write");
+        support::import(&grown, &[file.as_path()]);
+        let (fresh_dir, fresh) = support::temp_store();
+        let copy = fresh_dir
+            .path()
+            .join("p/-grow")
+            .join(format!("{sid}.jsonl"));
+        std::fs::create_dir_all(copy.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&copy, &text).expect("copy");
+        support::import(&fresh, &[copy.as_path()]);
+        assert_eq!(info(&grown), info(&fresh), "after {n} lines");
+    }
+    let last = info(&grown);
+    assert_eq!(last.first_prompt.as_deref(), Some("the real prompt"));
+    assert_eq!(last.custom_title.as_deref(), Some("User title"));
+    assert_eq!(last.git_branch.as_deref(), Some("two"));
+    assert_eq!(last.cwd.as_deref(), Some("/late/cwd"));
+    assert_eq!(last.tag, None);
+}
