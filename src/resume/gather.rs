@@ -66,19 +66,25 @@ pub fn pick_leaf(conn: &Connection, transcript: i64) -> Result<Option<String>> {
 }
 
 /// The `parentUuid` walk from `start`, cycle-safe (UNION drops revisited uuids) and bounded.
-/// With `stop`, the walk does not go above that uuid (a preserved segment's head).
+/// With `stop`, the walk does not go above that uuid (a preserved segment's head). The join
+/// order (CROSS JOIN: one walk row, then an index lookup) and the uuid index are forced:
+/// left alone, the planner scanned the transcript's rows at every step, which made the
+/// walk quadratic.
 fn walk_sql() -> String {
     format!(
         "WITH RECURSIVE walk(uuid) AS (
             SELECT ?2
             UNION
-            SELECT r.parent_uuid FROM walk JOIN rows r ON r.transcript_id = ?1 AND r.uuid = walk.uuid
+            SELECT r.parent_uuid FROM walk
+              CROSS JOIN rows r INDEXED BY idx_rows_transcript_uuid
+                ON r.transcript_id = ?1 AND r.uuid = walk.uuid
              WHERE r.parent_uuid IS NOT NULL AND r.is_sidechain = 0
                AND r.type IN ('user', 'assistant', 'attachment', 'system', 'progress')
                AND (?3 IS NULL OR walk.uuid <> ?3)
             LIMIT {MAX_WALK})
-         SELECT r.id FROM rows r JOIN walk ON r.uuid = walk.uuid
-          WHERE r.transcript_id = ?1 AND r.is_sidechain = 0
+         SELECT r.id FROM walk CROSS JOIN rows r INDEXED BY idx_rows_transcript_uuid
+             ON r.transcript_id = ?1 AND r.uuid = walk.uuid
+          WHERE r.is_sidechain = 0
             AND r.type IN ('user', 'assistant', 'attachment', 'system', 'progress')"
     )
 }
@@ -87,7 +93,7 @@ fn walk_sql() -> String {
 /// (parallel tool results), and optionally the content-replacement rows.
 const NEIGHBOURS: &str = "WITH seeds(id) AS (SELECT value FROM json_each(?2)),
     groups(id, uuid) AS (
-        SELECT r.id, r.uuid FROM rows r
+        SELECT r.id, r.uuid FROM rows r INDEXED BY idx_rows_transcript_message
          WHERE r.transcript_id = ?1 AND r.type = 'assistant' AND r.message_id IN (
             SELECT s.message_id FROM rows s JOIN seeds ON s.id = seeds.id
              WHERE s.type = 'assistant' AND s.message_id IS NOT NULL)),
