@@ -216,6 +216,8 @@ pub fn backfill(conn: &mut Connection) -> Result<usize> {
 }
 
 fn refresh(conn: &Connection, session_key: i64, written: Option<i64>) -> Result<()> {
+    // Every writer refreshes the catalog, so this is where queued lines get indexed too.
+    crate::search::index_pending(conn)?;
     let Some((session_id, project_id, main)) = conn
         .prepare_cached(SELECT_SESSION)?
         .query_row([session_key], |r| {

@@ -1,9 +1,10 @@
 //! Full-text search: FTS5 query building (user input is always quoted) and BM25-ranked
 //! hits with highlighted snippets.
 //!
-//! The index (`rows_fts`, migration V3) covers what users and assistants wrote (`body`) and
-//! tool calls and results (`tools`); triggers on `rows` keep it current, and [`reindex`]
-//! rebuilds it.
+//! The index (`rows_fts`, migrations V3 and V6) covers what users and assistants wrote
+//! (`body`) and tool calls and results (`tools`). Triggers on `rows` queue new lines and
+//! remove deleted ones; [`index_pending`] indexes the queue once per write transaction, and
+//! [`reindex`] rebuilds everything.
 
 use crate::catalog;
 use crate::error::Result;
@@ -129,6 +130,28 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<Hit>> {
     Ok(hits)
 }
 
+/// Indexes the lines queued by the `rows` triggers since the last call, in one statement
+/// (`CROSS JOIN` keeps the queue as the outer loop: the planner would otherwise scan `rows`)
+/// (FTS5 flushes at every statement, so one per line was slow). Runs inside the caller's
+/// write transaction; [`crate::catalog::refresh_session`] calls it, so every writer does.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn index_pending(conn: &Connection) -> Result<usize> {
+    let n = conn
+        .prepare_cached(
+            "INSERT INTO rows_fts (rowid, body, tools)
+             SELECT s.id, s.body, s.tools FROM search_pending p
+             CROSS JOIN search_source s ON s.id = p.row_id",
+        )?
+        .execute([])?;
+    if n > 0 {
+        conn.prepare_cached("DELETE FROM search_pending")?
+            .execute([])?;
+    }
+    Ok(n)
+}
+
 /// What [`reindex`] did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ReindexReport {
@@ -148,6 +171,7 @@ pub fn reindex(store: &Store) -> Result<ReindexReport> {
         // FTS5's own 'rebuild' cannot read a content view that uses json_each ("no such
         // table: main.json_each"), so the index is emptied and refilled from the view.
         tx.execute("INSERT INTO rows_fts (rows_fts) VALUES ('delete-all')", [])?;
+        tx.execute("DELETE FROM search_pending", [])?;
         tx.execute(
             "INSERT INTO rows_fts (rowid, body, tools) SELECT id, body, tools FROM search_source",
             [],

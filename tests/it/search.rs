@@ -237,3 +237,38 @@ fn index_follows_appends_deletes_and_reindex() {
         })
         .expect("index is consistent after delete");
 }
+
+/// A line queued for the index and removed before the queue is indexed never reaches the
+/// index, and the index stays consistent.
+#[test]
+fn queued_lines_removed_before_indexing_leave_no_trace() {
+    let (_dir, store) = corpus();
+    store
+        .write(|tx| {
+            let transcript: i64 =
+                tx.query_row("SELECT min(id) FROM transcripts", [], |r| r.get(0))?;
+            tx.execute(
+                "INSERT INTO rows (transcript_id, ordinal, raw, type, status)
+                 VALUES (?1, 1000, ?2, 'user', 0)",
+                rusqlite::params![
+                    transcript,
+                    br#"{"type":"user","message":{"content":"ephemeral words"}}"#.to_vec()
+                ],
+            )?;
+            tx.execute("DELETE FROM rows WHERE ordinal = 1000", [])?;
+            sessiondb::search::index_pending(tx)?;
+            tx.execute(
+                "INSERT INTO rows_fts (rows_fts) VALUES ('integrity-check')",
+                [],
+            )?;
+            Ok(())
+        })
+        .expect("consistent");
+    assert!(run(&store, text("ephemeral")).is_empty());
+    let pending: i64 = store
+        .reader()
+        .expect("r")
+        .query_row("SELECT count(*) FROM search_pending", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(pending, 0);
+}
