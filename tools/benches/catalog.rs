@@ -98,7 +98,7 @@ fn main() {
         .unwrap_or_else(|| scratch.path().join("bench.db"));
     let store = Store::open(&db).expect("open");
     let t = Instant::now();
-    let report = import_paths(&store, &[tree.clone()], &NoProgress).expect("import");
+    let report = import_paths(&store, std::slice::from_ref(&tree), &NoProgress).expect("import");
     println!(
         "tree {}: {} files, {:.1} MB read now; import {:.1} s",
         tree.display(),
