@@ -78,33 +78,46 @@ fn walk_sql() -> String {
             SELECT r.parent_uuid FROM walk
               CROSS JOIN rows r INDEXED BY idx_rows_transcript_uuid
                 ON r.transcript_id = ?1 AND r.uuid = walk.uuid
-             WHERE r.parent_uuid IS NOT NULL AND r.is_sidechain = 0
-               AND r.type IN ('user', 'assistant', 'attachment', 'system', 'progress')
+             WHERE r.parent_uuid IS NOT NULL AND {ON_WALK}
                AND (?3 IS NULL OR walk.uuid <> ?3)
             LIMIT {MAX_WALK})
          SELECT r.id FROM walk CROSS JOIN rows r INDEXED BY idx_rows_transcript_uuid
              ON r.transcript_id = ?1 AND r.uuid = walk.uuid
-          WHERE r.is_sidechain = 0
-            AND r.type IN ('user', 'assistant', 'attachment', 'system', 'progress')"
+          WHERE {ON_WALK}"
     )
 }
 
+/// Rows a walk passes through: chain rows, and legacy `progress` rows (bridged whatever
+/// their `isSidechain`, as the loader does).
+const ON_WALK: &str =
+    "((r.type IN ('user', 'assistant', 'attachment', 'system') AND r.is_sidechain = 0)
+    OR r.type = 'progress')";
+
 /// Rows around the seeds: assistant siblings by `message.id`, the user rows they parent
-/// (parallel tool results), and optionally the content-replacement rows.
-const NEIGHBOURS: &str = "WITH seeds(id) AS (SELECT value FROM json_each(?2)),
+/// (parallel tool results) directly or through legacy `progress` rows (which are gathered
+/// too, for bridging), and optionally the content-replacement rows.
+const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT value FROM json_each(?2)),
     groups(id, uuid) AS (
         SELECT r.id, r.uuid FROM rows r INDEXED BY idx_rows_transcript_message
          WHERE r.transcript_id = ?1 AND r.type = 'assistant' AND r.message_id IN (
             SELECT s.message_id FROM rows s JOIN seeds ON s.id = seeds.id
              WHERE s.type = 'assistant' AND s.message_id IS NOT NULL)),
+    bridged(id, uuid) AS (
+        SELECT id, uuid FROM groups WHERE uuid IS NOT NULL
+        UNION
+        SELECT c.id, c.uuid FROM bridged
+          CROSS JOIN rows c INDEXED BY idx_rows_transcript_parent
+            ON c.transcript_id = ?1 AND c.parent_uuid = bridged.uuid
+         WHERE c.type = 'progress' AND c.uuid IS NOT NULL),
     results(id) AS (
         SELECT r.id FROM rows r WHERE r.transcript_id = ?1 AND r.type = 'user'
-           AND r.parent_uuid IN (SELECT uuid FROM groups WHERE uuid IS NOT NULL)
+           AND r.parent_uuid IN (SELECT uuid FROM bridged)
         UNION
         SELECT r.id FROM rows r WHERE r.transcript_id = ?1 AND r.type = 'user'
            AND r.source_tool_assistant_uuid IN (SELECT uuid FROM groups WHERE uuid IS NOT NULL))
     SELECT r.raw FROM rows r WHERE r.id IN (
-        SELECT id FROM seeds UNION SELECT id FROM groups UNION SELECT id FROM results
+        SELECT id FROM seeds UNION SELECT id FROM groups UNION SELECT id FROM bridged
+        UNION SELECT id FROM results
         UNION SELECT row_id FROM content_replacements WHERE ?3 AND transcript_id = ?1)
     ORDER BY r.ordinal";
 
