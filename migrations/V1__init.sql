@@ -42,12 +42,12 @@ CREATE TABLE session_files (
 
 -- One row per line, in file order. `raw` is the line without its '\n'; `terminated` is 0
 -- only for a last line that had no newline. `status`: 0 JSON object, 1 blank, 2 malformed.
--- No unique constraint on uuid: forks and agent files repeat them.
+-- No unique constraint on uuid: forks and agent files repeat them. `raw` is the last column:
+-- a long line spills to overflow pages, and columns stored after it would be read through them.
 CREATE TABLE rows (
     id                          INTEGER PRIMARY KEY,
     transcript_id               INTEGER NOT NULL REFERENCES transcripts(id) ON DELETE CASCADE,
     ordinal                     INTEGER NOT NULL,
-    raw                         BLOB NOT NULL,
     terminated                  INTEGER NOT NULL DEFAULT 1,
     status                      INTEGER NOT NULL DEFAULT 0,
     type                        TEXT,
@@ -66,7 +66,8 @@ CREATE TABLE rows (
     is_api_error                INTEGER NOT NULL DEFAULT 0,
     source_tool_assistant_uuid  TEXT,
     unknown_type                INTEGER NOT NULL DEFAULT 0,
-    unknown_fields              INTEGER NOT NULL DEFAULT 0
+    unknown_fields              INTEGER NOT NULL DEFAULT 0,
+    raw                         BLOB NOT NULL
 );
 -- File order within a transcript: export and every "last wins" rule scan this.
 CREATE UNIQUE INDEX idx_rows_transcript_ordinal ON rows(transcript_id, ordinal);

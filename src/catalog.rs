@@ -171,6 +171,8 @@ pub fn refresh_session(conn: &Connection, session_key: i64) -> Result<()> {
 /// # Errors
 /// Fails on a database error.
 pub fn touch_session(conn: &Connection, session_key: i64, written_at: i64) -> Result<()> {
+    // Record-API writers are small: their queued lines are indexed in the same transaction.
+    crate::search::index_pending(conn)?;
     refresh(conn, session_key, Some(written_at))
 }
 
@@ -216,8 +218,6 @@ pub fn backfill(conn: &mut Connection) -> Result<usize> {
 }
 
 fn refresh(conn: &Connection, session_key: i64, written: Option<i64>) -> Result<()> {
-    // Every writer refreshes the catalog, so this is where queued lines get indexed too.
-    crate::search::index_pending(conn)?;
     let Some((session_id, project_id, main)) = conn
         .prepare_cached(SELECT_SESSION)?
         .query_row([session_key], |r| {

@@ -325,19 +325,28 @@ pub fn import_paths(
     // Each file is still its own transaction; only the checkpoints are spaced out.
     store.set_wal_autocheckpoint(crate::schema::BULK_WAL_AUTOCHECKPOINT)?;
     let mut buf = Vec::new();
+    let mut unindexed = 0u64;
     let imported = sources.iter().zip(sizes).try_for_each(|(source, size)| {
         sessions.insert((source.project.clone(), source.session.clone()));
+        let read_before = report.bytes_read;
         match import_source(store, source, &mut buf, &mut report)? {
             Some(id) if !matches!(source.kind, SourceKind::File { .. }) => {
                 transcripts.insert(id);
             }
             _ => {}
         }
+        // New lines wait in the search queue; index them in large batches.
+        unindexed += report.bytes_read - read_before;
+        if unindexed >= crate::search::CATCH_UP_BYTES {
+            crate::search::catch_up(store)?;
+            unindexed = 0;
+        }
         progress.advance(size, &source.path.to_string_lossy());
         Ok::<_, Error>(())
     });
+    let indexed = imported.and_then(|()| crate::search::catch_up(store).map(drop));
     store.set_wal_autocheckpoint(crate::schema::WAL_AUTOCHECKPOINT)?;
-    imported?;
+    indexed?;
     let reader = store.reader()?;
     for id in &transcripts {
         let n: i64 = reader

@@ -152,6 +152,29 @@ pub fn index_pending(conn: &Connection) -> Result<usize> {
     Ok(n)
 }
 
+/// Indexes the lines still queued for the full-text index, in one transaction. Import
+/// calls it every [`CATCH_UP_BYTES`] and at its end (one FTS segment per batch instead of
+/// one per file); search calls it first, so lines left queued by an interrupted import are
+/// found. Costs one read when the queue is empty.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn catch_up(store: &Store) -> Result<usize> {
+    let pending: bool =
+        store
+            .reader()?
+            .query_row("SELECT EXISTS (SELECT 1 FROM search_pending)", [], |r| {
+                r.get(0)
+            })?;
+    if !pending {
+        return Ok(0);
+    }
+    store.write(|tx| index_pending(tx))
+}
+
+/// How many imported bytes may wait for the full-text index before import indexes them.
+pub const CATCH_UP_BYTES: u64 = 256 * 1024 * 1024;
+
 /// What [`reindex`] did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ReindexReport {

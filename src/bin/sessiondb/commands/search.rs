@@ -24,6 +24,7 @@ pub fn run(db: &Path, args: SearchArgs) -> anyhow::Result<()> {
         limit: args.limit,
         marks: Some(marks),
     };
+    search::catch_up(&store)?;
     let hits = search::search(&*store.reader()?, &query)?;
     if args.json {
         return print_json(&hits);
