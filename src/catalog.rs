@@ -171,8 +171,6 @@ pub fn refresh_session(conn: &Connection, session_key: i64) -> Result<()> {
 /// # Errors
 /// Fails on a database error.
 pub fn touch_session(conn: &Connection, session_key: i64, written_at: i64) -> Result<()> {
-    // Record-API writers are small: their queued lines are indexed in the same transaction.
-    crate::search::index_pending(conn)?;
     refresh(conn, session_key, Some(written_at))
 }
 

@@ -3,8 +3,8 @@
 //!
 //! The index (`rows_fts`, migrations V3 and V6) covers what users and assistants wrote
 //! (`body`) and tool calls and results (`tools`). Triggers on `rows` queue new lines and
-//! remove deleted ones; [`index_pending`] indexes the queue once per write transaction, and
-//! [`reindex`] rebuilds everything.
+//! remove deleted ones; [`catch_up`] indexes the queue in batches (during and after import,
+//! and before every search), and [`reindex`] rebuilds everything.
 
 use crate::catalog;
 use crate::error::Result;
@@ -95,7 +95,8 @@ const SEARCH: &str = "SELECT s.session_id, p.key, t.agent_id, r.uuid, r.timestam
      ORDER BY bm25(rows_fts, 1.0, 0.5), r.id
      LIMIT ?7";
 
-/// Runs a search, best hits first.
+/// Runs a search, best hits first. Lines still queued for the index are not seen: call
+/// [`catch_up`] first (the CLI and the server do).
 ///
 /// # Errors
 /// Fails on a database error (never on what the user typed).
@@ -154,7 +155,8 @@ pub fn index_pending(conn: &Connection) -> Result<usize> {
 
 /// Indexes the lines still queued for the full-text index, in one transaction. Import
 /// calls it every [`CATCH_UP_BYTES`] and at its end (one FTS segment per batch instead of
-/// one per file); search calls it first, so lines left queued by an interrupted import are
+/// one per file); appends and forks leave their lines queued, which keeps them fast; every
+/// search calls it first, so queued lines (and those an interrupted import left) are
 /// found. Costs one read when the queue is empty.
 ///
 /// # Errors
