@@ -272,3 +272,18 @@ fn queued_lines_removed_before_indexing_leave_no_trace() {
         .expect("count");
     assert_eq!(pending, 0);
 }
+
+/// Lines written through the record API wait in the queue; the next search (after
+/// `catch_up`, as the CLI does) finds them.
+#[test]
+fn appended_lines_are_found_by_the_next_search() {
+    let (_dir, store) = corpus();
+    let session = query::resolve_session(&store.reader().expect("r"), A).expect("A");
+    store
+        .append(&session, &[user("a9", None, "the zeppelin manifest")])
+        .expect("append");
+    assert!(run(&store, text("zeppelin")).is_empty(), "still queued");
+    assert_eq!(search::catch_up(&store).expect("catch up"), 1);
+    assert_eq!(uuids(&run(&store, text("zeppelin"))), ["a9"]);
+    assert_eq!(search::catch_up(&store).expect("nothing left"), 0);
+}
