@@ -10,7 +10,7 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::chain::{build_chain, build_chain_from, pick_leaf, ChainError};
+use super::chain::{build_chain, build_chain_from, chain_positions, pick_leaf, ChainError};
 use super::repair::{
     apply_content_replacements, detect_interruption, recover_conversation, rewind_interrupted_turn,
     strip_invalid_permission_modes, Interruption, Repair,
@@ -77,8 +77,47 @@ pub fn load_conversation(records: &[Value], opts: &ApiOptions) -> Result<Convers
             None => (None, Vec::new()),
         },
     };
+    Ok(repair_chain(leaf, chain, records, opts))
+}
+
+/// [`load_conversation`] for a caller that owns the records: the chain records are moved,
+/// not copied. Same result.
+pub fn load_conversation_owned(
+    records: Vec<Value>,
+    opts: &ApiOptions,
+) -> Result<Conversation, ChainError> {
+    let (leaf, positions) = match (
+        opts.at.as_deref().filter(|s| !s.is_empty()),
+        opts.leaf.as_deref().filter(|s| !s.is_empty()),
+    ) {
+        (Some(at), _) => (Some(at.to_owned()), chain_positions(&records, at, true)?),
+        (None, Some(l)) => (Some(l.to_owned()), chain_positions(&records, l, false)?),
+        (None, None) => match pick_leaf(&records) {
+            Some(l) => {
+                let c = chain_positions(&records, &l, false)?;
+                (Some(l), c)
+            }
+            None => (None, Vec::new()),
+        },
+    };
+    let mut slots: Vec<Option<Value>> = records.into_iter().map(Some).collect();
+    let chain: Vec<Value> = positions
+        .iter()
+        .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+        .collect();
+    // What is left holds the content-replacement records R17 needs.
+    let rest: Vec<Value> = slots.into_iter().flatten().collect();
+    Ok(repair_chain(leaf, chain, &rest, opts))
+}
+
+/// The repair half of [`load_conversation`]: R19 or R11/R12, then R17 when interactive.
+fn repair_chain(
+    leaf: Option<String>,
+    mut chain: Vec<Value>,
+    records: &[Value],
+    opts: &ApiOptions,
+) -> Conversation {
     let interruption = detect_interruption(&chain);
-    let mut chain = chain;
     let mut repairs = strip_invalid_permission_modes(&mut chain);
     if opts.resume_interrupted_turn {
         if let Some((rewound, reps)) = rewind_interrupted_turn(&chain) {
@@ -90,12 +129,12 @@ pub fn load_conversation(records: &[Value], opts: &ApiOptions) -> Result<Convers
             } else {
                 rewound
             };
-            return Ok(Conversation {
+            return Conversation {
                 leaf,
                 messages,
                 repairs,
                 interruption,
-            });
+            };
         }
     }
     let (mut messages, reps) = recover_conversation(chain);
@@ -105,12 +144,12 @@ pub fn load_conversation(records: &[Value], opts: &ApiOptions) -> Result<Convers
         repairs.extend(reps);
         messages = m;
     }
-    Ok(Conversation {
+    Conversation {
         leaf,
         messages,
         repairs,
         interruption,
-    })
+    }
 }
 
 /// The API view: [`load_conversation`] followed by [`normalize`].
@@ -121,18 +160,23 @@ pub fn api_view(records: &[Value], opts: &ApiOptions) -> Result<Vec<Value>, Chai
 /// R6: attachments move earlier past user records until they reach an
 /// assistant record or a user record carrying tool_result blocks.
 pub fn reorder_attachments(msgs: &[Value]) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::with_capacity(msgs.len());
-    let mut pending: Vec<Value> = Vec::new();
+    reordered(msgs).into_iter().cloned().collect()
+}
+
+/// [`reorder_attachments`] without copying the records.
+fn reordered(msgs: &[Value]) -> Vec<&Value> {
+    let mut out: Vec<&Value> = Vec::with_capacity(msgs.len());
+    let mut pending: Vec<&Value> = Vec::new();
     for r in msgs.iter().rev() {
         if rec_type(r) == Some("attachment") {
-            pending.push(r.clone());
+            pending.push(r);
             continue;
         }
         let stop = rec_type(r) == Some("assistant") || is_tool_result_msg(r);
         if stop && !pending.is_empty() {
             out.append(&mut pending);
         }
-        out.push(r.clone());
+        out.push(r);
     }
     out.append(&mut pending);
     out.reverse();
@@ -253,12 +297,12 @@ fn push_user(out: &mut Vec<Msg>, c: Value) {
 /// text, R8–R10 user merges, R14 shape (unmerged user string content stays a
 /// string), R15 task-notification wrapping. Other record types are ignored.
 pub fn normalize(msgs: &[Value]) -> Vec<Value> {
-    let msgs: Vec<Value> = reorder_attachments(msgs)
+    let msgs: Vec<&Value> = reordered(msgs)
         .into_iter()
         .filter(|m| !(rec_type(m) == Some("assistant") && truthy(m.get("isApiErrorMessage"))))
         .collect();
     let mut out: Vec<Msg> = Vec::new();
-    for m in &msgs {
+    for &m in &msgs {
         match rec_type(m) {
             Some("system") => {
                 if str_field(m, "subtype") != Some("local_command") {

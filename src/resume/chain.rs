@@ -206,6 +206,33 @@ pub fn build_chain_from(
     leaf: &str,
     cut_after_leaf: bool,
 ) -> Result<Vec<Value>, ChainError> {
+    Ok(chain_refs(records, leaf, cut_after_leaf)?
+        .into_iter()
+        .cloned()
+        .collect())
+}
+
+/// [`build_chain_from`] as positions in `records`, so a caller that owns the records can
+/// move them into the chain instead of copying them (a long chain is megabytes of JSON).
+pub fn chain_positions(
+    records: &[Value],
+    leaf: &str,
+    cut_after_leaf: bool,
+) -> Result<Vec<usize>, ChainError> {
+    let base = records.as_ptr() as usize;
+    let size = std::mem::size_of::<Value>();
+    // Every reference points into `records`, so its address gives its position.
+    Ok(chain_refs(records, leaf, cut_after_leaf)?
+        .into_iter()
+        .map(|r| (r as *const Value as usize - base) / size)
+        .collect())
+}
+
+fn chain_refs<'a>(
+    records: &'a [Value],
+    leaf: &str,
+    cut_after_leaf: bool,
+) -> Result<Vec<&'a Value>, ChainError> {
     let idx = Index::new(records);
     let Some(start) = idx.get(leaf) else {
         return Err(ChainError::LeafNotFound(leaf.to_owned()));
@@ -279,7 +306,7 @@ pub fn build_chain_from(
             chain.truncate(p + 1);
         }
     }
-    Ok(chain.into_iter().cloned().collect())
+    Ok(chain)
 }
 
 fn timestamp_key(r: &Value) -> &str {

@@ -18,8 +18,10 @@ pub mod repair;
 mod util;
 pub mod validate;
 
-pub use api::{api_view, load_conversation, normalize, ApiOptions, Conversation};
-pub use chain::{build_chain, build_chain_from, pick_leaf, ChainError};
+pub use api::{
+    api_view, load_conversation, load_conversation_owned, normalize, ApiOptions, Conversation,
+};
+pub use chain::{build_chain, build_chain_from, chain_positions, pick_leaf, ChainError};
 pub use repair::{Interruption, Repair, RepairKind};
 pub use validate::{validate, Violation, ViolationKind};
 pub mod gather;
@@ -143,7 +145,7 @@ impl Store {
             leaf: if options.at.is_some() { None } else { leaf },
         };
         let conversation =
-            load_conversation(&records, &api).map_err(|e| Error::NotFound(e.to_string()))?;
+            load_conversation_owned(records, &api).map_err(|e| Error::NotFound(e.to_string()))?;
         // Metadata is keyed by the session id the records carry (spec §5.8).
         let keyed_by = conversation
             .messages
