@@ -29,6 +29,7 @@ pub mod resume;
 pub mod schema;
 pub mod sdk;
 pub mod search;
+pub mod serve;
 pub mod store;
 pub mod time;
 

@@ -9,4 +9,5 @@ mod resume_store;
 mod roundtrip;
 mod sdk_goldens;
 mod search;
+mod serve;
 mod support;

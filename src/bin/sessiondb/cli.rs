@@ -62,6 +62,22 @@ pub enum Command {
     /// Append JSONL entries from standard input to a session, with Claude Code's write rules
     /// (dedup by uuid, parent chaining, compact boundaries; metadata as given).
     Append(AppendArgs),
+    /// Serve the store over HTTP/JSON: the Agent SDK's SessionStore protocol and the read
+    /// verbs (sessions, resume, messages, search). Stops on SIGINT/SIGTERM after the requests
+    /// in flight finish.
+    Serve(ServeArgs),
+}
+
+/// `sessiondb serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on (port 0: any free port; the bound address is printed).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:7878")]
+    pub addr: String,
+    /// Require `Authorization: Bearer TOKEN` on every request [default: $SESSIONDB_TOKEN].
+    /// Required for any address but loopback.
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
 }
 
 /// `sessiondb fork`.

@@ -12,6 +12,7 @@ mod reindex;
 mod rename;
 mod resume;
 mod search;
+mod serve;
 mod sessions;
 mod tag;
 
@@ -39,6 +40,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Continue(args) => resume::run_continue(&db, args),
         Command::Fork(args) => fork::run(&db, args),
         Command::Append(args) => append::run(&db, args),
+        Command::Serve(args) => serve::run(&db, args),
     }
 }
 

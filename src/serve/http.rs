@@ -1,0 +1,647 @@
+//! The HTTP/JSON API (axum on tokio). SQLite work runs on tokio's blocking pool, never on the
+//! async threads; every request checks the bearer token (when one is set) in constant time.
+
+use super::streams::{self, StreamKey, SummaryPut, Watermark};
+use crate::error::Error;
+use crate::model::SessionRef;
+use crate::query::{self, SessionFilter};
+use crate::resume::ResumeOptions;
+use crate::search::{self, SearchQuery};
+use crate::store::Store;
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The largest request body accepted by default: 64 MiB.
+pub const DEFAULT_BODY_LIMIT: usize = 64 << 20;
+
+/// How the server runs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The bearer token every request must carry (`Authorization: Bearer <token>`); `None`
+    /// accepts any request (loopback only: the binary refuses other binds without a token).
+    pub token: Option<String>,
+    /// The largest request body, in bytes.
+    pub body_limit: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            token: None,
+            body_limit: DEFAULT_BODY_LIMIT,
+        }
+    }
+}
+
+#[derive(Clone)]
+struct AppState {
+    store: Arc<Store>,
+    token: Option<Arc<[u8]>>,
+    body_limit: usize,
+}
+
+/// An error answer: a status and `{"error": message}`.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            message: message.into(),
+        }
+    }
+
+    fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+}
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        let status = match &e {
+            Error::Invalid(_) => StatusCode::BAD_REQUEST,
+            Error::SessionNotFound(_) | Error::NotFound(_) => StatusCode::NOT_FOUND,
+            Error::AmbiguousSession { .. } => StatusCode::CONFLICT,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, e.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "error": self.message }).to_string();
+        let mut response = json_response(self.status, body.into_bytes());
+        if self.status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+type ApiResult = std::result::Result<Response, ApiError>;
+
+fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A 200 answer with the time the store work took, as `Server-Timing: store;dur=<ms>`.
+fn timed(body: Vec<u8>, started: Instant) -> Response {
+    let mut response = json_response(StatusCode::OK, body);
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    if let Ok(v) = HeaderValue::from_str(&format!("store;dur={ms:.3}")) {
+        response.headers_mut().insert("server-timing", v);
+    }
+    response
+}
+
+/// The JSON the CLI prints for `--json`: pretty, with a final newline.
+fn pretty<T: serde::Serialize>(value: &T) -> std::result::Result<Vec<u8>, ApiError> {
+    let mut out = serde_json::to_vec_pretty(value).map_err(Error::from)?;
+    out.push(b'\n');
+    Ok(out)
+}
+
+/// The router: the SessionStore endpoints under `/v1/store/`, the read endpoints under `/v1/`.
+pub fn router(store: Arc<Store>, config: Config) -> Router {
+    let state = AppState {
+        store,
+        token: config.token.map(|t| Arc::from(t.into_bytes())),
+        body_limit: config.body_limit,
+    };
+    Router::new()
+        .route("/v1/health", get(health))
+        .route("/v1/store/append", post(append))
+        .route("/v1/store/load", post(load))
+        .route("/v1/store/list_sessions", post(list_sessions))
+        .route(
+            "/v1/store/list_session_summaries",
+            post(list_session_summaries),
+        )
+        .route("/v1/store/delete", post(delete))
+        .route("/v1/store/list_subkeys", post(list_subkeys))
+        .route("/v1/store/summary/pending", post(summary_pending))
+        .route("/v1/store/summary/put", post(summary_put))
+        .route("/v1/sessions", get(sessions))
+        .route("/v1/resume", get(resume))
+        .route("/v1/messages", get(messages))
+        .route("/v1/search", get(search))
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")
+        })
+        .layer(middleware::from_fn_with_state(state.clone(), authorize))
+        .with_state(state)
+}
+
+/// Serves `router` on `listener` until `shutdown` resolves, then lets requests in flight
+/// finish (an append that started commits whole) before returning.
+///
+/// # Errors
+/// Fails when the listener fails.
+pub async fn run(
+    listener: tokio::net::TcpListener,
+    store: Arc<Store>,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(store, config))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
+
+/// Compares in time that depends only on the expected token's length.
+fn same_token(given: &[u8], expected: &[u8]) -> bool {
+    let mut diff = u8::from(given.len() != expected.len());
+    for (i, e) in expected.iter().enumerate() {
+        diff |= given.get(i).copied().unwrap_or(0) ^ e;
+    }
+    std::hint::black_box(diff) == 0
+}
+
+async fn authorize(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if let Some(expected) = &state.token {
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+            .unwrap_or(b"");
+        if !same_token(given, expected) {
+            return ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "missing or wrong token (send Authorization: Bearer <token>)",
+            )
+            .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// Reads a body up to the limit.
+async fn read_body(state: &AppState, body: Body) -> std::result::Result<Bytes, ApiError> {
+    axum::body::to_bytes(body, state.body_limit)
+        .await
+        .map_err(|e| {
+            let too_large = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            if too_large {
+                ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!(
+                        "request body is over the limit of {} bytes",
+                        state.body_limit
+                    ),
+                )
+            } else {
+                ApiError::bad_request(format!("cannot read the request body: {e}"))
+            }
+        })
+}
+
+fn parse<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> std::result::Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))
+}
+
+/// Runs store work on the blocking pool.
+async fn blocking<F>(f: F) -> ApiResult
+where
+    F: FnOnce() -> ApiResult + Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+}
+
+async fn health() -> Response {
+    json_response(StatusCode::OK, br#"{"ok":true}"#.to_vec())
+}
+
+#[derive(Deserialize)]
+struct AppendBody<'a> {
+    key: StreamKey,
+    #[serde(borrow)]
+    entries: Vec<&'a RawValue>,
+}
+
+async fn append(State(state): State<AppState>, body: Body) -> ApiResult {
+    let bytes = read_body(&state, body).await?;
+    blocking(move || {
+        let started = Instant::now();
+        let body: AppendBody<'_> = parse(&bytes)?;
+        let outcome = streams::append(&state.store, &body.key, &body.entries)?;
+        Ok(timed(
+            serde_json::to_vec(&outcome).map_err(Error::from)?,
+            started,
+        ))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct KeyBody {
+    key: StreamKey,
+}
+
+async fn load(State(state): State<AppState>, body: Body) -> ApiResult {
+    let bytes = read_body(&state, body).await?;
+    blocking(move || {
+        let started = Instant::now();
+        let body: KeyBody = parse(&bytes)?;
+        let mut out = b"{\"entries\":".to_vec();
+        match streams::load(&state.store, &body.key)? {
+            Some(entries) => out.extend_from_slice(&entries),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.push(b'}');
+        Ok(timed(out, started))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct ProjectBody {
+    project_key: String,
+}
+
+async fn list_sessions(State(state): State<AppState>, body: Body) -> ApiResult {
+    let bytes = read_body(&state, body).await?;
+    blocking(move || {
+        let body: ProjectBody = parse(&bytes)?;
+        let sessions = streams::list_sessions(&state.store, &body.project_key)?;
+        let out = serde_json::to_vec(&serde_json::json!({ "sessions": sessions }))
+            .map_err(Error::from)?;
+        Ok(json_response(StatusCode::OK, out))
+    })
+    .await
+}
+
+async fn list_session_summaries(State(state): State<AppState>, body: Body) -> ApiResult {
+    let bytes = read_body(&state, body).await?;
+    blocking(move || {
+        let body: ProjectBody = parse(&bytes)?;
+        let mut out = b"{\"summaries\":".to_vec();
+        out.extend_from_slice(&streams::list_session_summaries(
+            &state.store,
+            &body.project_key,
+        )?);
+        out.push(b'}');
+        Ok(json_response(StatusCode::OK, out))
+    })
+    .await
+}
+
+async fn delete(State(state): State<AppState>, body: Body) -> ApiResult {
+    let bytes = read_body(&state, body).await?;
+    blocking(move || {
+        let body: KeyBody = parse(&bytes)?;
+        let outcome = streams::delete(&state.store, &body.key)?;
+        let out = serde_json::to_vec(&outcome).map_err(Error::from)?;
+        Ok(json_response(StatusCode::OK, out))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct SessionKeyBody {
+    key: SessionKey,
+}
+
+#[derive(Deserialize)]
+struct SessionKey {
+    project_key: String,
+    session_id: String,
+}
+
+async fn list_subkeys(State(state): State<AppState>, body: Body) -> ApiResult {
+    let bytes = read_body(&state, body).await?;
+    blocking(move || {
+        let body: SessionKeyBody = parse(&bytes)?;
+        let subkeys =
+            streams::list_subkeys(&state.store, &body.key.project_key, &body.key.session_id)?;
+        let out =
+            serde_json::to_vec(&serde_json::json!({ "subkeys": subkeys })).map_err(Error::from)?;
+        Ok(json_response(StatusCode::OK, out))
+    })
+    .await
+}
+
+async fn summary_pending(State(state): State<AppState>, body: Body) -> ApiResult {
+    let bytes = read_body(&state, body).await?;
+    blocking(move || {
+        let body: SessionKeyBody = parse(&bytes)?;
+        let mut out = b"{\"pending\":".to_vec();
+        match streams::summary_pending(&state.store, &body.key.project_key, &body.key.session_id)? {
+            Some(p) => out.extend_from_slice(&p),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.push(b'}');
+        Ok(json_response(StatusCode::OK, out))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct SummaryPutBody<'a> {
+    key: SessionKey,
+    expect: Option<Watermark>,
+    through: Watermark,
+    mtime: i64,
+    #[serde(borrow)]
+    data: &'a RawValue,
+}
+
+async fn summary_put(State(state): State<AppState>, body: Body) -> ApiResult {
+    let bytes = read_body(&state, body).await?;
+    blocking(move || {
+        let body: SummaryPutBody<'_> = parse(&bytes)?;
+        if streams::summary_put(
+            &state.store,
+            &body.key.project_key,
+            &body.key.session_id,
+            &SummaryPut {
+                expect: body.expect,
+                through: body.through,
+                mtime: body.mtime,
+                data: body.data,
+            },
+        )? {
+            Ok(json_response(
+                StatusCode::OK,
+                br#"{"stored":true}"#.to_vec(),
+            ))
+        } else {
+            Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "the summary changed since it was read: fold again",
+            ))
+        }
+    })
+    .await
+}
+
+fn query_error(e: QueryRejection) -> ApiError {
+    ApiError::bad_request(format!("bad query string: {}", e.body_text()))
+}
+
+/// A `project` parameter as a project folder name: a path is resolved and sanitized as
+/// Claude Code does (what `sessiondb sessions --project` does). Also returns the path, as the
+/// listing's `directory`.
+fn project_param(arg: &str) -> (String, Option<String>) {
+    if arg.contains('/') || arg.contains('\\') {
+        let real = std::fs::canonicalize(arg)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| arg.to_owned());
+        (crate::paths::sanitize_path(&real), Some(real))
+    } else {
+        (arg.to_owned(), None)
+    }
+}
+
+/// `since` / `until`: an RFC 3339 time or date, epoch ms, or an age (`3d`, `12h`, `30m`,
+/// `2w`, `45s`), as `sessiondb sessions` takes them.
+fn time_param(text: &str) -> std::result::Result<i64, ApiError> {
+    let text = text.trim();
+    if let Some(ms) = crate::time::parse_iso8601_ms(text) {
+        return Ok(ms);
+    }
+    if let Ok(ms) = text.parse::<i64>() {
+        return Ok(ms);
+    }
+    let bad = || {
+        ApiError::bad_request(format!(
+            "{text:?} is not a time (try 2026-01-31, 3d or 12h)"
+        ))
+    };
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (n, unit) = text.split_at(split);
+    let n: i64 = n.parse().map_err(|_| bad())?;
+    let unit_ms = match unit {
+        "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        "w" => 7 * 86_400_000,
+        _ => return Err(bad()),
+    };
+    Ok(crate::time::now_ms() - n * unit_ms)
+}
+
+#[derive(Deserialize)]
+struct SessionsQuery {
+    project: Option<String>,
+    tag: Option<String>,
+    name: Option<String>,
+    branch: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    limit: Option<i64>,
+    offset: Option<i64>,
+    #[serde(default)]
+    all: bool,
+}
+
+/// `GET /v1/sessions`: `sessiondb sessions --json` with the same filters.
+async fn sessions(
+    State(state): State<AppState>,
+    q: std::result::Result<Query<SessionsQuery>, QueryRejection>,
+) -> ApiResult {
+    let Query(q) = q.map_err(query_error)?;
+    blocking(move || {
+        let (project, directory) = match q.project.as_deref().map(project_param) {
+            Some((p, d)) => (Some(p), d),
+            None => (None, None),
+        };
+        let filter = SessionFilter {
+            project,
+            directory,
+            tag: q.tag,
+            name: q.name,
+            branch: q.branch,
+            since: q.since.as_deref().map(time_param).transpose()?,
+            until: q.until.as_deref().map(time_param).transpose()?,
+            limit: q.limit,
+            offset: q.offset,
+            include_hidden: q.all,
+        };
+        let sessions = query::list_sessions(&*state.store.reader()?, &filter)?;
+        Ok(json_response(StatusCode::OK, pretty(&sessions)?))
+    })
+    .await
+}
+
+fn resolve(store: &Store, session: &str) -> std::result::Result<SessionRef, ApiError> {
+    Ok(query::resolve_session(&*store.reader()?, session)?)
+}
+
+#[derive(Deserialize)]
+struct ResumeQuery {
+    session: String,
+    at: Option<String>,
+    #[serde(default)]
+    interactive: bool,
+    #[serde(default)]
+    continue_interrupted: bool,
+    #[serde(default)]
+    api: bool,
+}
+
+/// `GET /v1/resume?session=S[&api=true]`: `sessiondb resume S --json` (the bundle), or with
+/// `api=true` `--api` (the provider `messages` array).
+async fn resume(
+    State(state): State<AppState>,
+    q: std::result::Result<Query<ResumeQuery>, QueryRejection>,
+) -> ApiResult {
+    let Query(q) = q.map_err(query_error)?;
+    blocking(move || {
+        let session = resolve(&state.store, &q.session)?;
+        let options = ResumeOptions {
+            at: q.at,
+            interactive: q.interactive,
+            continue_interrupted: q.continue_interrupted,
+        };
+        let resumed = state.store.resume(&session, &options)?;
+        let body = if q.api {
+            pretty(&resumed.api_view())?
+        } else {
+            pretty(&resumed)?
+        };
+        Ok(json_response(StatusCode::OK, body))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct MessagesQuery {
+    session: String,
+    agent: Option<String>,
+    limit: Option<i64>,
+    #[serde(default)]
+    offset: i64,
+}
+
+/// `GET /v1/messages?session=S[&agent=ID][&limit=N][&offset=N]`: `sessiondb messages --json`.
+async fn messages(
+    State(state): State<AppState>,
+    q: std::result::Result<Query<MessagesQuery>, QueryRejection>,
+) -> ApiResult {
+    let Query(q) = q.map_err(query_error)?;
+    blocking(move || {
+        let conn = state.store.reader()?;
+        let session = query::resolve_session(&conn, &q.session)?;
+        let messages = match q.agent.as_deref() {
+            Some(agent) => {
+                crate::sdk::get_subagent_messages(&conn, &session, agent, q.limit, q.offset)?
+            }
+            None => crate::sdk::get_session_messages(&conn, &session, q.limit, q.offset)?,
+        };
+        Ok(json_response(StatusCode::OK, pretty(&messages)?))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct SearchParams {
+    q: String,
+    project: Option<String>,
+    tag: Option<String>,
+    role: Option<String>,
+    #[serde(default)]
+    tools: bool,
+    limit: Option<i64>,
+}
+
+/// `GET /v1/search?q=TEXT[&project=P][&tag=T][&role=user|assistant][&tools=true][&limit=N]`:
+/// `sessiondb search --json`.
+async fn search(
+    State(state): State<AppState>,
+    q: std::result::Result<Query<SearchParams>, QueryRejection>,
+) -> ApiResult {
+    let Query(q) = q.map_err(query_error)?;
+    if let Some(role) = q.role.as_deref() {
+        if role != "user" && role != "assistant" {
+            return Err(ApiError::bad_request(format!(
+                "role {role:?} is not user or assistant"
+            )));
+        }
+    }
+    if q.q.trim().is_empty() {
+        return Err(ApiError::bad_request("q (the words to find) is empty"));
+    }
+    blocking(move || {
+        let query = SearchQuery {
+            text: q.q,
+            project: q.project.as_deref().map(|p| project_param(p).0),
+            tag: q.tag,
+            role: q.role,
+            tools: q.tools,
+            limit: q.limit,
+            marks: Some(("**".to_owned(), "**".to_owned())),
+        };
+        // Lines appended since the last search are still queued for the index.
+        search::catch_up(&state.store)?;
+        let hits = search::search(&*state.store.reader()?, &query)?;
+        Ok(json_response(StatusCode::OK, pretty(&hits)?))
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_token;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same_token(b"secret", b"secret"));
+        assert!(!same_token(b"secre", b"secret"));
+        assert!(!same_token(b"secret!", b"secret"));
+        assert!(!same_token(b"", b"secret"));
+        assert!(!same_token(b"sedret", b"secret"));
+    }
+}

@@ -1,0 +1,13 @@
+//! `sessiondb serve`: the store over HTTP/JSON, for apps built on Anthropic's Agent SDK.
+//!
+//! * [`streams`]: the SDK's `SessionStore` protocol (append, load, list_sessions,
+//!   list_session_summaries, delete, list_subkeys) over the store's own tables, so that a
+//!   mirrored session resumes, lists and searches like an imported one.
+//! * [`http`]: the axum router, with those endpoints under `/v1/store/` and the read
+//!   endpoints (`/v1/sessions`, `/v1/resume`, `/v1/messages`, `/v1/search`) answering the
+//!   JSON the CLI prints with `--json`.
+//!
+//! `tools/python/sessiondb_store.py` is the Python adapter (a `SessionStore` for the SDK).
+
+pub mod http;
+pub mod streams;
