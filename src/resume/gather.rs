@@ -46,6 +46,65 @@ fn bridged_child_sql() -> String {
     )
 }
 
+/// How the record a resume ends at is chosen when none is named. Claude Code versions and
+/// entry points differ (spec §5.5, oracle R1); the default is the newest observed CLI.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LeafRule {
+    /// CLI 2.1.332 (the oracle), every entry point: the newest chain record in file order
+    /// that no chain record names as its parent.
+    #[default]
+    FileOrder,
+    /// CLI 2.1.88 `--resume <id>` (`getLastSessionLog`): the non-sidechain message with the
+    /// newest timestamp, of any type.
+    NewestMessage,
+    /// CLI 2.1.88 `--continue` and the picker (`loadFullLog`): every childless message is
+    /// walked up to its nearest user/assistant message; the newest of those by timestamp.
+    NewestTurn,
+}
+
+/// Chooses the leaf by `rule` (see [`LeafRule`]). Timestamps compare as ISO-8601 text, as
+/// Claude Code writes them; a tie goes to the earlier line, and a row whose timestamp does
+/// not start with a year never wins.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn pick_leaf_by(conn: &Connection, transcript: i64, rule: LeafRule) -> Result<Option<String>> {
+    let sql = match rule {
+        LeafRule::FileOrder => return pick_leaf(conn, transcript),
+        LeafRule::NewestMessage => NEWEST_MESSAGE,
+        LeafRule::NewestTurn => NEWEST_TURN,
+    };
+    Ok(conn
+        .prepare_cached(sql)?
+        .query_row([transcript], |r| r.get(0))
+        .optional()?)
+}
+
+const NEWEST_MESSAGE: &str = "SELECT uuid FROM rows
+    WHERE transcript_id = ?1 AND type IN ('user', 'assistant', 'attachment', 'system')
+      AND uuid IS NOT NULL AND is_sidechain = 0 AND timestamp GLOB '[0-9][0-9][0-9][0-9]-*'
+    ORDER BY timestamp DESC, ordinal ASC LIMIT 1";
+
+const NEWEST_TURN: &str = "WITH RECURSIVE
+    terminal(uuid) AS (
+        SELECT r.uuid FROM rows r
+         WHERE r.transcript_id = ?1 AND r.type IN ('user', 'assistant', 'attachment', 'system')
+           AND r.uuid IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM rows c WHERE c.transcript_id = ?1 AND c.parent_uuid = r.uuid
+                           AND c.type IN ('user', 'assistant', 'attachment', 'system'))),
+    up(uuid, type, parent, depth) AS (
+        SELECT r.uuid, r.type, r.parent_uuid, 0 FROM terminal t
+          CROSS JOIN rows r INDEXED BY idx_rows_transcript_uuid ON r.transcript_id = ?1 AND r.uuid = t.uuid
+        UNION
+        SELECT r.uuid, r.type, r.parent_uuid, up.depth + 1 FROM up
+          CROSS JOIN rows r INDEXED BY idx_rows_transcript_uuid ON r.transcript_id = ?1 AND r.uuid = up.parent
+         WHERE up.type NOT IN ('user', 'assistant') AND up.depth < 100000)
+    SELECT r.uuid FROM up
+      CROSS JOIN rows r INDEXED BY idx_rows_transcript_uuid ON r.transcript_id = ?1 AND r.uuid = up.uuid
+     WHERE up.type IN ('user', 'assistant') AND r.is_sidechain = 0
+       AND r.timestamp GLOB '[0-9][0-9][0-9][0-9]-*'
+     ORDER BY r.timestamp DESC, r.ordinal ASC LIMIT 1";
+
 /// R1: the newest row in file order, among chain rows, that no chain row names as its
 /// parent (after progress bridging). `None` for a transcript without chain rows.
 ///

@@ -44,6 +44,8 @@ pub struct ResumeOptions {
     pub interactive: bool,
     /// `CLAUDE_CODE_RESUME_INTERRUPTED_TURN=1`: drop an unfinished last turn.
     pub continue_interrupted: bool,
+    /// How the leaf is chosen when `at` is not given.
+    pub leaf_rule: gather::LeafRule,
 }
 
 /// Where the next writes of a resumed session go.
@@ -127,7 +129,7 @@ impl Store {
                         }
                         Some(at.to_owned())
                     }
-                    None => gather::pick_leaf(&conn, t)?,
+                    None => gather::pick_leaf_by(&conn, t, options.leaf_rule)?,
                 };
                 match leaf {
                     Some(l) => {

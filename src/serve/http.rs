@@ -545,6 +545,7 @@ async fn resume(
             at: q.at,
             interactive: q.interactive,
             continue_interrupted: q.continue_interrupted,
+            ..ResumeOptions::default()
         };
         let resumed = state.store.resume(&session, &options)?;
         let body = if q.api {

@@ -38,6 +38,7 @@ fn options(case: &Case) -> ResumeOptions {
         interactive: case.json["interactive"].as_bool() == Some(true),
         continue_interrupted: case.json["env"]["CLAUDE_CODE_RESUME_INTERRUPTED_TURN"].as_str()
             == Some("1"),
+        ..ResumeOptions::default()
     }
 }
 

@@ -105,6 +105,7 @@ fn sql_resume_equals_the_in_memory_reference_on_the_oracle_cases() {
                 .and_then(|e| e.get("CLAUDE_CODE_RESUME_INTERRUPTED_TURN"))
                 .and_then(Value::as_str)
                 == Some("1"),
+            ..ResumeOptions::default()
         };
         if let Err(e) = compare(&store, &format!("{project}/{target}"), &file, &options) {
             failures.push(format!("{}: {e}", case.name()));
@@ -118,4 +119,50 @@ fn sql_resume_equals_the_in_memory_reference_on_the_oracle_cases() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The three leaf rules pick different records on a file where file order and timestamps
+/// disagree: a rewind branch written before an older one, and a trailing system record.
+#[test]
+fn leaf_rules_follow_their_claude_code_versions() {
+    use sessiondb::resume::gather::LeafRule;
+    let (dir, store) = temp_store();
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let line = |uuid: &str, parent: Option<&str>, kind: &str, ts: u32| {
+        let mut v = serde_json::json!({"parentUuid": parent, "isSidechain": false, "type": kind,
+            "uuid": uuid, "timestamp": format!("2026-01-01T00:00:{ts:02}.000Z"), "sessionId": "s"});
+        if kind == "system" {
+            v["subtype"] = "turn_duration".into();
+        } else {
+            v["message"] = serde_json::json!({"role": kind, "content": format!("{uuid}")});
+        }
+        format!("{v}\n")
+    };
+    let body = [
+        line("u1", None, "user", 1),
+        line("b1", Some("u1"), "assistant", 20),
+        line("a1", Some("u1"), "assistant", 10),
+        line("s1", Some("b1"), "system", 30),
+        line("c1", Some("u1"), "assistant", 5),
+    ]
+    .concat();
+    std::fs::write(project.join("s.jsonl"), body).expect("write");
+    import(&store, &[&project]);
+    let session = query::resolve_session(&store.reader().expect("r"), "p/s").expect("session");
+    let leaf = |rule| {
+        store
+            .resume(
+                &session,
+                &ResumeOptions {
+                    leaf_rule: rule,
+                    ..ResumeOptions::default()
+                },
+            )
+            .expect("resume")
+            .leaf_uuid
+    };
+    assert_eq!(leaf(LeafRule::FileOrder).as_deref(), Some("c1"));
+    assert_eq!(leaf(LeafRule::NewestMessage).as_deref(), Some("s1"));
+    assert_eq!(leaf(LeafRule::NewestTurn).as_deref(), Some("b1"));
 }

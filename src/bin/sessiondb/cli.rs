@@ -136,6 +136,32 @@ pub struct ResumeView {
     /// Drop an unfinished last turn, as CLAUDE_CODE_RESUME_INTERRUPTED_TURN=1 does.
     #[arg(long)]
     pub continue_interrupted: bool,
+    /// How the conversation's last record is chosen: file-order (Claude Code 2.1.332, every
+    /// entry point), newest-message (2.1.88 --resume <id>), newest-turn (2.1.88 --continue
+    /// and the picker).
+    #[arg(long, value_enum, default_value_t = LeafRuleArg::FileOrder)]
+    pub leaf_rule: LeafRuleArg,
+}
+
+/// `--leaf-rule` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LeafRuleArg {
+    /// The newest chain record in file order that nothing names as its parent.
+    FileOrder,
+    /// The non-sidechain message with the newest timestamp.
+    NewestMessage,
+    /// The newest user/assistant message reached from a childless message.
+    NewestTurn,
+}
+
+impl From<LeafRuleArg> for sessiondb::resume::gather::LeafRule {
+    fn from(arg: LeafRuleArg) -> Self {
+        match arg {
+            LeafRuleArg::FileOrder => Self::FileOrder,
+            LeafRuleArg::NewestMessage => Self::NewestMessage,
+            LeafRuleArg::NewestTurn => Self::NewestTurn,
+        }
+    }
 }
 
 /// `sessiondb resume`.

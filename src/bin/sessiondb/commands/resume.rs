@@ -34,6 +34,7 @@ fn show(store: &Store, session: &SessionRef, view: &ResumeView) -> anyhow::Resul
         at: view.at.clone(),
         interactive: view.interactive,
         continue_interrupted: view.continue_interrupted,
+        leaf_rule: view.leaf_rule.into(),
     };
     let resumed = store.resume(session, &options)?;
     if view.api {
