@@ -1,5 +1,6 @@
 mod append;
 mod catalog;
+mod cli;
 mod fork;
 mod import_edge;
 mod resume_cli;
