@@ -128,6 +128,7 @@ fn sdk_rebuilt_tree_round_trips_with_subagents_and_sidecars() {
         }
         let out2 = dir2.path().join("out");
         export::export_tree(&store2, &out2, None).expect("export");
+        assert_same_tree(&extra, &out2);
     }
 }
 
