@@ -97,23 +97,27 @@ pub fn check_key(key: &StreamKey) -> Result<()> {
     }
 }
 
-/// One entry checked and ready to store.
-struct Checked<'a> {
-    bytes: Cow<'a, [u8]>,
+/// The entries of a batch as stored lines: one JSONL line each (an entry spread over several
+/// lines is made compact; anything else is kept as sent).
+fn entry_lines<'a>(entries: &[&'a RawValue]) -> Vec<Cow<'a, [u8]>> {
+    entries
+        .iter()
+        .map(|raw| {
+            let text = raw.get();
+            if text.bytes().any(|b| b == b'\n' || b == b'\r') {
+                Cow::Owned(compact(text.as_bytes()))
+            } else {
+                Cow::Borrowed(text.as_bytes())
+            }
+        })
+        .collect()
 }
 
-/// Checks a batch: every entry a JSON object with a string `type`. Entries spread over
-/// several lines are made compact (a stored row is one JSONL line).
-fn check_entries<'a>(entries: &[&'a RawValue]) -> Result<Vec<Checked<'a>>> {
-    let mut out = Vec::with_capacity(entries.len());
-    for (i, raw) in entries.iter().enumerate() {
-        let text = raw.get();
-        let bytes: Cow<'a, [u8]> = if text.bytes().any(|b| b == b'\n' || b == b'\r') {
-            Cow::Owned(compact(text.as_bytes()))
-        } else {
-            Cow::Borrowed(text.as_bytes())
-        };
-        let (status, env) = Envelope::parse(&bytes);
+/// Projects every line of a batch, checking that each is a JSON object with a string `type`.
+fn check_entries<'a>(lines: &'a [Cow<'_, [u8]>]) -> Result<Vec<Envelope<'a>>> {
+    let mut out = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        let (status, env) = Envelope::parse(line);
         if status != LineStatus::Record {
             return Err(Error::Invalid(format!("entries[{i}] is not a JSON object")));
         }
@@ -122,7 +126,7 @@ fn check_entries<'a>(entries: &[&'a RawValue]) -> Result<Vec<Checked<'a>>> {
                 "entries[{i}] has no string \"type\""
             )));
         }
-        out.push(Checked { bytes });
+        out.push(env);
     }
     Ok(out)
 }
@@ -196,12 +200,11 @@ const UPSERT_MTIME: &str = "INSERT INTO store_streams (transcript_id, mtime) VAL
 /// `type` (nothing is stored then); database errors.
 pub fn append(store: &Store, key: &StreamKey, entries: &[&RawValue]) -> Result<AppendOutcome> {
     check_key(key)?;
-    let checked = check_entries(entries)?;
-    if checked.is_empty() {
+    let lines = entry_lines(entries);
+    let envelopes = check_entries(&lines)?;
+    if lines.is_empty() {
         return Ok(AppendOutcome::default());
     }
-    let parsed: Vec<(LineStatus, Envelope<'_>)> =
-        checked.iter().map(|c| Envelope::parse(&c.bytes)).collect();
     store.write(|tx| {
         let session = upsert_session(tx, &key.project_key, &key.session_id)?;
         let subpath = key.stored_subpath();
@@ -231,7 +234,7 @@ pub fn append(store: &Store, key: &StreamKey, entries: &[&RawValue]) -> Result<A
         let mut cwd: Option<&str> = None;
         let mut agent_meta: Option<&[u8]> = None;
         let mut has_uuid = tx.prepare_cached(SELECT_HAS_UUID)?;
-        for (c, (status, env)) in checked.iter().zip(&parsed) {
+        for (bytes, env) in lines.iter().zip(&envelopes) {
             if let Some(uuid) = env.uuid.as_deref().filter(|u| !u.is_empty()) {
                 let stored: bool = has_uuid.query_row(params![transcript, uuid], |r| r.get(0))?;
                 if stored || !seen.insert(uuid) {
@@ -240,16 +243,16 @@ pub fn append(store: &Store, key: &StreamKey, entries: &[&RawValue]) -> Result<A
                 }
             }
             let line = Line {
-                bytes: &c.bytes,
+                bytes,
                 terminated: true,
             };
-            let row = insert_row(tx, transcript, next, line, *status, env)?;
-            project_record(tx, transcript, row, &c.bytes, env)?;
+            let row = insert_row(tx, transcript, next, line, LineStatus::Record, env)?;
+            project_record(tx, transcript, row, bytes, env)?;
             if cwd.is_none() {
                 cwd = env.cwd.as_deref().filter(|c| !c.is_empty());
             }
             if env.kind.as_deref() == Some("agent_metadata") {
-                agent_meta = Some(&c.bytes);
+                agent_meta = Some(bytes);
             }
             next += 1;
             outcome.appended += 1;
