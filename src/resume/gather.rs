@@ -17,10 +17,11 @@ const MAX_WALK: i64 = 5_000_000;
 
 const ENTRY: &str = "type IN ('user', 'assistant', 'attachment', 'system') AND uuid IS NOT NULL AND is_sidechain = 0";
 
-/// Leaf candidates, newest first: chain rows that no chain row names as parent.
+/// Leaf candidates, newest first: chain rows that no chain row names as parent. The ordinal
+/// index is forced so the scan starts at the end of the file and stops at the first hit.
 fn leaf_candidates_sql() -> String {
     format!(
-        "SELECT r.uuid FROM rows r
+        "SELECT r.uuid FROM rows r INDEXED BY idx_rows_transcript_ordinal
          WHERE r.transcript_id = ?1 AND r.{ENTRY_R}
            AND NOT EXISTS (SELECT 1 FROM rows c WHERE c.transcript_id = ?1 AND c.parent_uuid = r.uuid
                            AND c.{ENTRY_C})
@@ -34,14 +35,16 @@ fn leaf_candidates_sql() -> String {
 fn bridged_child_sql() -> String {
     format!(
         "WITH RECURSIVE down(uuid) AS (
-            SELECT uuid FROM rows WHERE transcript_id = ?1 AND parent_uuid = ?2
-                AND type = 'progress' AND uuid IS NOT NULL
+            SELECT uuid FROM rows INDEXED BY idx_rows_transcript_parent
+             WHERE transcript_id = ?1 AND parent_uuid = ?2 AND type = 'progress' AND uuid IS NOT NULL
             UNION
-            SELECT c.uuid FROM rows c JOIN down ON c.parent_uuid = down.uuid
-             WHERE c.transcript_id = ?1 AND c.type = 'progress' AND c.uuid IS NOT NULL
+            SELECT c.uuid FROM down CROSS JOIN rows c INDEXED BY idx_rows_transcript_parent
+                ON c.transcript_id = ?1 AND c.parent_uuid = down.uuid
+             WHERE c.type = 'progress' AND c.uuid IS NOT NULL
             LIMIT {MAX_WALK})
-         SELECT EXISTS (SELECT 1 FROM rows e JOIN down ON e.parent_uuid = down.uuid
-                         WHERE e.transcript_id = ?1 AND e.{ENTRY_E})",
+         SELECT EXISTS (SELECT 1 FROM down CROSS JOIN rows e INDEXED BY idx_rows_transcript_parent
+                            ON e.transcript_id = ?1 AND e.parent_uuid = down.uuid
+                         WHERE e.{ENTRY_E})",
         ENTRY_E = ENTRY.replace(" AND ", " AND e."),
     )
 }
