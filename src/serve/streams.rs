@@ -178,8 +178,29 @@ const SELECT_LIVE_TRANSCRIPT: &str = "SELECT id FROM transcripts
 const SELECT_LAST_ROW: &str = "SELECT id, ordinal, terminated FROM rows WHERE transcript_id = ?1
      ORDER BY ordinal DESC LIMIT 1";
 
-const SELECT_HAS_UUID: &str =
-    "SELECT EXISTS (SELECT 1 FROM rows WHERE transcript_id = ?1 AND uuid = ?2)";
+const SELECT_STORED_UUIDS: &str = "SELECT uuid FROM rows
+     WHERE transcript_id = ?1 AND uuid IN (SELECT value FROM json_each(?2))";
+
+/// The uuids of a batch that the stream already holds, in one statement.
+fn stored_uuids(
+    tx: &Transaction<'_>,
+    transcript: i64,
+    envelopes: &[Envelope<'_>],
+) -> Result<HashSet<String>> {
+    let uuids: Vec<&str> = envelopes
+        .iter()
+        .filter_map(|e| e.uuid.as_deref().filter(|u| !u.is_empty()))
+        .collect();
+    if uuids.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let list = serde_json::to_string(&uuids)?;
+    let found = tx
+        .prepare_cached(SELECT_STORED_UUIDS)?
+        .query_map(params![transcript, list], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(found)
+}
 
 /// The mtime a main stream shows: the API's own write time, or the catalog's
 /// `last_modified` (a file's mtime, or another sessiondb write) when that is later.
@@ -230,14 +251,17 @@ pub fn append(store: &Store, key: &StreamKey, entries: &[&RawValue]) -> Result<A
             None => 0,
         };
         let mut outcome = AppendOutcome::default();
+        let stored = if next > 0 {
+            stored_uuids(tx, transcript, &envelopes)?
+        } else {
+            HashSet::new()
+        };
         let mut seen: HashSet<&str> = HashSet::new();
         let mut cwd: Option<&str> = None;
         let mut agent_meta: Option<&[u8]> = None;
-        let mut has_uuid = tx.prepare_cached(SELECT_HAS_UUID)?;
         for (bytes, env) in lines.iter().zip(&envelopes) {
             if let Some(uuid) = env.uuid.as_deref().filter(|u| !u.is_empty()) {
-                let stored: bool = has_uuid.query_row(params![transcript, uuid], |r| r.get(0))?;
-                if stored || !seen.insert(uuid) {
+                if stored.contains(uuid) || !seen.insert(uuid) {
                     outcome.duplicates += 1;
                     continue;
                 }
@@ -257,7 +281,6 @@ pub fn append(store: &Store, key: &StreamKey, entries: &[&RawValue]) -> Result<A
             next += 1;
             outcome.appended += 1;
         }
-        drop(has_uuid);
         if outcome.appended == 0 {
             return Ok(outcome);
         }
