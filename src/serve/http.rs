@@ -1,6 +1,7 @@
 //! The HTTP/JSON API (axum on tokio). SQLite work runs on tokio's blocking pool, never on the
 //! async threads; every request checks the bearer token (when one is set) in constant time.
 
+use super::checkpoint::Checkpointer;
 use super::streams::{self, StreamKey, SummaryPut, Watermark};
 use crate::error::Error;
 use crate::model::SessionRef;
@@ -157,7 +158,8 @@ pub fn router(store: Arc<Store>, config: Config) -> Router {
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then lets requests in flight
-/// finish (an append that started commits whole) before returning.
+/// finish (an append that started commits whole) before returning. WAL checkpoints run on a
+/// thread of their own meanwhile ([`Checkpointer`]).
 ///
 /// # Errors
 /// Fails when the listener fails.
@@ -167,9 +169,15 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(store, config))
+    let checkpointer = Checkpointer::start(&store).map_err(std::io::Error::other)?;
+    let served = axum::serve(listener, router(store.clone(), config))
         .with_graceful_shutdown(shutdown)
+        .await;
+    let stopped = tokio::task::spawn_blocking(move || checkpointer.stop(&store))
         .await
+        .map_err(std::io::Error::other)?;
+    served?;
+    stopped.map_err(std::io::Error::other)
 }
 
 /// Resolves on SIGINT or SIGTERM.
