@@ -738,3 +738,67 @@ fn sigterm_lets_an_append_in_flight_finish() {
         .unwrap();
     assert_eq!(rows, 20_000);
 }
+
+/// An imported session folds from its first line; a re-imported (rewritten) file is a new
+/// transcript and is folded again from the start, whoever wrote the lines.
+#[test]
+fn summaries_of_imported_sessions_fold_every_stored_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("projects/-p");
+    std::fs::create_dir_all(&project).unwrap();
+    let file = project.join("s.jsonl");
+    let first = format!(
+        "{}\n{}\n",
+        user("a", "one"),
+        json!({"type": "summary", "summary": "x"})
+    );
+    std::fs::write(&file, &first).unwrap();
+    let store = Store::open(dir.path().join("s.db")).unwrap();
+    import(&store, &[dir.path().join("projects").as_path()]);
+    let server = Server::start(store, Config::default());
+    let session = json!({"project_key": "-p", "session_id": "s"});
+    let pending = |server: &Server| {
+        ok(
+            server,
+            "/v1/store/summary/pending",
+            json!({ "key": session }),
+        )["pending"]
+            .clone()
+    };
+    let p = pending(&server);
+    assert_eq!(p["summary"], Value::Null);
+    assert_eq!(
+        p["entries"],
+        json!([user("a", "one"), {"type": "summary", "summary": "x"}])
+    );
+    // The imported session's mtime is its file's; an append moves it on.
+    let listed = ok(
+        &server,
+        "/v1/store/list_sessions",
+        json!({"project_key": "-p"}),
+    );
+    assert_eq!(listed["sessions"][0]["mtime"], p["mtime"]);
+    let put = json!({"key": session, "expect": p["watermark"], "through": p["through"],
+                     "mtime": p["mtime"], "data": {"n": 1}});
+    ok(&server, "/v1/store/summary/put", put);
+    let a = append(
+        &server,
+        json!({"project_key": "-p", "session_id": "s"}),
+        json!([user("b", "two")]),
+    );
+    assert!(a["mtime"].as_i64() > p["mtime"].as_i64());
+    let p2 = pending(&server);
+    assert_eq!(p2["summary"]["data"], json!({"n": 1}));
+    assert_eq!(p2["entries"], json!([user("b", "two")]));
+    drop(server);
+    // Rewrite the file and import it again: a new transcript, folded from its start.
+    std::fs::write(&file, format!("{}\n", user("c", "other"))).unwrap();
+    let store = Store::open(dir.path().join("s.db")).unwrap();
+    import(&store, &[dir.path().join("projects").as_path()]);
+    let server = Server::start(store, Config::default());
+    let p3 = pending(&server);
+    assert_eq!(p3["summary"], Value::Null);
+    assert_eq!(p3["entries"], json!([user("c", "other")]));
+    assert_eq!(p3["watermark"], p2["watermark"]);
+    assert_ne!(p3["through"]["transcript"], p2["through"]["transcript"]);
+}
