@@ -109,9 +109,9 @@ fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
 }
 
 /// A 200 answer with the time the store work took, as `Server-Timing: store;dur=<ms>`.
-fn timed(body: Vec<u8>, started: Instant) -> Response {
+fn timed(body: Vec<u8>, took: std::time::Duration) -> Response {
     let mut response = json_response(StatusCode::OK, body);
-    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let ms = took.as_secs_f64() * 1000.0;
     if let Ok(v) = HeaderValue::from_str(&format!("store;dur={ms:.3}")) {
         response.headers_mut().insert("server-timing", v);
     }
@@ -274,6 +274,10 @@ struct AppendBody<'a> {
     key: StreamKey,
     #[serde(borrow)]
     entries: Vec<&'a RawValue>,
+    /// Also answer what `summary/pending` would (main keys only), saving the adapter a
+    /// request: `{appended, duplicates, mtime, pending}`.
+    #[serde(default)]
+    fold: bool,
 }
 
 async fn append(State(state): State<AppState>, body: Body) -> ApiResult {
@@ -282,10 +286,23 @@ async fn append(State(state): State<AppState>, body: Body) -> ApiResult {
         let started = Instant::now();
         let body: AppendBody<'_> = parse(&bytes)?;
         let outcome = streams::append(&state.store, &body.key, &body.entries)?;
-        Ok(timed(
-            serde_json::to_vec(&outcome).map_err(Error::from)?,
-            started,
-        ))
+        let took = started.elapsed();
+        let mut out = serde_json::to_vec(&outcome).map_err(Error::from)?;
+        if body.fold && body.key.subpath.is_none() {
+            let pending = streams::summary_pending(
+                &state.store,
+                &body.key.project_key,
+                &body.key.session_id,
+            )?;
+            out.pop();
+            out.extend_from_slice(b",\"pending\":");
+            match pending {
+                Some(p) => out.extend_from_slice(&p),
+                None => out.extend_from_slice(b"null"),
+            }
+            out.push(b'}');
+        }
+        Ok(timed(out, took))
     })
     .await
 }
@@ -306,7 +323,7 @@ async fn load(State(state): State<AppState>, body: Body) -> ApiResult {
             None => out.extend_from_slice(b"null"),
         }
         out.push(b'}');
-        Ok(timed(out, started))
+        Ok(timed(out, started.elapsed()))
     })
     .await
 }

@@ -481,6 +481,28 @@ fn summaries_are_stored_verbatim_with_a_compare_and_swap() {
     assert_eq!(next["summary"]["data"], data);
     assert_eq!(next["entries"], json!([user("b", "two")]));
     assert!(next["mtime"].as_i64() > pending["mtime"].as_i64());
+    // `fold: true` makes the append answer the pending fold itself.
+    let folded = ok(
+        &server,
+        "/v1/store/append",
+        json!({"key": key("s", None), "entries": [user("c", "three")], "fold": true}),
+    );
+    let asked = ok(
+        &server,
+        "/v1/store/summary/pending",
+        json!({ "key": session }),
+    );
+    assert_eq!(folded["pending"], asked["pending"]);
+    assert_eq!(
+        folded["pending"]["entries"],
+        json!([user("b", "two"), user("c", "three")])
+    );
+    let sub = ok(
+        &server,
+        "/v1/store/append",
+        json!({"key": key("s", Some("subagents/agent-1")), "entries": [user("d", "x")], "fold": true}),
+    );
+    assert!(sub.get("pending").is_none(), "sub-streams have no summary");
     ok(&server, "/v1/store/delete", json!({"key": key("s", None)}));
     let summaries = ok(
         &server,

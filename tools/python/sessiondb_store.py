@@ -13,9 +13,10 @@ sessiondb like an imported one), ignores an entry whose uuid the stream already 
 stamps mtimes itself (epoch ms, strictly increasing per stream).
 
 Summaries: after appending to a main stream, `append` folds the lines stored since the
-last fold with the SDK's own `fold_session_summary` and puts the result back; the server
-accepts the put only if nobody folded in between (otherwise this folds again), so each
-stored line is folded exactly once and in commit order even with several writers.
+last fold (the append's answer carries them) with the SDK's own `fold_session_summary` and
+puts the result back; the server accepts the put only if nobody folded in between
+(otherwise this asks again and re-folds), so each stored line is folded exactly once and in
+commit order even with several writers.
 
 Blocking HTTP runs in a worker thread under asyncio (`asyncio.to_thread`), so the event
 loop is never blocked; under another event loop it runs inline.
@@ -33,6 +34,9 @@ from typing import Any
 from claude_agent_sdk import SessionStore, fold_session_summary
 
 __all__ = ["SessionDbStore", "SessionDbError"]
+
+
+_ASK = object()
 
 
 class SessionDbError(RuntimeError):
@@ -142,14 +146,21 @@ class SessionDbStore(SessionStore):
         await self._run(self._append, key, entries)
 
     def _append(self, key: Any, entries: list[Any]) -> None:
-        self._post("/v1/store/append", {"key": _key(key), "entries": entries})
-        if key.get("subpath") is None:
-            self._fold(key)
+        main = key.get("subpath") is None
+        answer = self._post(
+            "/v1/store/append", {"key": _key(key), "entries": entries, "fold": main}
+        )
+        if main:
+            # The append answers the pending fold itself (None: ask for it).
+            self._fold(key, answer["pending"] if "pending" in answer else _ASK)
 
-    def _fold(self, key: Any) -> None:
+    def _fold(self, key: Any, pending: Any) -> None:
+        """Folds the stored lines the sidecar has not seen (``pending``: what the append
+        answered; asked again after a conflict) and puts the result back."""
         session = {"project_key": key["project_key"], "session_id": key["session_id"]}
-        for _ in range(self.FOLD_ATTEMPTS):
-            pending = self._post("/v1/store/summary/pending", {"key": session})["pending"]
+        for attempt in range(self.FOLD_ATTEMPTS):
+            if attempt > 0 or pending is _ASK:
+                pending = self._post("/v1/store/summary/pending", {"key": session})["pending"]
             if pending is None:
                 return  # the session was deleted meanwhile
             prev = pending["summary"]
