@@ -626,37 +626,53 @@ fn import_transcript(
     }
     let mut cwd_seen = false;
     let mut offset = start;
-    for line in jsonl::split_lines(&bytes[start..]) {
-        let (status, env) = Envelope::parse(line.bytes);
-        let row = insert_row(tx, transcript, ordinal, line, status, &env)?;
-        report.new_rows += 1;
-        match status {
-            LineStatus::Malformed => {
-                report.malformed_lines += 1;
-                if report.malformed.len() < MAX_REPORTED_LINES {
-                    report.malformed.push(LineRef {
-                        path: source.path.clone(),
-                        line: ordinal as u64 + 1,
-                    });
-                }
-            }
-            LineStatus::Record => {
-                if !env.has_known_type() {
-                    report.unknown_types += 1;
-                }
-                report.unknown_fields += u64::from(env.unknown_fields);
-                if !cwd_seen {
-                    if let Some(cwd) = env.cwd.as_deref() {
-                        cwd_seen = true;
-                        set_project_cwd(tx, session, cwd)?;
+    // Lines are stored ROW_BATCH at a time (see `insert_rows`), then projected in order.
+    tx.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    let mut next_id: i64 = tx
+        .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
+        .query_row([], |r| r.get(0))?;
+    let mut lines = jsonl::split_lines(&bytes[start..]).peekable();
+    let mut batch = Vec::with_capacity(ROW_BATCH);
+    while lines.peek().is_some() {
+        batch.clear();
+        batch.extend(lines.by_ref().take(ROW_BATCH).map(|line| {
+            let (status, env) = Envelope::parse(line.bytes);
+            (line, status, env)
+        }));
+        let first = next_id;
+        insert_rows(tx, transcript, ordinal, first, &batch)?;
+        next_id += batch.len() as i64;
+        for (i, (line, status, env)) in batch.iter().enumerate() {
+            let row = first + i as i64;
+            report.new_rows += 1;
+            match status {
+                LineStatus::Malformed => {
+                    report.malformed_lines += 1;
+                    if report.malformed.len() < MAX_REPORTED_LINES {
+                        report.malformed.push(LineRef {
+                            path: source.path.clone(),
+                            line: ordinal as u64 + 1,
+                        });
                     }
                 }
-                project_record(tx, transcript, row, line.bytes, &env)?;
+                LineStatus::Record => {
+                    if !env.has_known_type() {
+                        report.unknown_types += 1;
+                    }
+                    report.unknown_fields += u64::from(env.unknown_fields);
+                    if !cwd_seen {
+                        if let Some(cwd) = env.cwd.as_deref() {
+                            cwd_seen = true;
+                            set_project_cwd(tx, session, cwd)?;
+                        }
+                    }
+                    project_record(tx, transcript, row, line.bytes, env)?;
+                }
+                LineStatus::Blank => {}
             }
-            LineStatus::Blank => {}
+            offset += line.bytes.len() + usize::from(line.terminated);
+            ordinal += 1;
         }
-        offset += line.bytes.len() + usize::from(line.terminated);
-        ordinal += 1;
     }
     debug_assert_eq!(offset, bytes.len());
     if let Some(sidecar) = agent_id.map(|_| format!("{subpath}.meta.json")) {
@@ -698,6 +714,74 @@ const INSERT_ROW: &str = "INSERT INTO rows (transcript_id, ordinal, raw, termina
     message_id, role, is_meta, is_compact_summary, is_api_error, source_tool_assistant_uuid,
     unknown_type, unknown_fields)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+
+/// Lines per multi-row `INSERT` of import. Every statement that inserts into `rows` opens
+/// a statement journal (the table has triggers), which copies each page it touches first:
+/// one statement per line made that a large share of import time.
+const ROW_BATCH: usize = 64;
+
+/// Import's prepared statements: the multi-row inserts of every power of two up to
+/// [`ROW_BATCH`] beside the per-file and per-record ones.
+const STATEMENT_CACHE: usize = 64;
+
+/// The columns [`insert_rows`] binds per line.
+const ROW_PARAMS: usize = 23;
+
+/// Stores `lines` with their projected columns under ids `first..`, in statements of
+/// [`ROW_BATCH`] or fewer lines (powers of two, so that few distinct statements are cached).
+fn insert_rows(
+    tx: &Transaction<'_>,
+    transcript: i64,
+    ordinal: i64,
+    first: i64,
+    lines: &[(jsonl::Line<'_>, LineStatus, Envelope<'_>)],
+) -> Result<()> {
+    let mut done = 0;
+    while done < lines.len() {
+        let n = (lines.len() - done).min(ROW_BATCH);
+        let n = 1 << n.ilog2();
+        let one = format!("({})", vec!["?"; ROW_PARAMS].join(", "));
+        let sql = format!(
+            "INSERT INTO rows (id, transcript_id, ordinal, raw, terminated, status, type, uuid,
+                parent_uuid, logical_parent_uuid, is_sidechain, entry_session_id, agent_id,
+                timestamp, subtype, message_id, role, is_meta, is_compact_summary, is_api_error,
+                source_tool_assistant_uuid, unknown_type, unknown_fields) VALUES {}",
+            vec![one; n].join(", ")
+        );
+        let mut stmt = tx.prepare_cached(&sql)?;
+        for (k, (line, status, env)) in lines[done..done + n].iter().enumerate() {
+            let i = done + k;
+            let at = k * ROW_PARAMS;
+            let unknown_type = *status == LineStatus::Record && !env.has_known_type();
+            stmt.raw_bind_parameter(at + 1, first + i as i64)?;
+            stmt.raw_bind_parameter(at + 2, transcript)?;
+            stmt.raw_bind_parameter(at + 3, ordinal + i as i64)?;
+            stmt.raw_bind_parameter(at + 4, line.bytes)?;
+            stmt.raw_bind_parameter(at + 5, line.terminated)?;
+            stmt.raw_bind_parameter(at + 6, *status as i64)?;
+            stmt.raw_bind_parameter(at + 7, env.kind.as_deref())?;
+            stmt.raw_bind_parameter(at + 8, env.uuid.as_deref())?;
+            stmt.raw_bind_parameter(at + 9, env.parent_uuid.as_deref())?;
+            stmt.raw_bind_parameter(at + 10, env.logical_parent_uuid.as_deref())?;
+            stmt.raw_bind_parameter(at + 11, env.is_sidechain)?;
+            stmt.raw_bind_parameter(at + 12, env.session_id.as_deref())?;
+            stmt.raw_bind_parameter(at + 13, env.agent_id.as_deref())?;
+            stmt.raw_bind_parameter(at + 14, env.timestamp.as_deref())?;
+            stmt.raw_bind_parameter(at + 15, env.subtype.as_deref())?;
+            stmt.raw_bind_parameter(at + 16, env.message_id.as_deref())?;
+            stmt.raw_bind_parameter(at + 17, env.role.as_deref())?;
+            stmt.raw_bind_parameter(at + 18, env.is_meta)?;
+            stmt.raw_bind_parameter(at + 19, env.is_compact_summary)?;
+            stmt.raw_bind_parameter(at + 20, env.is_api_error)?;
+            stmt.raw_bind_parameter(at + 21, env.source_tool_assistant_uuid.as_deref())?;
+            stmt.raw_bind_parameter(at + 22, unknown_type)?;
+            stmt.raw_bind_parameter(at + 23, env.unknown_fields)?;
+        }
+        stmt.raw_execute()?;
+        done += n;
+    }
+    Ok(())
+}
 
 /// Stores one line with its projected columns; returns the row id.
 pub(crate) fn insert_row(

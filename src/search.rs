@@ -131,26 +131,58 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<Hit>> {
     Ok(hits)
 }
 
-/// Indexes the lines queued by the `rows` triggers since the last call, in one statement
-/// (`CROSS JOIN` keeps the queue as the outer loop: the planner would otherwise scan `rows`)
-/// (FTS5 flushes at every statement, so one per line was slow). Runs inside the caller's
-/// write transaction; [`crate::catalog::refresh_session`] calls it, so every writer does.
+/// Indexes the lines queued by the `rows` triggers since the last call. Runs inside the
+/// caller's write transaction.
+///
+/// Each line's text is computed from its bytes by [`crate::jsonl::search_text`] (identical to
+/// the `search_source` view's, several times cheaper than the view's JSON functions) and
+/// inserted by a single-row statement: unlike `INSERT ... SELECT`, it opens no statement
+/// savepoint, at which FTS5 would flush its pending terms. The few lines whose text only the
+/// view can tell are indexed from it afterwards, in one statement (`CROSS JOIN` keeps their
+/// ids as the outer loop: the planner would otherwise scan `rows`).
 ///
 /// # Errors
 /// Fails on a database error.
 pub fn index_pending(conn: &Connection) -> Result<usize> {
-    let n = conn
-        .prepare_cached(
-            "INSERT INTO rows_fts (rowid, body, tools)
-             SELECT s.id, s.body, s.tools FROM search_pending p
-             CROSS JOIN search_source s ON s.id = p.row_id",
-        )?
-        .execute([])?;
-    if n > 0 {
-        conn.prepare_cached("DELETE FROM search_pending")?
-            .execute([])?;
+    let mut indexed = 0;
+    let mut left = Vec::new();
+    {
+        let mut queued = conn.prepare_cached(
+            "SELECT r.id, r.raw FROM search_pending p CROSS JOIN rows r ON r.id = p.row_id
+             WHERE r.type IN ('user', 'assistant') AND r.status = 0 AND r.is_meta = 0",
+        )?;
+        let mut insert =
+            conn.prepare_cached("INSERT INTO rows_fts (rowid, body, tools) VALUES (?1, ?2, ?3)")?;
+        let mut rows = queued.query([])?;
+        while let Some(row) = rows.next()? {
+            let id: i64 = row.get(0)?;
+            match row
+                .get_ref(1)?
+                .as_bytes()
+                .ok()
+                .and_then(crate::jsonl::search_text)
+            {
+                Some(text) => {
+                    insert.execute(params![id, text.body, text.tools])?;
+                    indexed += 1;
+                }
+                None => left.push(id),
+            }
+        }
     }
-    Ok(n)
+    if !left.is_empty() {
+        let ids = serde_json::to_string(&left).expect("integers serialize");
+        indexed += conn
+            .prepare_cached(
+                "INSERT INTO rows_fts (rowid, body, tools)
+                 SELECT s.id, s.body, s.tools FROM json_each(?1) j
+                 CROSS JOIN search_source s ON s.id = j.value",
+            )?
+            .execute([ids])?;
+    }
+    conn.prepare_cached("DELETE FROM search_pending")?
+        .execute([])?;
+    Ok(indexed)
 }
 
 /// Indexes the lines still queued for the full-text index, in one transaction. Import

@@ -2,8 +2,10 @@
 //! and projecting the few fields of each line that the store indexes.
 
 mod envelope;
+mod search_text;
 
 pub use envelope::{Envelope, LineStatus};
+pub use search_text::{search_text, SearchText};
 
 /// One line of a JSONL file: its bytes without the `\n`, and whether a `\n` followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
