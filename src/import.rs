@@ -729,7 +729,7 @@ const ROW_PARAMS: usize = 23;
 
 /// Stores `lines` with their projected columns under ids `first..`, in statements of
 /// [`ROW_BATCH`] or fewer lines (powers of two, so that few distinct statements are cached).
-fn insert_rows(
+pub(crate) fn insert_rows(
     tx: &Transaction<'_>,
     transcript: i64,
     ordinal: i64,

@@ -24,7 +24,7 @@
 
 use crate::catalog;
 use crate::error::{Error, Result};
-use crate::import::{insert_row, project_record};
+use crate::import::{insert_rows, project_record};
 use crate::jsonl::{self, Envelope, Line, LineStatus};
 use crate::store::Store;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
@@ -230,7 +230,7 @@ pub fn append(store: &Store, key: &StreamKey, entries: &[&RawValue]) -> Result<A
         let session = upsert_session(tx, &key.project_key, &key.session_id)?;
         let subpath = key.stored_subpath();
         let transcript = stream_for_write(tx, session, subpath)?;
-        let mut next = match tx
+        let next = match tx
             .prepare_cached(SELECT_LAST_ROW)?
             .query_row([transcript], |r| {
                 Ok((
@@ -257,8 +257,7 @@ pub fn append(store: &Store, key: &StreamKey, entries: &[&RawValue]) -> Result<A
             HashSet::new()
         };
         let mut seen: HashSet<&str> = HashSet::new();
-        let mut cwd: Option<&str> = None;
-        let mut agent_meta: Option<&[u8]> = None;
+        let mut batch: Vec<(Line<'_>, LineStatus, Envelope<'_>)> = Vec::with_capacity(lines.len());
         for (bytes, env) in lines.iter().zip(&envelopes) {
             if let Some(uuid) = env.uuid.as_deref().filter(|u| !u.is_empty()) {
                 if stored.contains(uuid) || !seen.insert(uuid) {
@@ -270,17 +269,28 @@ pub fn append(store: &Store, key: &StreamKey, entries: &[&RawValue]) -> Result<A
                 bytes,
                 terminated: true,
             };
-            let row = insert_row(tx, transcript, next, line, LineStatus::Record, env)?;
-            project_record(tx, transcript, row, bytes, env)?;
+            batch.push((line, LineStatus::Record, env.clone()));
+        }
+        // Multi-row inserts under explicit ids, as import stores lines: one statement (and
+        // statement journal) per 64 lines instead of one per line. Their few distinct
+        // statements stay prepared.
+        tx.set_prepared_statement_cache_capacity(64);
+        let first: i64 = tx
+            .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
+            .query_row([], |r| r.get(0))?;
+        insert_rows(tx, transcript, next, first, &batch)?;
+        let mut cwd: Option<&str> = None;
+        let mut agent_meta: Option<&[u8]> = None;
+        for (row, (line, _, env)) in (first..).zip(&batch) {
+            project_record(tx, transcript, row, line.bytes, env)?;
             if cwd.is_none() {
                 cwd = env.cwd.as_deref().filter(|c| !c.is_empty());
             }
             if env.kind.as_deref() == Some("agent_metadata") {
-                agent_meta = Some(bytes);
+                agent_meta = Some(line.bytes);
             }
-            next += 1;
-            outcome.appended += 1;
         }
+        outcome.appended = batch.len() as u64;
         if outcome.appended == 0 {
             return Ok(outcome);
         }
