@@ -122,7 +122,14 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<Hit>> {
                     timestamp: r.get(4)?,
                     role: r.get(5)?,
                     title: r.get(6)?,
-                    snippet: r.get::<_, Option<String>>(7)?.unwrap_or_default(),
+                    // A lone surrogate escape in a line becomes invalid UTF-8 in SQLite's
+                    // text; show it as U+FFFD rather than failing the search.
+                    snippet: match r.get_ref(7)? {
+                        rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                            String::from_utf8_lossy(t).into_owned()
+                        }
+                        _ => String::new(),
+                    },
                     rank: r.get(8)?,
                 })
             },

@@ -449,3 +449,20 @@ fn a_killed_import_leaves_the_index_consistent() {
         );
     }
 }
+
+/// A line with a lone surrogate escape is found, and its snippet is readable.
+#[test]
+fn a_lone_surrogate_does_not_break_a_search() {
+    let (dir, store) = support::temp_store();
+    let project = dir.path().join("projects/-work-odd");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    std::fs::write(
+        project.join("cccccccc-0000-4000-8000-000000000003.jsonl"),
+        "{\"type\":\"user\",\"uuid\":\"s1\",\"parentUuid\":null,\"message\":{\"role\":\"user\",\"content\":\"broken \\ud800 quasar\"}}\n",
+    )
+    .expect("write");
+    support::import(&store, &[dir.path().join("projects").as_path()]);
+    let hits = run(&store, text("quasar"));
+    assert_eq!(uuids(&hits), ["s1"]);
+    assert!(hits[0].snippet.contains("quasar"));
+}
