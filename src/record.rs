@@ -25,7 +25,7 @@
 
 use crate::catalog;
 use crate::error::{Error, Result};
-use crate::import::{insert_row, project_record};
+use crate::import::{insert_rows, project_record};
 use crate::jsonl::{self, Envelope, Line, LineStatus};
 use crate::model::SessionRef;
 use crate::resume::gather;
@@ -398,24 +398,30 @@ pub(crate) fn write_lines(tx: &Transaction<'_>, transcript: i64, lines: &[Value]
         }
         None => 0,
     };
-    let mut buf = Vec::with_capacity(4096);
-    for (ordinal, line) in (first..).zip(lines) {
-        buf.clear();
-        serde_json::to_writer(&mut buf, line)?;
-        let (status, env) = Envelope::parse(&buf);
-        let row = insert_row(
-            tx,
-            transcript,
-            ordinal,
-            Line {
-                bytes: &buf,
+    let bytes: Vec<Vec<u8>> = lines
+        .iter()
+        .map(serde_json::to_vec)
+        .collect::<serde_json::Result<_>>()?;
+    let batch: Vec<(Line<'_>, LineStatus, Envelope<'_>)> = bytes
+        .iter()
+        .map(|b| {
+            let (status, env) = Envelope::parse(b);
+            let line = Line {
+                bytes: b,
                 terminated: true,
-            },
-            status,
-            &env,
-        )?;
-        if status == LineStatus::Record {
-            project_record(tx, transcript, row, &buf, &env)?;
+            };
+            (line, status, env)
+        })
+        .collect();
+    // Multi-row inserts, as import stores lines: one statement journal per 64 lines.
+    tx.set_prepared_statement_cache_capacity(64);
+    let first_id: i64 = tx
+        .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
+        .query_row([], |r| r.get(0))?;
+    insert_rows(tx, transcript, first, first_id, &batch)?;
+    for (row, (line, status, env)) in (first_id..).zip(&batch) {
+        if *status == LineStatus::Record {
+            project_record(tx, transcript, row, line.bytes, env)?;
         }
     }
     Ok(())
