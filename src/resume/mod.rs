@@ -10,10 +10,17 @@
 //!   state;
 //! * [`api`]: the API `messages` view (R4–R10, R13–R15) and the entry points
 //!   [`api_view`] / [`load_conversation`];
-//! * [`mod@validate`]: a checker for the Messages API's structural rules.
+//! * [`mod@validate`]: a checker for the Messages API's structural rules;
+//! * [`gather`]: the SQL half — the leaf and the rows a chain needs, from the projected
+//!   columns, so only those rows are parsed;
+//! * [`history`]: file-history snapshots restorable on a chain.
+//!
+//! [`Store::resume`] puts them together and restores the runtime state beside the messages.
 
 pub mod api;
 pub mod chain;
+pub mod gather;
+pub mod history;
 pub mod repair;
 mod util;
 pub mod validate;
@@ -24,8 +31,6 @@ pub use api::{
 pub use chain::{build_chain, build_chain_from, chain_positions, pick_leaf, ChainError};
 pub use repair::{Interruption, Repair, RepairKind};
 pub use validate::{validate, Violation, ViolationKind};
-pub mod gather;
-pub mod history;
 
 use crate::error::{Error, Result};
 use crate::export::main_transcript;
