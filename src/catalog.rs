@@ -11,7 +11,7 @@
 //! * `custom_title`: the last non-empty `custom-title` record, else the last `ai-title`;
 //! * `summary`: `custom_title`, else the last `last-prompt`, else the last `summary` record
 //!   whose `leafUuid` is a message of this transcript, else `first_prompt`;
-//! * `first_prompt`: the first meaningful user prompt ([`first_prompt`]);
+//! * `first_prompt`: the first meaningful user prompt (`first_prompt`);
 //! * `git_branch`: the last top-level `gitBranch`; `cwd`: the first top-level `cwd`;
 //! * `tag`: the last `tag` record (`""` clears it);
 //! * `created_at`: the first top-level `timestamp`;

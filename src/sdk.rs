@@ -9,7 +9,7 @@
 //!   user/assistant record; prefer those that are not sidechain, team or meta records; take
 //!   the one latest in the file; then follow `parentUuid` to the root (`logicalParentUuid`
 //!   is not followed, so a compaction cuts history; no preserved-segment splice);
-//! * parallel tool calls are put back ([`recover_parallel`]), with results placed through
+//! * parallel tool calls are put back (`recover_parallel`), with results placed through
 //!   `sourceToolAssistantUUID` or a `tool_use_id` only when written by the same agent;
 //! * returned: user/assistant records that are not meta, sidechain or team records.
 //!
