@@ -306,3 +306,18 @@ fn killing_an_import_leaves_whole_files_only() {
         assert_eq!(report.files_failed, 0);
     }
 }
+
+/// An empty transcript (made here: an empty file needs no fixture) is stored and exports
+/// back empty.
+#[test]
+fn an_empty_file_round_trips() {
+    let (dir, store) = temp_store();
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let file = project.join("empty.jsonl");
+    std::fs::write(&file, b"").expect("write");
+    let report = import(&store, &[&file]);
+    assert_eq!(report.files_failed, 0);
+    assert_eq!(report.new_rows, 0);
+    assert!(export_main(&store, "p/empty").is_empty());
+}
