@@ -436,7 +436,8 @@ struct FileStamp<'a> {
     mtime_ns: i64,
 }
 
-fn upsert_session(tx: &Transaction<'_>, project: &str, session: &str) -> Result<i64> {
+/// The session row for a project folder and session id, created (with its project) when new.
+pub(crate) fn upsert_session(tx: &Transaction<'_>, project: &str, session: &str) -> Result<i64> {
     tx.prepare_cached("INSERT INTO projects (key) VALUES (?1) ON CONFLICT (key) DO NOTHING")?
         .execute([project])?;
     let project_id: i64 = tx

@@ -24,7 +24,7 @@
 
 use crate::catalog;
 use crate::error::{Error, Result};
-use crate::import::{insert_rows, project_record};
+use crate::import::{insert_rows, project_record, upsert_session};
 use crate::jsonl::{self, Envelope, Line, LineStatus};
 use crate::store::Store;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
@@ -339,22 +339,6 @@ fn stream_mtime(conn: &Connection, session: i64, transcript: i64, main: bool) ->
         conn.prepare_cached(SELECT_SUB_MTIME)?
             .query_row([transcript], |r| r.get(0))?
     })
-}
-
-fn upsert_session(tx: &Transaction<'_>, project: &str, session: &str) -> Result<i64> {
-    tx.prepare_cached("INSERT INTO projects (key) VALUES (?1) ON CONFLICT (key) DO NOTHING")?
-        .execute([project])?;
-    let project_id: i64 = tx
-        .prepare_cached("SELECT id FROM projects WHERE key = ?1")?
-        .query_row([project], |r| r.get(0))?;
-    tx.prepare_cached(
-        "INSERT INTO sessions (project_id, session_id) VALUES (?1, ?2)
-         ON CONFLICT (project_id, session_id) DO NOTHING",
-    )?
-    .execute(params![project_id, session])?;
-    Ok(tx
-        .prepare_cached("SELECT id FROM sessions WHERE project_id = ?1 AND session_id = ?2")?
-        .query_row(params![project_id, session], |r| r.get(0))?)
 }
 
 /// The live transcript of a stream, created when missing. A sub-agent subpath
