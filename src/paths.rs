@@ -24,6 +24,20 @@ pub fn sanitize_path(name: &str) -> String {
     out
 }
 
+/// A project argument (`--project`, `project=`) as a project folder name: a folder name is
+/// taken as it is; a path is resolved (symlinks too, when it exists) and sanitized as Claude
+/// Code does, and is returned beside it (the SDK's `directory`).
+pub fn project_argument(arg: &str) -> (String, Option<String>) {
+    if arg.contains('/') || arg.contains('\\') {
+        let real = std::fs::canonicalize(arg)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| arg.to_owned());
+        (sanitize_path(&real), Some(real))
+    } else {
+        (arg.to_owned(), None)
+    }
+}
+
 /// The database used when no `--db` is given: `$SESSIONDB_PATH`, else
 /// `$XDG_DATA_HOME/sessiondb/sessions.db`, else `~/.local/share/sessiondb/sessions.db`.
 pub fn default_database() -> Option<PathBuf> {

@@ -140,6 +140,33 @@ pub fn format_ms(ms: i64) -> String {
     )
 }
 
+/// A time a user gives to a listing filter (`--since`, `until=`): an RFC 3339 time or date,
+/// epoch milliseconds, or an age before now (`45s`, `30m`, `12h`, `3d`, `2w`). `None` when
+/// it is none of these.
+pub fn parse_time_filter(text: &str) -> Option<i64> {
+    let text = text.trim();
+    if let Some(ms) = parse_iso8601_ms(text) {
+        return Some(ms);
+    }
+    if let Ok(ms) = text.parse::<i64>() {
+        return Some(ms);
+    }
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (n, unit) = text.split_at(split);
+    let n: i64 = n.parse().ok()?;
+    let unit_ms = match unit {
+        "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        "w" => 7 * 86_400_000,
+        _ => return None,
+    };
+    Some(now_ms() - n * unit_ms)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,5 +196,15 @@ mod tests {
         for ms in [0, 1_780_724_255_221, 951_782_400_000, -86_400_000] {
             assert_eq!(parse_iso8601_ms(&format_ms(ms)), Some(ms));
         }
+    }
+
+    #[test]
+    fn time_filters() {
+        assert_eq!(parse_time_filter("1700000000000"), Some(1_700_000_000_000));
+        assert!(parse_time_filter("2026-01-31").is_some());
+        let day_ago = parse_time_filter("1d").expect("an age");
+        assert!((now_ms() - day_ago - 86_400_000).abs() < 60_000);
+        assert_eq!(parse_time_filter("3 parsecs"), None);
+        assert_eq!(parse_time_filter("d"), None);
     }
 }

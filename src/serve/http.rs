@@ -453,49 +453,14 @@ fn query_error(e: QueryRejection) -> ApiError {
     ApiError::bad_request(format!("bad query string: {}", e.body_text()))
 }
 
-/// A `project` parameter as a project folder name: a path is resolved and sanitized as
-/// Claude Code does (what `sessiondb sessions --project` does). Also returns the path, as the
-/// listing's `directory`.
-fn project_param(arg: &str) -> (String, Option<String>) {
-    if arg.contains('/') || arg.contains('\\') {
-        let real = std::fs::canonicalize(arg)
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| arg.to_owned());
-        (crate::paths::sanitize_path(&real), Some(real))
-    } else {
-        (arg.to_owned(), None)
-    }
-}
-
 /// `since` / `until`: an RFC 3339 time or date, epoch ms, or an age (`3d`, `12h`, `30m`,
 /// `2w`, `45s`), as `sessiondb sessions` takes them.
 fn time_param(text: &str) -> std::result::Result<i64, ApiError> {
-    let text = text.trim();
-    if let Some(ms) = crate::time::parse_iso8601_ms(text) {
-        return Ok(ms);
-    }
-    if let Ok(ms) = text.parse::<i64>() {
-        return Ok(ms);
-    }
-    let bad = || {
+    crate::time::parse_time_filter(text).ok_or_else(|| {
         ApiError::bad_request(format!(
             "{text:?} is not a time (try 2026-01-31, 3d or 12h)"
         ))
-    };
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (n, unit) = text.split_at(split);
-    let n: i64 = n.parse().map_err(|_| bad())?;
-    let unit_ms = match unit {
-        "s" => 1000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        "w" => 7 * 86_400_000,
-        _ => return Err(bad()),
-    };
-    Ok(crate::time::now_ms() - n * unit_ms)
+    })
 }
 
 #[derive(Deserialize)]
@@ -519,7 +484,7 @@ async fn sessions(
 ) -> ApiResult {
     let Query(q) = q.map_err(query_error)?;
     blocking(move || {
-        let (project, directory) = match q.project.as_deref().map(project_param) {
+        let (project, directory) = match q.project.as_deref().map(crate::paths::project_argument) {
             Some((p, d)) => (Some(p), d),
             None => (None, None),
         };
@@ -643,7 +608,10 @@ async fn search(
     blocking(move || {
         let query = SearchQuery {
             text: q.q,
-            project: q.project.as_deref().map(|p| project_param(p).0),
+            project: q
+                .project
+                .as_deref()
+                .map(|p| crate::paths::project_argument(p).0),
             tag: q.tag,
             role: q.role,
             tools: q.tools,

@@ -56,14 +56,7 @@ pub fn open(db: &std::path::Path) -> anyhow::Result<Store> {
 
 /// A `--project` value as a project folder name: paths are sanitized as Claude Code does.
 pub fn project_key(arg: &str) -> String {
-    if arg.contains('/') || arg.contains('\\') {
-        let real = std::fs::canonicalize(arg)
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| arg.to_owned());
-        sessiondb::paths::sanitize_path(&real)
-    } else {
-        arg.to_owned()
-    }
+    sessiondb::paths::project_argument(arg).0
 }
 
 /// The project folder Claude Code uses for a directory: its real path, sanitized.
@@ -76,13 +69,5 @@ pub fn project_key_of_dir(dir: &std::path::Path) -> anyhow::Result<String> {
 /// A `--project` path (not a folder name), as the SDK's `directory` argument: the `cwd` the
 /// listing reports for sessions that record none.
 pub fn project_directory(arg: &str) -> Option<String> {
-    if arg.contains('/') || arg.contains('\\') {
-        Some(
-            std::fs::canonicalize(arg)
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_else(|_| arg.to_owned()),
-        )
-    } else {
-        None
-    }
+    sessiondb::paths::project_argument(arg).1
 }

@@ -51,27 +51,6 @@ pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
 /// `--since`/`--until`: an RFC 3339 time or date, epoch milliseconds, or an age such as
 /// `3d`, `12h`, `30m`, `2w` (that long before now).
 pub fn parse_time(text: &str) -> anyhow::Result<i64> {
-    let text = text.trim();
-    if let Some(ms) = sessiondb::time::parse_iso8601_ms(text) {
-        return Ok(ms);
-    }
-    if let Ok(ms) = text.parse::<i64>() {
-        return Ok(ms);
-    }
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (n, unit) = text.split_at(split);
-    let n: i64 = n
-        .parse()
-        .with_context(|| format!("{text:?} is not a time (try 2026-01-31, 3d or 12h)"))?;
-    let unit_ms = match unit {
-        "s" => 1000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        "w" => 7 * 86_400_000,
-        _ => anyhow::bail!("{text:?} is not a time (try 2026-01-31, 3d or 12h)"),
-    };
-    Ok(sessiondb::time::now_ms() - n * unit_ms)
+    sessiondb::time::parse_time_filter(text)
+        .with_context(|| format!("{text:?} is not a time (try 2026-01-31, 3d or 12h)"))
 }
