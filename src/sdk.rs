@@ -85,33 +85,6 @@ struct ObjectOr<T>(Option<T>);
 /// A JSON value read as a list of `T` when it is an array and skipped otherwise.
 struct ArrayOf<T>(Vec<T>);
 
-/// Skips any value that is not of the wanted shape.
-macro_rules! skip_scalars {
-    ($out:expr) => {
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-            Ok($out)
-        }
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-            Ok($out)
-        }
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-            Ok($out)
-        }
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-            Ok($out)
-        }
-        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-            Ok($out)
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok($out)
-        }
-        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok($out)
-        }
-    };
-}
-
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOr<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V<T>(PhantomData<T>);
@@ -128,7 +101,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOr<T> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(ObjectOr(None))
             }
-            skip_scalars!(ObjectOr(None));
+            crate::jsonl::skip_scalars!(ObjectOr(None), str);
         }
         d.deserialize_any(V(PhantomData))
     }
@@ -153,7 +126,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ArrayOf<T> {
                 }
                 Ok(ArrayOf(out))
             }
-            skip_scalars!(ArrayOf(Vec::new()));
+            crate::jsonl::skip_scalars!(ArrayOf(Vec::new()), str);
         }
         d.deserialize_any(V(PhantomData))
     }

@@ -283,25 +283,7 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(None)
     }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
+    crate::jsonl::skip_scalars!(None, str);
 }
 
 /// An object key, borrowed when it has no escapes.
@@ -348,21 +330,7 @@ impl<'de> Visitor<'de> for TextVisitor {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(None)
     }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
+    crate::jsonl::skip_scalars!(None);
 }
 
 /// A boolean field that counts only when it is JSON `true`.
@@ -449,24 +417,7 @@ impl<'de> Visitor<'de> for MessageHeadVisitor {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(MessageHead::default())
     }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(MessageHead::default())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(MessageHead::default())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(MessageHead::default())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(MessageHead::default())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(MessageHead::default())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(MessageHead::default())
-    }
+    crate::jsonl::skip_scalars!(MessageHead::default(), str);
 }
 
 #[cfg(test)]

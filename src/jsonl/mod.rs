@@ -1,6 +1,39 @@
 //! The Claude Code JSONL wire format: splitting a file into lines without losing a byte,
 //! and projecting the few fields of each line that the store indexes.
 
+/// For lenient serde visitors: every JSON scalar a visitor does not want (booleans, numbers,
+/// null) reads as `$out`; with `str`, strings do too. Used wherever a field of an unexpected
+/// type must read as absent instead of failing the whole line.
+macro_rules! skip_scalars {
+    ($out:expr) => {
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+        fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+    };
+    ($out:expr, str) => {
+        $crate::jsonl::skip_scalars!($out);
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+    };
+}
+pub(crate) use skip_scalars;
+
 mod envelope;
 mod search_text;
 

@@ -137,24 +137,7 @@ impl<'de> Visitor<'de> for MessageVisitor {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(SearchText::default())
     }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<SearchText, E> {
-        Ok(SearchText::default())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<SearchText, E> {
-        Ok(SearchText::default())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<SearchText, E> {
-        Ok(SearchText::default())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<SearchText, E> {
-        Ok(SearchText::default())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<SearchText, E> {
-        Ok(SearchText::default())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<SearchText, E> {
-        Ok(SearchText::default())
-    }
+    crate::jsonl::skip_scalars!(SearchText::default(), str);
 }
 
 /// `message.content`: a string is the body; an array's blocks give body and tools.
@@ -210,21 +193,7 @@ impl<'de> Visitor<'de> for ContentVisitor {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(SearchText::default())
     }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<SearchText, E> {
-        Ok(SearchText::default())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<SearchText, E> {
-        Ok(SearchText::default())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<SearchText, E> {
-        Ok(SearchText::default())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<SearchText, E> {
-        Ok(SearchText::default())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<SearchText, E> {
-        Ok(SearchText::default())
-    }
+    crate::jsonl::skip_scalars!(SearchText::default());
 }
 
 /// What one content block gives.
@@ -349,24 +318,7 @@ impl<'de> Visitor<'de> for BlockVisitor {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(Block::Other)
     }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Block, E> {
-        Ok(Block::Other)
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Block, E> {
-        Ok(Block::Other)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Block, E> {
-        Ok(Block::Other)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Block, E> {
-        Ok(Block::Other)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Block, E> {
-        Ok(Block::Other)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Block, E> {
-        Ok(Block::Other)
-    }
+    crate::jsonl::skip_scalars!(Block::Other, str);
 }
 
 /// A block's `content` as a `tool_result` gives it: a string, or its objects' `text`
@@ -410,21 +362,7 @@ impl<'de> Visitor<'de> for ResultContentVisitor {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(None)
     }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
+    crate::jsonl::skip_scalars!(None);
 }
 
 /// An element of a `tool_result`'s content array: an object's `text`, NULL otherwise.
@@ -463,22 +401,5 @@ impl<'de> Visitor<'de> for TextOfObjectVisitor {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(None)
     }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
+    crate::jsonl::skip_scalars!(None, str);
 }
