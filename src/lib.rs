@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod checkpoint;
 pub mod error;
 pub mod export;
 pub mod fork;

@@ -8,9 +8,11 @@
 
 use crate::catalog;
 use crate::error::Result;
+use crate::jsonl::{Envelope, LineStatus, SearchText};
 use crate::store::Store;
 use rusqlite::{params, Connection};
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// At most this many words of a query are used; the rest is ignored.
 pub const MAX_TERMS: usize = 64;
@@ -138,11 +140,34 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<Hit>> {
     Ok(hits)
 }
 
+/// Whether the `rows` triggers (migration V6) queue a line for the full-text index: a
+/// user or assistant record that is not a meta message.
+pub fn is_indexed(status: LineStatus, env: &Envelope<'_>) -> bool {
+    status == LineStatus::Record
+        && !env.is_meta
+        && matches!(env.kind.as_deref(), Some("user" | "assistant"))
+}
+
+/// Searchable text computed ahead, by row id: import computes it on its loading thread,
+/// while the lines are in memory, instead of reading them back when it indexes.
+pub type PendingTexts = HashMap<i64, SearchText>;
+
 /// Indexes the lines queued by the `rows` triggers since the last call. Runs inside the
 /// caller's write transaction.
 ///
-/// Each line's text is computed from its bytes by [`crate::jsonl::search_text`] (identical to
-/// the `search_source` view's, several times cheaper than the view's JSON functions) and
+/// [`index_pending_with`] without texts computed ahead.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn index_pending(conn: &Connection) -> Result<usize> {
+    index_pending_with(conn, &mut PendingTexts::new())
+}
+
+/// Indexes the queued lines, taking each one's text from `texts` where it is there (and
+/// removing it) and computing it from the stored line otherwise.
+///
+/// A line's text is computed by [`crate::jsonl::search_text`] (identical to the
+/// `search_source` view's, several times cheaper than the view's JSON functions) and
 /// inserted by a single-row statement: unlike `INSERT ... SELECT`, it opens no statement
 /// savepoint, at which FTS5 would flush its pending terms. The few lines whose text only the
 /// view can tell are indexed from it afterwards, in one statement (`CROSS JOIN` keeps their
@@ -150,25 +175,35 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<Hit>> {
 ///
 /// # Errors
 /// Fails on a database error.
-pub fn index_pending(conn: &Connection) -> Result<usize> {
+pub fn index_pending_with(conn: &Connection, texts: &mut PendingTexts) -> Result<usize> {
     let mut indexed = 0;
     let mut left = Vec::new();
     {
-        let mut queued = conn.prepare_cached(
-            "SELECT r.id, r.raw FROM search_pending p CROSS JOIN rows r ON r.id = p.row_id
-             WHERE r.type IN ('user', 'assistant') AND r.status = 0 AND r.is_meta = 0",
+        let queued: Vec<i64> = conn
+            .prepare_cached("SELECT row_id FROM search_pending ORDER BY row_id")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut stored = conn.prepare_cached(
+            "SELECT raw FROM rows
+             WHERE id = ?1 AND type IN ('user', 'assistant') AND status = 0 AND is_meta = 0",
         )?;
         let mut insert =
             conn.prepare_cached("INSERT INTO rows_fts (rowid, body, tools) VALUES (?1, ?2, ?3)")?;
-        let mut rows = queued.query([])?;
-        while let Some(row) = rows.next()? {
-            let id: i64 = row.get(0)?;
-            match row
-                .get_ref(1)?
-                .as_bytes()
-                .ok()
-                .and_then(crate::jsonl::search_text)
-            {
+        for id in queued {
+            let text = match texts.remove(&id) {
+                Some(text) => Some(text),
+                None => {
+                    let mut rows = stored.query([id])?;
+                    let Some(row) = rows.next()? else {
+                        continue;
+                    };
+                    row.get_ref(0)?
+                        .as_bytes()
+                        .ok()
+                        .and_then(crate::jsonl::search_text)
+                }
+            };
+            match text {
                 Some(text) => {
                     insert.execute(params![id, text.body, text.tools])?;
                     indexed += 1;
@@ -201,6 +236,14 @@ pub fn index_pending(conn: &Connection) -> Result<usize> {
 /// # Errors
 /// Fails on a database error.
 pub fn catch_up(store: &Store) -> Result<usize> {
+    catch_up_with(store, &mut PendingTexts::new())
+}
+
+/// [`catch_up`] with texts computed ahead (see [`index_pending_with`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn catch_up_with(store: &Store, texts: &mut PendingTexts) -> Result<usize> {
     let pending: bool =
         store
             .reader()?
@@ -208,9 +251,13 @@ pub fn catch_up(store: &Store) -> Result<usize> {
                 r.get(0)
             })?;
     if !pending {
+        texts.clear();
         return Ok(0);
     }
-    store.write(|tx| index_pending(tx))
+    let indexed = store.write(|tx| index_pending_with(tx, texts))?;
+    // Texts of lines that were not queued (none are expected) must not linger.
+    texts.clear();
+    Ok(indexed)
 }
 
 /// How many imported bytes may wait for the full-text index before import indexes them.

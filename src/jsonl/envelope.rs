@@ -224,6 +224,31 @@ impl<'a> Envelope<'a> {
         }
     }
 
+    /// The same envelope owning its strings, so that it can outlive the line (import
+    /// parses on one thread and writes on another).
+    pub fn into_owned(self) -> Envelope<'static> {
+        let own = |s: Option<Cow<'a, str>>| s.map(|s| Cow::Owned(s.into_owned()));
+        Envelope {
+            kind: own(self.kind),
+            uuid: own(self.uuid),
+            parent_uuid: own(self.parent_uuid),
+            logical_parent_uuid: own(self.logical_parent_uuid),
+            is_sidechain: self.is_sidechain,
+            session_id: own(self.session_id),
+            agent_id: own(self.agent_id),
+            timestamp: own(self.timestamp),
+            subtype: own(self.subtype),
+            message_id: own(self.message_id),
+            role: own(self.role),
+            is_meta: self.is_meta,
+            is_compact_summary: self.is_compact_summary,
+            is_api_error: self.is_api_error,
+            source_tool_assistant_uuid: own(self.source_tool_assistant_uuid),
+            cwd: own(self.cwd),
+            unknown_fields: self.unknown_fields,
+        }
+    }
+
     /// Whether `type` is one this version knows.
     pub fn has_known_type(&self) -> bool {
         self.kind

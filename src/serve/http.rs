@@ -1,8 +1,8 @@
 //! The HTTP/JSON API (axum on tokio). SQLite work runs on tokio's blocking pool, never on the
 //! async threads; every request checks the bearer token (when one is set) in constant time.
 
-use super::checkpoint::Checkpointer;
 use super::streams::{self, StreamKey, SummaryPut, Watermark};
+use crate::checkpoint::Checkpointer;
 use crate::error::Error;
 use crate::model::SessionRef;
 use crate::query::{self, SessionFilter};
@@ -157,6 +157,9 @@ pub fn router(store: Arc<Store>, config: Config) -> Router {
         .with_state(state)
 }
 
+/// How often the WAL is checkpointed while serving.
+const CHECKPOINT_PERIOD: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Serves `router` on `listener` until `shutdown` resolves, then lets requests in flight
 /// finish (an append that started commits whole) before returning. WAL checkpoints run on a
 /// thread of their own meanwhile ([`Checkpointer`]).
@@ -169,7 +172,8 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let checkpointer = Checkpointer::start(&store).map_err(std::io::Error::other)?;
+    let checkpointer =
+        Checkpointer::start(&store, Some(CHECKPOINT_PERIOD)).map_err(std::io::Error::other)?;
     let served = axum::serve(listener, router(store.clone(), config))
         .with_graceful_shutdown(shutdown)
         .await;

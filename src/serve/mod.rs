@@ -9,6 +9,5 @@
 //!
 //! `tools/python/sessiondb_store.py` is the Python adapter (a `SessionStore` for the SDK).
 
-pub mod checkpoint;
 pub mod http;
 pub mod streams;

@@ -5,15 +5,21 @@
 //! its new lines, and a rewritten file get re-imported as a new version while the old
 //! version's rows stay in the database.
 
+use crate::checkpoint::Checkpointer;
 use crate::error::{Error, Result};
 use crate::jsonl::{self, Envelope, LineStatus};
 use crate::model::{ImportReport, LineRef, Progress, MAX_REPORTED_LINES};
+use crate::search::PendingTexts;
 use crate::store::Store;
+use load::{Ahead, Loaded, ReadFile};
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
-use std::time::{Instant, UNIX_EPOCH};
+use std::sync::mpsc;
+use std::time::Instant;
+
+mod load;
 
 /// What a source file is to its session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -265,9 +271,12 @@ struct Ledger {
     size: i64,
     mtime_ns: i64,
     vanished: bool,
+    imported_bytes: usize,
+    prefix_hash: i64,
 }
 
-const SELECT_LEDGER: &str = "SELECT transcript_id, session_file_id, size, mtime_ns, vanished
+const SELECT_LEDGER: &str = "SELECT transcript_id, session_file_id, size, mtime_ns, vanished,
+        imported_bytes, prefix_hash
      FROM source_files WHERE path = ?1";
 
 fn read_ledger(conn: &rusqlite::Connection, path: &str) -> Result<Option<Ledger>> {
@@ -281,6 +290,8 @@ fn read_ledger(conn: &rusqlite::Connection, path: &str) -> Result<Option<Ledger>
                 size: r.get(2)?,
                 mtime_ns: r.get(3)?,
                 vanished: r.get(4)?,
+                imported_bytes: r.get::<_, i64>(5)?.max(0) as usize,
+                prefix_hash: r.get(6)?,
             })
         })
         .optional()?)
@@ -290,10 +301,17 @@ fn path_key(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// Files the loading thread may read and parse ahead of the writer.
+const LOAD_AHEAD: usize = 2;
+
 /// Imports every transcript and session file under `paths`.
 ///
 /// Soft problems (an unreadable file, malformed lines) go into the report; a database
 /// error stops the import, leaving every file imported before it committed.
+///
+/// Three threads share the work: a loader reads and parses the next files
+/// ([`load`]), this one writes each file in its own transaction, and a [`Checkpointer`]
+/// copies committed pages from the WAL into the database file.
 ///
 /// # Errors
 /// Fails when a path cannot be scanned or the database cannot be written.
@@ -322,31 +340,60 @@ pub fn import_paths(
     progress.start(sizes.iter().sum());
     let mut sessions = BTreeSet::new();
     let mut transcripts = BTreeSet::new();
-    // Each file is still its own transaction; only the checkpoints are spaced out.
-    store.set_wal_autocheckpoint(crate::schema::BULK_WAL_AUTOCHECKPOINT)?;
-    let mut buf = Vec::new();
-    let mut unindexed = 0u64;
-    let imported = sources.iter().zip(sizes).try_for_each(|(source, size)| {
-        sessions.insert((source.project.clone(), source.session.clone()));
-        let read_before = report.bytes_read;
-        match import_source(store, source, &mut buf, &mut report)? {
-            Some(id) if !matches!(source.kind, SourceKind::File { .. }) => {
+    let checkpointer = Checkpointer::start(store, None)?;
+    let imported = std::thread::scope(|scope| {
+        let (ready, loaded) = mpsc::sync_channel::<Result<Loaded>>(LOAD_AHEAD);
+        // Buffers come back from the writer: fresh memory is slow to fault in.
+        let (give_back, returned) = mpsc::channel::<Vec<u8>>();
+        let sources = &sources;
+        scope.spawn(move || {
+            for source in sources {
+                let buf = returned.try_recv().unwrap_or_default();
+                if ready.send(load::load(store, source, buf)).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut texts = PendingTexts::new();
+        let mut unindexed = 0u64;
+        for ((source, size), loaded) in sources.iter().zip(&sizes).zip(loaded) {
+            sessions.insert((source.project.clone(), source.session.clone()));
+            let read_before = report.bytes_read;
+            let target = match loaded? {
+                Loaded::Unchanged(target) => {
+                    report.files_unchanged += 1;
+                    target
+                }
+                Loaded::Failed(e) => {
+                    report.files_failed += 1;
+                    report.errors.push(e.to_string());
+                    None
+                }
+                Loaded::Read(file) => {
+                    let (id, buf) = write_source(store, source, file, &mut texts, &mut report)?;
+                    checkpointer.committed();
+                    checkpointer.keep_up(crate::schema::BULK_WAL_AUTOCHECKPOINT);
+                    let _ = give_back.send(buf);
+                    Some(id)
+                }
+            };
+            if let Some(id) = target.filter(|_| !matches!(source.kind, SourceKind::File { .. })) {
                 transcripts.insert(id);
             }
-            _ => {}
+            // New lines wait in the search queue; index them in large batches.
+            unindexed += report.bytes_read - read_before;
+            if unindexed >= crate::search::CATCH_UP_BYTES {
+                crate::search::catch_up_with(store, &mut texts)?;
+                checkpointer.committed();
+                unindexed = 0;
+            }
+            progress.advance(*size, &source.path.to_string_lossy());
         }
-        // New lines wait in the search queue; index them in large batches.
-        unindexed += report.bytes_read - read_before;
-        if unindexed >= crate::search::CATCH_UP_BYTES {
-            crate::search::catch_up(store)?;
-            unindexed = 0;
-        }
-        progress.advance(size, &source.path.to_string_lossy());
-        Ok::<_, Error>(())
+        crate::search::catch_up_with(store, &mut texts).map(drop)
     });
-    let indexed = imported.and_then(|()| crate::search::catch_up(store).map(drop));
-    store.set_wal_autocheckpoint(crate::schema::WAL_AUTOCHECKPOINT)?;
-    indexed?;
+    let stopped = checkpointer.stop(store);
+    imported?;
+    stopped?;
     let reader = store.reader()?;
     for id in &transcripts {
         let n: i64 = reader
@@ -367,67 +414,54 @@ pub fn import_paths(
     Ok(report)
 }
 
-/// Imports one file unless the ledger says it is unchanged. Returns the transcript or file id.
-/// `buf` is reused from file to file.
-fn import_source(
+/// Writes one file that was read, in one transaction. Returns its transcript or file id,
+/// and the file's buffer for reuse.
+fn write_source(
     store: &Store,
     source: &Source,
-    buf: &mut Vec<u8>,
+    file: ReadFile,
+    texts: &mut PendingTexts,
     report: &mut ImportReport,
-) -> Result<Option<i64>> {
+) -> Result<(i64, Vec<u8>)> {
+    let ReadFile {
+        bytes: buf,
+        mtime_ns,
+        ahead,
+    } = file;
     let key = path_key(&source.path);
-    let meta = match std::fs::metadata(&source.path) {
-        Ok(m) => m,
-        Err(e) => {
-            report.files_failed += 1;
-            report.errors.push(Error::io(&source.path, e).to_string());
-            return Ok(None);
-        }
-    };
-    let size = meta.len() as i64;
-    let mtime_ns = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i64);
-    let ledger = read_ledger(&*store.reader()?, &key)?;
-    if let Some(l) = &ledger {
-        if l.size == size && l.mtime_ns == mtime_ns && !l.vanished && l.target.is_some() {
-            report.files_unchanged += 1;
-            return Ok(l.target);
-        }
-    }
-    buf.clear();
-    let read = std::fs::File::open(&source.path).and_then(|mut f| {
-        use std::io::Read;
-        buf.reserve(size.max(0) as usize);
-        f.read_to_end(buf)
-    });
-    let bytes: &[u8] = match read {
-        Ok(_) => buf,
-        Err(e) => {
-            report.files_failed += 1;
-            report.errors.push(Error::io(&source.path, e).to_string());
-            return Ok(None);
-        }
-    };
+    let bytes = buf.as_slice();
     report.bytes_read += bytes.len() as u64;
     let stamp = FileStamp {
         key: &key,
         size: bytes.len() as i64,
         mtime_ns,
     };
-    store.write(|tx| {
+    let id = store.write(|tx| {
         let session = upsert_session(tx, &source.project, &source.session)?;
         let id = match &source.kind {
             SourceKind::File { relpath } => {
                 import_session_file(tx, session, relpath, bytes, &stamp, report)?
             }
-            kind => import_transcript(tx, session, source, kind, bytes, &stamp, report)?,
+            kind => {
+                let file = Incoming {
+                    bytes,
+                    ahead,
+                    stamp: &stamp,
+                };
+                import_transcript(tx, session, source, kind, file, texts, report)?
+            }
         };
         crate::catalog::refresh_session(tx, session)?;
-        Ok(Some(id))
-    })
+        Ok(id)
+    })?;
+    Ok((id, buf))
+}
+
+/// A transcript file about to be written: its bytes, the lines parsed ahead and its stamp.
+struct Incoming<'a> {
+    bytes: &'a [u8],
+    ahead: Ahead,
+    stamp: &'a FileStamp<'a>,
 }
 
 struct FileStamp<'a> {
@@ -574,10 +608,15 @@ fn import_transcript(
     session: i64,
     source: &Source,
     kind: &SourceKind,
-    bytes: &[u8],
-    stamp: &FileStamp<'_>,
+    file: Incoming<'_>,
+    texts: &mut PendingTexts,
     report: &mut ImportReport,
 ) -> Result<i64> {
+    let Incoming {
+        bytes,
+        ahead,
+        stamp,
+    } = file;
     let subpath = kind.subpath();
     let agent_id = match kind {
         SourceKind::Sidechain { agent_id, .. } => Some(agent_id.as_str()),
@@ -632,19 +671,24 @@ fn import_transcript(
     let mut next_id: i64 = tx
         .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
         .query_row([], |r| r.get(0))?;
-    let mut lines = jsonl::split_lines(&bytes[start..]).peekable();
+    let mut lines = ahead.lines_from(bytes, start).into_iter().peekable();
     let mut batch = Vec::with_capacity(ROW_BATCH);
+    let mut searchable = Vec::with_capacity(ROW_BATCH);
     while lines.peek().is_some() {
         batch.clear();
-        batch.extend(lines.by_ref().take(ROW_BATCH).map(|line| {
-            let (status, env) = Envelope::parse(line.bytes);
-            (line, status, env)
-        }));
+        searchable.clear();
+        for (line, status, env, search) in lines.by_ref().take(ROW_BATCH) {
+            batch.push((line, status, env));
+            searchable.push(search);
+        }
         let first = next_id;
         insert_rows(tx, transcript, ordinal, first, &batch)?;
         next_id += batch.len() as i64;
-        for (i, (line, status, env)) in batch.iter().enumerate() {
+        for (i, ((line, status, env), search)) in batch.iter().zip(&mut searchable).enumerate() {
             let row = first + i as i64;
+            if let Some(text) = search.take() {
+                texts.insert(row, text);
+            }
             report.new_rows += 1;
             match status {
                 LineStatus::Malformed => {

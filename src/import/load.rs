@@ -1,0 +1,215 @@
+//! Loading ahead: import reads and parses the next source files on a thread of its own
+//! while the writer stores the current one, so that file reads, hashing, record parsing and
+//! search-text extraction run on the second core instead of between the writer's
+//! transactions.
+//!
+//! What the loader decides is only a guess the writer checks: it reads the ledger without
+//! the write lock, so the writer compares what was parsed against the stored state inside
+//! its transaction and parses the file itself when they disagree.
+
+use super::{path_key, prefix_hash, read_ledger, Source, SourceKind};
+use crate::error::{Error, Result};
+use crate::jsonl::{self, Envelope, LineStatus, SearchText};
+use crate::store::Store;
+use std::time::UNIX_EPOCH;
+
+/// A source file made ready for the writer.
+pub(super) enum Loaded {
+    /// The ledger says the file has not changed since it was imported: its transcript or
+    /// session-file id.
+    Unchanged(Option<i64>),
+    /// The file could not be read.
+    Failed(Error),
+    /// The file's bytes and the lines parsed ahead.
+    Read(ReadFile),
+}
+
+/// A source file read into memory.
+pub(super) struct ReadFile {
+    pub bytes: Vec<u8>,
+    pub mtime_ns: i64,
+    /// The lines from where the writer is expected to start on; empty for a session file.
+    pub ahead: Ahead,
+}
+
+/// Lines parsed ahead, from byte `from` to the end of the file.
+#[derive(Default)]
+pub(super) struct Ahead {
+    pub from: usize,
+    pub lines: Vec<ParsedLine>,
+}
+
+/// One line parsed on the loading thread.
+pub(super) struct ParsedLine {
+    /// Where the line starts in the file.
+    pub start: usize,
+    /// Its length, without the newline.
+    pub len: usize,
+    pub terminated: bool,
+    pub status: LineStatus,
+    pub envelope: Envelope<'static>,
+    /// The searchable text, for a line the search triggers queue.
+    pub search: Option<SearchText>,
+}
+
+/// A line of the file being written, with its parse.
+pub(super) type Parsed<'a> = (
+    jsonl::Line<'a>,
+    LineStatus,
+    Envelope<'a>,
+    Option<SearchText>,
+);
+
+impl Ahead {
+    /// The lines of `bytes` from `start` on: the ones parsed ahead when they begin at
+    /// `start`, else parsed now.
+    pub fn lines_from(self, bytes: &[u8], start: usize) -> Vec<Parsed<'_>> {
+        let aligned = start == bytes.len() || self.lines.iter().any(|l| l.start == start);
+        if self.from <= start && aligned {
+            return self
+                .lines
+                .into_iter()
+                .filter(|l| l.start >= start)
+                .map(|l| {
+                    let line = jsonl::Line {
+                        bytes: &bytes[l.start..l.start + l.len],
+                        terminated: l.terminated,
+                    };
+                    (line, l.status, l.envelope, l.search)
+                })
+                .collect();
+        }
+        jsonl::split_lines(&bytes[start..])
+            .map(|line| {
+                let (status, env) = Envelope::parse(line.bytes);
+                (line, status, env, None)
+            })
+            .collect()
+    }
+}
+
+/// Stats, reads and parses one source file, unless the ledger says it is unchanged.
+///
+/// # Errors
+/// Fails only on a database error reading the ledger; a file that cannot be read is
+/// [`Loaded::Failed`].
+pub(super) fn load(store: &Store, source: &Source, mut bytes: Vec<u8>) -> Result<Loaded> {
+    let meta = match std::fs::metadata(&source.path) {
+        Ok(m) => m,
+        Err(e) => return Ok(Loaded::Failed(Error::io(&source.path, e))),
+    };
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64);
+    let ledger = read_ledger(&*store.reader()?, &path_key(&source.path))?;
+    if let Some(l) = &ledger {
+        if l.size == meta.len() as i64
+            && l.mtime_ns == mtime_ns
+            && !l.vanished
+            && l.target.is_some()
+        {
+            return Ok(Loaded::Unchanged(l.target));
+        }
+    }
+    bytes.clear();
+    let read = std::fs::File::open(&source.path).and_then(|mut f| {
+        use std::io::Read;
+        bytes.reserve(meta.len() as usize);
+        f.read_to_end(&mut bytes)
+    });
+    if let Err(e) = read {
+        return Ok(Loaded::Failed(Error::io(&source.path, e)));
+    }
+    let ahead = if matches!(source.kind, SourceKind::File { .. }) {
+        Ahead {
+            from: bytes.len(),
+            lines: Vec::new(),
+        }
+    } else {
+        // A file that grew is written from its first new line on (or from its last line,
+        // when that line had no newline yet); anything else from the start.
+        let from = ledger
+            .filter(|l| {
+                l.imported_bytes <= bytes.len()
+                    && prefix_hash(&bytes[..l.imported_bytes]) == l.prefix_hash
+            })
+            .map_or(0, |l| line_start(&bytes, l.imported_bytes));
+        parse_ahead(&bytes, from)
+    };
+    Ok(Loaded::Read(ReadFile {
+        bytes,
+        mtime_ns,
+        ahead,
+    }))
+}
+
+/// Where the line that holds byte `end - 1` starts (`end` itself when a newline ends there).
+fn line_start(bytes: &[u8], end: usize) -> usize {
+    bytes[..end]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1)
+}
+
+fn parse_ahead(bytes: &[u8], from: usize) -> Ahead {
+    let mut start = from;
+    let lines = jsonl::split_lines(&bytes[from..])
+        .map(|line| {
+            let (status, env) = Envelope::parse(line.bytes);
+            let search = if crate::search::is_indexed(status, &env) {
+                jsonl::search_text(line.bytes)
+            } else {
+                None
+            };
+            let parsed = ParsedLine {
+                start,
+                len: line.bytes.len(),
+                terminated: line.terminated,
+                status,
+                envelope: env.into_owned(),
+                search,
+            };
+            start += line.bytes.len() + usize::from(line.terminated);
+            parsed
+        })
+        .collect();
+    Ahead { from, lines }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_parsed_ahead_are_used_only_from_a_line_boundary() {
+        let bytes = b"{\"type\":\"user\",\"uuid\":\"a\"}\n{\"type\":\"x\"}\nnot json";
+        let second = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+        // Parsed from the second line on, asked from there: the parse is reused.
+        let got = parse_ahead(bytes, second).lines_from(bytes, second);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].0.bytes, b"{\"type\":\"x\"}");
+        assert_eq!(got[1].1, LineStatus::Malformed);
+        assert!(!got[1].0.terminated);
+        // Asked from the start, which was not parsed ahead: parsed now, all three lines.
+        let got = parse_ahead(bytes, second).lines_from(bytes, 0);
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0].2.uuid.as_deref(), Some("a"));
+        // Asked from inside a line parsed ahead: parsed now from there.
+        let got = parse_ahead(bytes, 0).lines_from(bytes, 3);
+        assert_eq!(got[0].0.bytes, &bytes[3..second - 1]);
+        // Nothing new.
+        assert!(parse_ahead(bytes, 0)
+            .lines_from(bytes, bytes.len())
+            .is_empty());
+    }
+
+    #[test]
+    fn a_grown_file_is_parsed_from_its_last_line_when_that_had_no_newline() {
+        assert_eq!(line_start(b"ab\ncd", 5), 3);
+        assert_eq!(line_start(b"ab\ncd\n", 6), 6);
+        assert_eq!(line_start(b"abcd", 4), 0);
+        assert_eq!(line_start(b"", 0), 0);
+    }
+}
