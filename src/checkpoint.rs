@@ -21,6 +21,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// Committed bytes between checkpoints of a bulk writer.
+pub const BATCH_BYTES: u64 = 16 * 1024 * 1024;
+
 /// The checkpoint thread; [`Checkpointer::stop`] ends it and gives the writer its automatic
 /// checkpoint back.
 pub struct Checkpointer {
@@ -36,8 +39,11 @@ struct Shared {
 
 #[derive(Default)]
 struct State {
-    /// Checkpoints asked for ([`Checkpointer::committed`] or a period tick).
+    /// Checkpoints asked for ([`Checkpointer::request`], enough
+    /// [`Checkpointer::committed`] bytes, or a period tick).
     requested: u64,
+    /// Bytes committed since the last request.
+    unrequested: u64,
     /// The last request that a finished checkpoint covered.
     finished: u64,
     /// Frames in the WAL when the last checkpoint ran.
@@ -55,7 +61,7 @@ impl Shared {
 
 impl Checkpointer {
     /// Turns the writer's automatic checkpoint off and starts the thread. It checkpoints
-    /// after each [`committed`](Checkpointer::committed) call and, with a `period`, at
+    /// when asked (see [`committed`](Checkpointer::committed)) and, with a `period`, at
     /// least that often.
     ///
     /// # Errors
@@ -75,19 +81,40 @@ impl Checkpointer {
         Ok(Checkpointer { shared, thread })
     }
 
-    /// Tells the thread that a transaction committed: it checkpoints as soon as it is free.
-    pub fn committed(&self) {
-        self.shared.lock().requested += 1;
+    /// Asks for a checkpoint as soon as the thread is free.
+    pub fn request(&self) {
+        let mut state = self.shared.lock();
+        state.requested += 1;
+        state.unrequested = 0;
         self.shared.changed.notify_all();
     }
 
-    /// Once the WAL holds more than `max_frames`, waits until the checkpoint that follows
-    /// the last [`committed`](Checkpointer::committed) call has finished, so that the next
-    /// write transaction starts the WAL over instead of growing it.
+    /// Tells the thread that a transaction committed about `bytes`: it checkpoints once
+    /// [`BATCH_BYTES`] have added up. Each checkpoint copies the pages that every
+    /// transaction touches (b-tree tails, the catalog) again, so one per commit would
+    /// copy those a thousand times over an import.
+    pub fn committed(&self, bytes: u64) {
+        let mut state = self.shared.lock();
+        state.unrequested += bytes;
+        if state.unrequested >= BATCH_BYTES {
+            state.requested += 1;
+            state.unrequested = 0;
+            self.shared.changed.notify_all();
+        }
+    }
+
+    /// Once the WAL holds more than `max_frames`, waits until a checkpoint of everything
+    /// committed so far has finished, so that the next write transaction starts the WAL
+    /// over instead of growing it.
     pub fn keep_up(&self, max_frames: i64) {
         let mut state = self.shared.lock();
         if state.wal_frames <= max_frames {
             return;
+        }
+        if state.unrequested > 0 {
+            state.requested += 1;
+            state.unrequested = 0;
+            self.shared.changed.notify_all();
         }
         let target = state.requested;
         while state.finished < target && !state.stop {

@@ -371,7 +371,7 @@ pub fn import_paths(
                 }
                 Loaded::Read(file) => {
                     let (id, buf) = write_source(store, source, file, &mut texts, &mut report)?;
-                    checkpointer.committed();
+                    checkpointer.committed(buf.len() as u64);
                     checkpointer.keep_up(crate::schema::BULK_WAL_AUTOCHECKPOINT);
                     let _ = give_back.send(buf);
                     Some(id)
@@ -384,7 +384,7 @@ pub fn import_paths(
             unindexed += report.bytes_read - read_before;
             if unindexed >= crate::search::CATCH_UP_BYTES {
                 crate::search::catch_up_with(store, &mut texts)?;
-                checkpointer.committed();
+                checkpointer.request();
                 unindexed = 0;
             }
             progress.advance(*size, &source.path.to_string_lossy());
@@ -774,6 +774,8 @@ const ROW_PARAMS: usize = 23;
 
 /// Stores `lines` with their projected columns under ids `first..`, in statements of
 /// [`ROW_BATCH`] or fewer lines (powers of two, so that few distinct statements are cached).
+/// A line's `sessionId` is projected only when it differs from its session's own id (see
+/// [`line_session_id`]).
 pub(crate) fn insert_rows(
     tx: &Transaction<'_>,
     transcript: i64,
@@ -781,6 +783,7 @@ pub(crate) fn insert_rows(
     first: i64,
     lines: &[(jsonl::Line<'_>, LineStatus, Envelope<'_>)],
 ) -> Result<()> {
+    let own = own_session_id(tx, transcript)?;
     let mut done = 0;
     while done < lines.len() {
         let n = (lines.len() - done).min(ROW_BATCH);
@@ -809,7 +812,7 @@ pub(crate) fn insert_rows(
             stmt.raw_bind_parameter(at + 9, env.parent_uuid.as_deref())?;
             stmt.raw_bind_parameter(at + 10, env.logical_parent_uuid.as_deref())?;
             stmt.raw_bind_parameter(at + 11, env.is_sidechain)?;
-            stmt.raw_bind_parameter(at + 12, env.session_id.as_deref())?;
+            stmt.raw_bind_parameter(at + 12, line_session_id(env, own.as_deref()))?;
             stmt.raw_bind_parameter(at + 13, env.agent_id.as_deref())?;
             stmt.raw_bind_parameter(at + 14, env.timestamp.as_deref())?;
             stmt.raw_bind_parameter(at + 15, env.subtype.as_deref())?;
@@ -828,6 +831,25 @@ pub(crate) fn insert_rows(
     Ok(())
 }
 
+/// The session id of the session a transcript belongs to.
+fn own_session_id(tx: &Transaction<'_>, transcript: i64) -> Result<Option<String>> {
+    Ok(tx
+        .prepare_cached(
+            "SELECT s.session_id FROM transcripts t JOIN sessions s ON s.id = t.session_id
+             WHERE t.id = ?1",
+        )?
+        .query_row([transcript], |r| r.get(0))
+        .optional()?)
+}
+
+/// What `rows.entry_session_id` holds for a line: its `sessionId` when that differs from
+/// `own`, the id of the session the line is stored under, and NULL when it is the same or
+/// absent. Nearly every line repeats its session's id; storing it once per line was 1 % of
+/// the database, and no query needs it (the line itself keeps it, byte for byte).
+pub(crate) fn line_session_id<'e>(env: &'e Envelope<'_>, own: Option<&str>) -> Option<&'e str> {
+    env.session_id.as_deref().filter(|id| Some(*id) != own)
+}
+
 /// Stores one line with its projected columns; returns the row id.
 pub(crate) fn insert_row(
     tx: &Transaction<'_>,
@@ -838,6 +860,7 @@ pub(crate) fn insert_row(
     env: &Envelope<'_>,
 ) -> Result<i64> {
     let unknown_type = status == LineStatus::Record && !env.has_known_type();
+    let own = own_session_id(tx, transcript)?;
     tx.prepare_cached(INSERT_ROW)?.execute(params![
         transcript,
         ordinal,
@@ -849,7 +872,7 @@ pub(crate) fn insert_row(
         env.parent_uuid.as_deref(),
         env.logical_parent_uuid.as_deref(),
         env.is_sidechain,
-        env.session_id.as_deref(),
+        line_session_id(env, own.as_deref()),
         env.agent_id.as_deref(),
         env.timestamp.as_deref(),
         env.subtype.as_deref(),

@@ -321,3 +321,31 @@ fn an_empty_file_round_trips() {
     assert_eq!(report.new_rows, 0);
     assert!(export_main(&store, "p/empty").is_empty());
 }
+
+#[test]
+fn a_line_session_id_is_projected_only_when_it_is_another_session() {
+    let (dir, store) = temp_store();
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let file = project.join("s1.jsonl");
+    let text = "{\"type\":\"user\",\"uuid\":\"a\",\"sessionId\":\"s1\"}\n\
+                {\"type\":\"user\",\"uuid\":\"b\",\"sessionId\":\"s0\"}\n\
+                {\"type\":\"user\",\"uuid\":\"c\"}\n";
+    std::fs::write(&file, text).expect("write");
+    import(&store, &[&file]);
+    let reader = store.reader().expect("reader");
+    let projected: Vec<(String, Option<String>)> = reader
+        .prepare("SELECT uuid, entry_session_id FROM rows ORDER BY ordinal")
+        .expect("prepare")
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    let want = [("a", None), ("b", Some("s0")), ("c", None)];
+    let want: Vec<(String, Option<String>)> = want
+        .iter()
+        .map(|(u, s)| (u.to_string(), s.map(str::to_owned)))
+        .collect();
+    assert_eq!(projected, want);
+    assert_eq!(export_main(&store, "s1"), text.as_bytes());
+}
