@@ -301,8 +301,15 @@ fn path_key(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// Files the loading thread may read and parse ahead of the writer.
-const LOAD_AHEAD: usize = 2;
+/// Files the loading thread may read and parse ahead of the writer: enough to keep it busy
+/// while the writer indexes a search batch.
+const LOAD_AHEAD: usize = 16;
+
+/// Buffers the loading thread keeps for reuse.
+const SPARE_BUFFERS: usize = 4;
+
+/// Bytes of files read ahead that the loading thread may hold at once.
+const LOAD_AHEAD_BYTES: usize = 256 * 1024 * 1024;
 
 /// Imports every transcript and session file under `paths`.
 ///
@@ -347,9 +354,27 @@ pub fn import_paths(
         let (give_back, returned) = mpsc::channel::<Vec<u8>>();
         let sources = &sources;
         scope.spawn(move || {
+            let mut spare = Vec::new();
+            let mut in_flight = 0usize;
             for source in sources {
-                let buf = returned.try_recv().unwrap_or_default();
-                if ready.send(load::load(store, source, buf)).is_err() {
+                // Stay within the memory budget: wait for the writer to give buffers back.
+                loop {
+                    let back = if in_flight > LOAD_AHEAD_BYTES {
+                        returned.recv().ok()
+                    } else {
+                        returned.try_recv().ok()
+                    };
+                    let Some(buf) = back else { break };
+                    in_flight -= buf.len();
+                    if spare.len() < SPARE_BUFFERS {
+                        spare.push(buf);
+                    }
+                }
+                let loaded = load::load(store, source, spare.pop().unwrap_or_default());
+                if let Ok(Loaded::Read(file)) = &loaded {
+                    in_flight += file.bytes.len();
+                }
+                if ready.send(loaded).is_err() {
                     break;
                 }
             }
