@@ -24,11 +24,9 @@
 //! Records are `serde_json::Value` objects, one per JSONL line, in file order.
 //! Everything here is pure and deterministic.
 
-use std::collections::{HashMap, HashSet};
-
 use serde_json::Value;
 
-use super::util::{blocks, msg_id, rec_type, str_field, truthy};
+use super::util::{blocks, msg_id, rec_type, str_field, truthy, FastMap, FastSet};
 
 /// Record types that take part in the parentUuid chain (R1).
 pub const CHAIN_TYPES: [&str; 4] = ["user", "assistant", "attachment", "system"];
@@ -42,20 +40,52 @@ pub enum ChainError {
     LeafNotFound(String),
 }
 
-/// A record takes part in the chain: chain type, string `uuid`, not a sidechain.
-fn is_entry(r: &Value) -> bool {
-    matches!(rec_type(r), Some(t) if CHAIN_TYPES.contains(&t))
-        && r.get("uuid").is_some_and(Value::is_string)
-        && !truthy(r.get("isSidechain"))
+/// What the chain rules read of a record, looked up once: every field lookup in a record
+/// hashes the key, and the rules read the same few fields many times per record.
+struct Facts<'a> {
+    kind: Option<&'a str>,
+    /// A string `uuid`.
+    uuid: Option<&'a str>,
+    /// A non-empty `parentUuid`.
+    parent: Option<&'a str>,
+    /// Takes part in the chain: chain type, string `uuid`, not a sidechain.
+    entry: bool,
+    /// `message.id` of an assistant record.
+    msg_id: Option<&'a str>,
+    /// A user record with a `tool_result` block.
+    tool_result_user: bool,
+    /// A non-empty `sourceToolAssistantUUID`.
+    source_tool: Option<&'a str>,
+    timestamp: &'a str,
 }
 
-fn uuid_of(r: &Value) -> &str {
-    // Only called on records that passed `is_entry`.
-    str_field(r, "uuid").unwrap_or("")
-}
+impl<'a> Facts<'a> {
+    fn of(r: &'a Value) -> Self {
+        let kind = rec_type(r);
+        let uuid = str_field(r, "uuid");
+        let user = kind == Some("user");
+        Facts {
+            kind,
+            uuid,
+            parent: str_field(r, "parentUuid").filter(|p| !p.is_empty()),
+            entry: matches!(kind, Some(t) if CHAIN_TYPES.contains(&t))
+                && uuid.is_some()
+                && !truthy(r.get("isSidechain")),
+            msg_id: msg_id(r),
+            tool_result_user: user && has_tool_result(r),
+            source_tool: if user {
+                str_field(r, "sourceToolAssistantUUID").filter(|s| !s.is_empty())
+            } else {
+                None
+            },
+            timestamp: str_field(r, "timestamp").unwrap_or(""),
+        }
+    }
 
-fn parent_of(r: &Value) -> Option<&str> {
-    str_field(r, "parentUuid").filter(|p| !p.is_empty())
+    /// The uuid of a chain record (`""` for one without).
+    fn id(&self) -> &'a str {
+        self.uuid.unwrap_or("")
+    }
 }
 
 /// Legacy `progress` bridging (spec §5.3 step 1): a `progress` record with a
@@ -66,22 +96,22 @@ fn parent_of(r: &Value) -> Option<&str> {
 /// one); files of ~2.1.0–2.1.7x do, and without the bridge their chain
 /// stops at the first hook-progress record.
 struct Bridge<'a> {
-    map: HashMap<&'a str, Option<&'a str>>,
+    map: FastMap<&'a str, Option<&'a str>>,
 }
 
 impl<'a> Bridge<'a> {
     fn new() -> Self {
         Bridge {
-            map: HashMap::new(),
+            map: FastMap::default(),
         }
     }
 
     /// Feed one record in file order; returns false for progress records
     /// (which are then bridged and skipped).
-    fn feed(&mut self, r: &'a Value) -> bool {
-        if rec_type(r) == Some("progress") {
-            if let Some(u) = str_field(r, "uuid") {
-                let p = self.resolve(parent_of(r));
+    fn feed(&mut self, f: &Facts<'a>) -> bool {
+        if f.kind == Some("progress") {
+            if let Some(u) = f.uuid {
+                let p = self.resolve(f.parent);
                 self.map.insert(u, p);
                 return false;
             }
@@ -100,48 +130,56 @@ impl<'a> Bridge<'a> {
     }
 }
 
-/// Index of the chain records: uuid -> record (a later duplicate replaces the
-/// value but keeps the first position, like a Python dict / the CLI's Map),
+/// Index of the chain records: uuid -> position (a later duplicate replaces the
+/// value but keeps the first place in `order`, like a Python dict / the CLI's Map),
 /// with each record's effective (progress-bridged) parent.
 struct Index<'a> {
+    facts: Vec<Facts<'a>>,
     order: Vec<&'a str>,
-    by_uuid: HashMap<&'a str, &'a Value>,
-    parent: HashMap<&'a str, Option<&'a str>>,
+    by_uuid: FastMap<&'a str, usize>,
+    parent: FastMap<&'a str, Option<&'a str>>,
 }
 
 impl<'a> Index<'a> {
     fn new(records: &'a [Value]) -> Self {
+        let facts: Vec<Facts<'a>> = records.iter().map(Facts::of).collect();
         let mut order = Vec::new();
-        let mut by_uuid = HashMap::new();
-        let mut parent = HashMap::new();
+        let mut by_uuid = FastMap::default();
+        let mut parent = FastMap::default();
         let mut bridge = Bridge::new();
-        for r in records {
-            if !bridge.feed(r) || !is_entry(r) {
+        for (i, f) in facts.iter().enumerate() {
+            if !bridge.feed(f) || !f.entry {
                 continue;
             }
-            let u = uuid_of(r);
-            if by_uuid.insert(u, r).is_none() {
+            let u = f.id();
+            if by_uuid.insert(u, i).is_none() {
                 order.push(u);
             }
-            parent.insert(u, bridge.resolve(parent_of(r)));
+            parent.insert(u, bridge.resolve(f.parent));
         }
         Index {
+            facts,
             order,
             by_uuid,
             parent,
         }
     }
 
-    fn get(&self, u: &str) -> Option<&'a Value> {
+    fn get(&self, u: &str) -> Option<usize> {
         self.by_uuid.get(u).copied()
     }
 
-    /// Effective parent of an indexed record.
-    fn parent(&self, r: &'a Value) -> Option<&'a str> {
-        self.parent.get(uuid_of(r)).copied().flatten()
+    /// The uuid of the record at `i`.
+    fn uuid(&self, i: usize) -> &'a str {
+        self.facts[i].id()
     }
 
-    fn values(&self) -> impl Iterator<Item = &'a Value> + '_ {
+    /// Effective parent of an indexed record.
+    fn parent(&self, i: usize) -> Option<&'a str> {
+        self.parent.get(self.uuid(i)).copied().flatten()
+    }
+
+    fn values(&self) -> impl Iterator<Item = usize> + '_ {
         self.order.iter().filter_map(|u| self.get(u))
     }
 }
@@ -151,23 +189,22 @@ impl<'a> Index<'a> {
 /// records (or every record is somebody's parent, i.e. a pure cycle).
 pub fn pick_leaf(records: &[Value]) -> Option<String> {
     let mut bridge = Bridge::new();
-    let mut entries: Vec<&Value> = Vec::new();
-    let mut parents: HashSet<&str> = HashSet::new();
-    for r in records {
-        if !bridge.feed(r) || !is_entry(r) {
+    let mut entries: Vec<&str> = Vec::new();
+    let mut parents: FastSet<&str> = FastSet::default();
+    for f in records.iter().map(Facts::of) {
+        if !bridge.feed(&f) || !f.entry {
             continue;
         }
-        entries.push(r);
-        if let Some(p) = bridge.resolve(parent_of(r)) {
+        entries.push(f.id());
+        if let Some(p) = bridge.resolve(f.parent) {
             parents.insert(p);
         }
     }
     entries
         .iter()
         .rev()
-        .map(|r| uuid_of(r))
-        .find(|u| !parents.contains(u))
-        .map(str::to_owned)
+        .find(|u| !parents.contains(*u))
+        .map(|u| (*u).to_owned())
 }
 
 /// Build the conversation chain exactly like the oracle's `build_chain`.
@@ -206,9 +243,9 @@ pub fn build_chain_from(
     leaf: &str,
     cut_after_leaf: bool,
 ) -> Result<Vec<Value>, ChainError> {
-    Ok(chain_refs(records, leaf, cut_after_leaf)?
+    Ok(chain_positions(records, leaf, cut_after_leaf)?
         .into_iter()
-        .cloned()
+        .map(|i| records[i].clone())
         .collect())
 }
 
@@ -219,47 +256,34 @@ pub fn chain_positions(
     leaf: &str,
     cut_after_leaf: bool,
 ) -> Result<Vec<usize>, ChainError> {
-    let base = records.as_ptr() as usize;
-    let size = std::mem::size_of::<Value>();
-    // Every reference points into `records`, so its address gives its position.
-    Ok(chain_refs(records, leaf, cut_after_leaf)?
-        .into_iter()
-        .map(|r| (r as *const Value as usize - base) / size)
-        .collect())
-}
-
-fn chain_refs<'a>(
-    records: &'a [Value],
-    leaf: &str,
-    cut_after_leaf: bool,
-) -> Result<Vec<&'a Value>, ChainError> {
     let idx = Index::new(records);
     let Some(start) = idx.get(leaf) else {
         return Err(ChainError::LeafNotFound(leaf.to_owned()));
     };
-    let mut seen: HashSet<&str> = HashSet::new();
-    let mut chain: Vec<&Value> = Vec::new();
+    let mut seen: FastSet<&str> = FastSet::default();
+    let mut chain: Vec<usize> = Vec::new();
     let mut cur = Some(start);
-    while let Some(r) = cur {
-        if !seen.insert(uuid_of(r)) {
+    while let Some(i) = cur {
+        if !seen.insert(idx.uuid(i)) {
             break;
         }
-        chain.push(r);
-        cur = idx.parent(r).and_then(|p| idx.get(p));
+        chain.push(i);
+        cur = idx.parent(i).and_then(|p| idx.get(p));
     }
     chain.reverse();
 
     // R2: preserved segment of the compact boundaries on the chain (the walk
     // stops at the newest boundary, so in practice there is one).
-    let boundaries: Vec<&Value> = chain
+    let boundaries: Vec<usize> = chain
         .iter()
         .copied()
-        .filter(|r| {
-            rec_type(r) == Some("system") && str_field(r, "subtype") == Some("compact_boundary")
+        .filter(|&i| {
+            idx.facts[i].kind == Some("system")
+                && str_field(&records[i], "subtype") == Some("compact_boundary")
         })
         .collect();
     for b in boundaries {
-        let seg = b
+        let seg = records[b]
             .get("compactMetadata")
             .and_then(|m| m.get("preservedSegment"));
         let field = |k: &str| {
@@ -275,25 +299,25 @@ fn chain_refs<'a>(
         let Some(tail_rec) = idx.get(tail) else {
             continue;
         };
-        let mut kept: Vec<&Value> = Vec::new();
-        let mut walked: HashSet<&str> = HashSet::new();
+        let mut kept: Vec<usize> = Vec::new();
+        let mut walked: FastSet<&str> = FastSet::default();
         let mut c2 = Some(tail_rec);
-        while let Some(r) = c2 {
-            if !walked.insert(uuid_of(r)) {
+        while let Some(i) = c2 {
+            if !walked.insert(idx.uuid(i)) {
                 break; // cycle guard (the oracle has none)
             }
-            kept.push(r);
-            if uuid_of(r) == head {
+            kept.push(i);
+            if idx.uuid(i) == head {
                 break;
             }
-            c2 = idx.parent(r).and_then(|p| idx.get(p));
+            c2 = idx.parent(i).and_then(|p| idx.get(p));
         }
         kept.reverse();
-        kept.retain(|k| !seen.contains(uuid_of(k)));
-        for k in &kept {
-            seen.insert(uuid_of(k));
+        kept.retain(|&k| !seen.contains(idx.uuid(k)));
+        for &k in &kept {
+            seen.insert(idx.uuid(k));
         }
-        if let Some(j) = chain.iter().position(|x| uuid_of(x) == anchor) {
+        if let Some(j) = chain.iter().position(|&x| idx.uuid(x) == anchor) {
             if !kept.is_empty() {
                 chain.splice(j + 1..j + 1, kept);
             }
@@ -302,15 +326,11 @@ fn chain_refs<'a>(
 
     let mut chain = recover_parallel(&idx, chain, &mut seen);
     if cut_after_leaf {
-        if let Some(p) = chain.iter().position(|r| uuid_of(r) == leaf) {
+        if let Some(p) = chain.iter().position(|&i| idx.uuid(i) == leaf) {
             chain.truncate(p + 1);
         }
     }
     Ok(chain)
-}
-
-fn timestamp_key(r: &Value) -> &str {
-    str_field(r, "timestamp").unwrap_or("")
 }
 
 fn has_tool_result(r: &Value) -> bool {
@@ -325,58 +345,61 @@ fn has_tool_result(r: &Value) -> bool {
 /// stably sorted by timestamp string).
 fn recover_parallel<'a>(
     idx: &Index<'a>,
-    chain: Vec<&'a Value>,
-    seen: &mut HashSet<&'a str>,
-) -> Vec<&'a Value> {
-    let mut anchor: HashMap<&str, &str> = HashMap::new();
-    for r in &chain {
-        if let Some(m) = msg_id(r) {
-            anchor.insert(m, uuid_of(r));
+    chain: Vec<usize>,
+    seen: &mut FastSet<&'a str>,
+) -> Vec<usize> {
+    let facts = &idx.facts;
+    let mut anchor: FastMap<&str, &str> = FastMap::default();
+    for &i in &chain {
+        if let Some(m) = facts[i].msg_id {
+            anchor.insert(m, idx.uuid(i));
         }
     }
     if anchor.is_empty() {
         return chain;
     }
-    let mut siblings: HashMap<&str, Vec<&Value>> = HashMap::new();
-    let mut res_by_asst: HashMap<&str, Vec<&Value>> = HashMap::new();
-    for r in idx.values() {
-        if let Some(m) = msg_id(r) {
-            siblings.entry(m).or_default().push(r);
-        } else if rec_type(r) == Some("user") && has_tool_result(r) {
-            let parent = idx.parent(r);
+    let mut siblings: FastMap<&str, Vec<usize>> = FastMap::default();
+    let mut res_by_asst: FastMap<&str, Vec<usize>> = FastMap::default();
+    for i in idx.values() {
+        let f = &facts[i];
+        if let Some(m) = f.msg_id {
+            siblings.entry(m).or_default().push(i);
+        } else if f.tool_result_user {
+            let parent = idx.parent(i);
             if let Some(p) = parent {
-                res_by_asst.entry(p).or_default().push(r);
+                res_by_asst.entry(p).or_default().push(i);
             }
-            if let Some(src) = str_field(r, "sourceToolAssistantUUID").filter(|s| !s.is_empty()) {
+            if let Some(src) = f.source_tool {
                 if Some(src) != parent {
-                    res_by_asst.entry(src).or_default().push(r);
+                    res_by_asst.entry(src).or_default().push(i);
                 }
             }
         }
     }
-    let mut inserts: HashMap<&str, Vec<&Value>> = HashMap::new();
-    let mut done: HashSet<&str> = HashSet::new();
-    for r in &chain {
-        let Some(mid) = msg_id(r) else { continue };
+    let mut inserts: FastMap<&str, Vec<usize>> = FastMap::default();
+    let mut done: FastSet<&str> = FastSet::default();
+    for &r in &chain {
+        let Some(mid) = facts[r].msg_id else { continue };
         if !done.insert(mid) {
             continue;
         }
-        let group: Vec<&Value> = siblings.get(mid).cloned().unwrap_or_else(|| vec![*r]);
-        let members: HashSet<&str> = group.iter().map(|m| uuid_of(m)).collect();
-        let mut lost_sibs: Vec<&Value> = group
+        let own = [r];
+        let group: &[usize] = siblings.get(mid).map_or(&own, Vec::as_slice);
+        let members: FastSet<&str> = group.iter().map(|&m| idx.uuid(m)).collect();
+        let mut lost_sibs: Vec<usize> = group
             .iter()
             .copied()
-            .filter(|m| !seen.contains(uuid_of(m)))
+            .filter(|&m| !seen.contains(idx.uuid(m)))
             .collect();
-        let mut lost_res: Vec<&Value> = Vec::new();
-        let mut got: HashSet<&str> = HashSet::new();
-        for m in &group {
-            for res in res_by_asst
-                .get(uuid_of(m))
+        let mut lost_res: Vec<usize> = Vec::new();
+        let mut got: FastSet<&str> = FastSet::default();
+        for &m in group {
+            for &res in res_by_asst
+                .get(idx.uuid(m))
                 .map(Vec::as_slice)
                 .unwrap_or(&[])
             {
-                let ru = uuid_of(res);
+                let ru = idx.uuid(res);
                 if seen.contains(ru) || !got.insert(ru) {
                     continue;
                 }
@@ -388,14 +411,14 @@ fn recover_parallel<'a>(
         if lost_sibs.is_empty() && lost_res.is_empty() {
             continue;
         }
-        lost_sibs.sort_by(|a, b| timestamp_key(a).cmp(timestamp_key(b)));
-        lost_res.sort_by(|a, b| timestamp_key(a).cmp(timestamp_key(b)));
+        lost_sibs.sort_by(|&a, &b| facts[a].timestamp.cmp(facts[b].timestamp));
+        lost_res.sort_by(|&a, &b| facts[a].timestamp.cmp(facts[b].timestamp));
         let mut add = lost_sibs;
         add.extend(lost_res);
-        for e in &add {
-            seen.insert(uuid_of(e));
+        for &e in &add {
+            seen.insert(idx.uuid(e));
         }
-        let a = anchor.get(mid).copied().unwrap_or_else(|| uuid_of(r));
+        let a = anchor.get(mid).copied().unwrap_or_else(|| idx.uuid(r));
         inserts.insert(a, add);
     }
     if inserts.is_empty() {
@@ -404,7 +427,7 @@ fn recover_parallel<'a>(
     let mut out = Vec::with_capacity(chain.len());
     for r in chain {
         out.push(r);
-        if let Some(extra) = inserts.get(uuid_of(r)) {
+        if let Some(extra) = inserts.get(idx.uuid(r)) {
             out.extend(extra.iter().copied());
         }
     }

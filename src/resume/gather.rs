@@ -177,11 +177,10 @@ const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT value FROM json_ea
         UNION
         SELECT r.id FROM rows r WHERE r.transcript_id = ?1 AND r.type = 'user'
            AND r.source_tool_assistant_uuid IN (SELECT uuid FROM groups WHERE uuid IS NOT NULL))
-    SELECT r.raw FROM rows r WHERE r.id IN (
+    SELECT r.ordinal, r.raw FROM rows r WHERE r.id IN (
         SELECT id FROM seeds UNION SELECT id FROM groups UNION SELECT id FROM bridged
         UNION SELECT id FROM results
-        UNION SELECT row_id FROM content_replacements WHERE ?3 AND transcript_id = ?1)
-    ORDER BY r.ordinal";
+        UNION SELECT row_id FROM content_replacements WHERE ?3 AND transcript_id = ?1)";
 
 /// Gathers and parses the rows needed to build the chain that ends at `leaf`, in file order.
 ///
@@ -225,12 +224,18 @@ pub fn gather(
     let mut rows = stmt.query(params![transcript, ids, with_replacements])?;
     let mut records = Vec::new();
     while let Some(row) = rows.next()? {
-        let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+        let ordinal: i64 = row.get(0)?;
+        let raw = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
         if let Some(record) = jsonl::parse_record(raw) {
-            records.push(record);
+            records.push((ordinal, record));
         }
     }
-    Ok(records)
+    // Sorted here rather than by the query: an ORDER BY copied every gathered line into
+    // SQLite's sorter first (the rows come in id order, which is nearly always file order).
+    if !records.is_sorted_by_key(|(ordinal, _)| *ordinal) {
+        records.sort_by_key(|(ordinal, _)| *ordinal);
+    }
+    Ok(records.into_iter().map(|(_, record)| record).collect())
 }
 
 /// Whether a chain row with this uuid exists in the transcript (for `--at`).
