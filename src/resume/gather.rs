@@ -232,9 +232,8 @@ pub fn gather(
     }
     // Sorted here rather than by the query: an ORDER BY copied every gathered line into
     // SQLite's sorter first (the rows come in id order, which is nearly always file order).
-    if !records.is_sorted_by_key(|(ordinal, _)| *ordinal) {
-        records.sort_by_key(|(ordinal, _)| *ordinal);
-    }
+    // (A stable sort of an already sorted list is one linear pass.)
+    records.sort_by_key(|(ordinal, _)| *ordinal);
     Ok(records.into_iter().map(|(_, record)| record).collect())
 }
 
