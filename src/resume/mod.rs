@@ -26,7 +26,8 @@ mod util;
 pub mod validate;
 
 pub use api::{
-    api_view, load_conversation, load_conversation_owned, normalize, ApiOptions, Conversation,
+    api_view, load_conversation, load_conversation_owned, normalize, normalize_owned, ApiOptions,
+    Conversation,
 };
 pub use chain::{build_chain, build_chain_from, chain_positions, pick_leaf, ChainError};
 pub use repair::{Interruption, Repair, RepairKind};
@@ -108,6 +109,12 @@ impl Resumed {
     /// The provider-valid `messages` array for this state (the API view).
     pub fn api_view(&self) -> Vec<Value> {
         normalize(&self.messages)
+    }
+
+    /// [`Resumed::api_view`] consuming the state: the messages' contents move into the
+    /// view instead of being copied.
+    pub fn into_api_view(self) -> Vec<Value> {
+        normalize_owned(self.messages)
     }
 }
 

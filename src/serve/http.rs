@@ -543,7 +543,7 @@ async fn resume(
         };
         let resumed = state.store.resume(&session, &options)?;
         let body = if q.api {
-            pretty(&resumed.api_view())?
+            pretty(&resumed.into_api_view())?
         } else {
             pretty(&resumed)?
         };

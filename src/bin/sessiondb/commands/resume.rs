@@ -38,7 +38,7 @@ fn show(store: &Store, session: &SessionRef, view: &ResumeView) -> anyhow::Resul
     };
     let resumed = store.resume(session, &options)?;
     if view.api {
-        return print_json(&resumed.api_view());
+        return print_json(&resumed.into_api_view());
     }
     if view.json {
         return print_json(&resumed);
