@@ -39,14 +39,7 @@ impl Store {
         let fresh: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
         if fresh == 0 {
             // Measured faster than 4 KiB for transcript-sized rows; settable only while empty.
-            conn.pragma_update(
-                None,
-                "page_size",
-                std::env::var("PGSZ")
-                    .ok()
-                    .and_then(|v| v.parse::<i64>().ok())
-                    .unwrap_or(16384),
-            )?;
+            conn.pragma_update(None, "page_size", 16384)?;
         }
         conn.pragma_update(None, "journal_mode", "WAL")?;
         schema::configure(&conn)?;
