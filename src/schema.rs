@@ -25,13 +25,13 @@ pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// WAL pages between automatic checkpoints outside a bulk import (SQLite's default).
+/// WAL pages between the writer's own checkpoints, when no [`crate::checkpoint::Checkpointer`]
+/// runs (SQLite's default).
 pub const WAL_AUTOCHECKPOINT: i64 = 1000;
 
-/// WAL pages between automatic checkpoints during an import (64 MiB at 16 KiB pages): a
-/// quarter of the checkpoints and their fsyncs, each copying a page once however many
-/// per-file transactions rewrote it. Measured: 16 MiB and 256 MiB were slower.
-pub const BULK_WAL_AUTOCHECKPOINT: i64 = 4096;
+/// The size a WAL that one large transaction grew past is cut back to, in bytes: about what
+/// import lets it grow to between two waits for its checkpointer.
+pub const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 
 /// Settings of the one write connection, on top of [`configure`].
 ///
@@ -42,9 +42,9 @@ pub fn configure_writer(conn: &Connection) -> rusqlite::Result<()> {
     // transaction touches stay in memory instead of being re-read from the WAL.
     conn.pragma_update(None, "cache_size", -65536)?;
     conn.pragma_update(None, "wal_autocheckpoint", WAL_AUTOCHECKPOINT)?;
-    // A WAL that one large transaction grew past the bulk size is cut back after the next
-    // checkpoint. Not smaller: re-growing a truncated WAL costs more than it saves.
-    conn.pragma_update(None, "journal_size_limit", BULK_WAL_AUTOCHECKPOINT * 16384)?;
+    // A WAL that one large transaction grew is cut back after the next checkpoint. Not
+    // smaller: re-growing a truncated WAL costs more than it saves.
+    conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
     Ok(())
 }
 

@@ -7,7 +7,7 @@
 //! the write lock, so the writer compares what was parsed against the stored state inside
 //! its transaction and parses the file itself when they disagree.
 
-use super::{path_key, prefix_hash, read_ledger, Source, SourceKind};
+use super::{path_key, read_ledger, Source, SourceKind};
 use crate::error::{Error, Result};
 use crate::jsonl::{self, Envelope, LineStatus, SearchText};
 use crate::store::Store;
@@ -129,12 +129,11 @@ pub(super) fn load(store: &Store, source: &Source, mut bytes: Vec<u8>) -> Result
         }
     } else {
         // A file that grew is written from its first new line on (or from its last line,
-        // when that line had no newline yet); anything else from the start.
+        // when that line had no newline yet). Whether its start is unchanged is for the
+        // writer to check (it hashes that prefix in its transaction); a rewritten file is
+        // then parsed again there, from the start.
         let from = ledger
-            .filter(|l| {
-                l.imported_bytes <= bytes.len()
-                    && prefix_hash(&bytes[..l.imported_bytes]) == l.prefix_hash
-            })
+            .filter(|l| l.imported_bytes <= bytes.len())
             .map_or(0, |l| line_start(&bytes, l.imported_bytes));
         parse_ahead(&bytes, from)
     };

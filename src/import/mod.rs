@@ -272,11 +272,10 @@ struct Ledger {
     mtime_ns: i64,
     vanished: bool,
     imported_bytes: usize,
-    prefix_hash: i64,
 }
 
 const SELECT_LEDGER: &str = "SELECT transcript_id, session_file_id, size, mtime_ns, vanished,
-        imported_bytes, prefix_hash
+        imported_bytes
      FROM source_files WHERE path = ?1";
 
 fn read_ledger(conn: &rusqlite::Connection, path: &str) -> Result<Option<Ledger>> {
@@ -291,7 +290,6 @@ fn read_ledger(conn: &rusqlite::Connection, path: &str) -> Result<Option<Ledger>
                 mtime_ns: r.get(3)?,
                 vanished: r.get(4)?,
                 imported_bytes: r.get::<_, i64>(5)?.max(0) as usize,
-                prefix_hash: r.get(6)?,
             })
         })
         .optional()?)
