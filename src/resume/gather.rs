@@ -230,9 +230,9 @@ pub fn gather(
             records.push((ordinal, record));
         }
     }
-    // Sorted here rather than by the query: an ORDER BY copied every gathered line into
-    // SQLite's sorter first (the rows come in id order, which is nearly always file order).
-    // (A stable sort of an already sorted list is one linear pass.)
+    // Into file order here rather than by the query: an ORDER BY copied every gathered line
+    // into SQLite's sorter. The rows come in id order, nearly always file order already,
+    // which a stable sort checks in one pass.
     records.sort_by_key(|(ordinal, _)| *ordinal);
     Ok(records.into_iter().map(|(_, record)| record).collect())
 }
