@@ -1,4 +1,5 @@
-//! Import: Claude Code project trees → rows, one IMMEDIATE transaction per file.
+//! Import: Claude Code project trees → rows. Files are written in IMMEDIATE transactions of
+//! up to 16 MiB each, a file always wholly inside one.
 //!
 //! Every line is stored as it is. A ledger per source file (size, mtime, bytes imported and
 //! a hash of that prefix) makes an unchanged file cost one `stat`, a grown file cost only
@@ -305,6 +306,14 @@ fn path_key(path: &Path) -> String {
 /// Measured: 32, 64 and 128 MiB alike; 16 MiB slower.
 const KEEP_UP_BYTES: u64 = 64 * 1024 * 1024;
 
+/// Bytes of files written together in one transaction. Every commit rewrites the last
+/// pages of each b-tree it touched (tens of pages, whatever the file's size), so small
+/// files share one; a file is never split over two, so `kill -9` still leaves whole files
+/// only, and the ledger of a file that was not committed makes the next import take it.
+/// Measured: the 10,000-session tree (1.15 GB) 19–21 s → 11 s, with 4 and 16 MiB alike
+/// and 64 MiB slower (less overlap with the loader).
+const GROUP_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Files the loading thread may read and parse ahead of the writer: enough to keep it busy
 /// while the writer indexes a search batch.
 const LOAD_AHEAD: usize = 16;
@@ -318,11 +327,12 @@ const LOAD_AHEAD_BYTES: usize = 256 * 1024 * 1024;
 /// Imports every transcript and session file under `paths`.
 ///
 /// Soft problems (an unreadable file, malformed lines) go into the report; a database
-/// error stops the import, leaving every file imported before it committed.
+/// error stops the import, leaving every group of files written before it committed.
 ///
 /// Three threads share the work: a loader reads and parses the next files
-/// ([`load`]), this one writes each file in its own transaction, and a [`Checkpointer`]
-/// copies committed pages from the WAL into the database file.
+/// ([`load`]), this one writes them in groups of [`GROUP_BYTES`], one transaction per
+/// group, and a [`Checkpointer`] copies committed pages from the WAL into the database
+/// file.
 ///
 /// # Errors
 /// Fails when a path cannot be scanned or the database cannot be written.
@@ -385,30 +395,36 @@ pub fn import_paths(
         });
         let mut texts = PendingTexts::new();
         let mut unindexed = 0u64;
-        for ((source, size), loaded) in sources.iter().zip(&sizes).zip(loaded) {
+        let mut group = Group::default();
+        let mut loaded = loaded.into_iter();
+        for (index, (source, size)) in sources.iter().zip(&sizes).enumerate() {
+            let Some(next) = loaded.next() else { break };
             sessions.insert((source.project.clone(), source.session.clone()));
-            let read_before = report.bytes_read;
-            let target = match loaded? {
+            match next? {
                 Loaded::Unchanged(target) => {
                     report.files_unchanged += 1;
-                    target
+                    if let Some(id) = target {
+                        note_transcript(source, id, &mut transcripts);
+                    }
                 }
                 Loaded::Failed(e) => {
                     report.files_failed += 1;
                     report.errors.push(e.to_string());
-                    None
                 }
-                Loaded::Read(file) => {
-                    let (id, buf) = write_source(store, source, file, &mut texts, &mut report)?;
-                    checkpointer.committed(buf.len() as u64);
-                    checkpointer.keep_up(KEEP_UP_BYTES);
-                    let _ = give_back.send(buf);
-                    Some(id)
-                }
-            };
-            if let Some(id) = target.filter(|_| !matches!(source.kind, SourceKind::File { .. })) {
-                transcripts.insert(id);
+                Loaded::Read(file) => group.push(index, file),
             }
+            progress.advance(*size, &source.path.to_string_lossy());
+            if group.bytes < GROUP_BYTES && index + 1 < sources.len() {
+                continue;
+            }
+            let read_before = report.bytes_read;
+            let written = write_group(store, sources, &mut group, &mut texts, &mut report)?;
+            for (index, id, buf) in written {
+                note_transcript(&sources[index], id, &mut transcripts);
+                let _ = give_back.send(buf);
+            }
+            checkpointer.committed(report.bytes_read - read_before);
+            checkpointer.keep_up(KEEP_UP_BYTES);
             // New lines wait in the search queue; index them in large batches.
             unindexed += report.bytes_read - read_before;
             if unindexed >= crate::search::CATCH_UP_BYTES {
@@ -416,7 +432,6 @@ pub fn import_paths(
                 checkpointer.request();
                 unindexed = 0;
             }
-            progress.advance(*size, &source.path.to_string_lossy());
         }
         crate::search::catch_up_with(store, &mut texts).map(drop)
     });
@@ -443,10 +458,67 @@ pub fn import_paths(
     Ok(report)
 }
 
-/// Writes one file that was read, in one transaction. Returns its transcript or file id,
+/// Files read and waiting to be written together, in file order.
+#[derive(Default)]
+struct Group {
+    /// Each file's index in the source list, with what the loader read.
+    files: Vec<(usize, ReadFile)>,
+    bytes: u64,
+}
+
+impl Group {
+    fn push(&mut self, index: usize, file: ReadFile) {
+        self.bytes += file.bytes.len() as u64;
+        self.files.push((index, file));
+    }
+}
+
+/// Remembers a transcript the import touched (for the row count of the summary).
+fn note_transcript(source: &Source, id: i64, transcripts: &mut BTreeSet<i64>) {
+    if !matches!(source.kind, SourceKind::File { .. }) {
+        transcripts.insert(id);
+    }
+}
+
+/// Writes a group of files that were read, in one transaction: each file is wholly in it,
+/// so a file is never half imported. Empties the group and returns, for each file, its
+/// index, its transcript or file id, and its buffer for reuse.
+fn write_group(
+    store: &Store,
+    sources: &[Source],
+    group: &mut Group,
+    texts: &mut PendingTexts,
+    report: &mut ImportReport,
+) -> Result<Vec<(usize, i64, Vec<u8>)>> {
+    let files = std::mem::take(&mut group.files);
+    group.bytes = 0;
+    if files.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut written = Vec::with_capacity(files.len());
+    store.write(|tx| {
+        // A session's catalog row is refreshed once, after all its files of the group.
+        let mut touched = BTreeSet::new();
+        for (index, file) in files {
+            let source = &sources[index];
+            let session = upsert_session(tx, &source.project, &source.session)?;
+            let (id, buf) = write_source(tx, session, source, file, texts, report)?;
+            touched.insert(session);
+            written.push((index, id, buf));
+        }
+        for session in touched {
+            crate::catalog::refresh_session(tx, session)?;
+        }
+        Ok(())
+    })?;
+    Ok(written)
+}
+
+/// Writes one file that was read into the transaction. Returns its transcript or file id,
 /// and the file's buffer for reuse.
 fn write_source(
-    store: &Store,
+    tx: &Transaction<'_>,
+    session: i64,
     source: &Source,
     file: ReadFile,
     texts: &mut PendingTexts,
@@ -465,24 +537,19 @@ fn write_source(
         size: bytes.len() as i64,
         mtime_ns,
     };
-    let id = store.write(|tx| {
-        let session = upsert_session(tx, &source.project, &source.session)?;
-        let id = match &source.kind {
-            SourceKind::File { relpath } => {
-                import_session_file(tx, session, relpath, bytes, &stamp, report)?
-            }
-            kind => {
-                let file = Incoming {
-                    bytes,
-                    ahead,
-                    stamp: &stamp,
-                };
-                import_transcript(tx, session, source, kind, file, texts, report)?
-            }
-        };
-        crate::catalog::refresh_session(tx, session)?;
-        Ok(id)
-    })?;
+    let id = match &source.kind {
+        SourceKind::File { relpath } => {
+            import_session_file(tx, session, relpath, bytes, &stamp, report)?
+        }
+        kind => {
+            let file = Incoming {
+                bytes,
+                ahead,
+                stamp: &stamp,
+            };
+            import_transcript(tx, session, source, kind, file, texts, report)?
+        }
+    };
     Ok((id, buf))
 }
 

@@ -241,13 +241,15 @@ fn reopening_runs_no_migration_twice() {
 }
 
 /// kill -9 in the middle of an import leaves each file either wholly imported or absent.
+/// Sixteen files of 2.2 MB make more than one write group (import writes small files
+/// together, up to 16 MiB a transaction).
 #[test]
 fn killing_an_import_leaves_whole_files_only() {
     let dir = tempfile::tempdir().expect("tmp");
     let project = dir.path().join("proj");
     std::fs::create_dir_all(&project).expect("mkdir");
     let mut expected = std::collections::BTreeMap::new();
-    for f in 0..6 {
+    for f in 0..16 {
         let mut body = String::new();
         let lines = 20_000;
         for i in 0..lines {
