@@ -12,7 +12,11 @@
 //! was copied. A bulk writer that never pauses outruns the copying and grows the WAL
 //! without end (measured: a checkpoint with its fsyncs lasted 30 small transactions), so
 //! [`Checkpointer::keep_up`] makes it wait for the copy of its last commit once it has
-//! committed a given amount since it last waited.
+//! committed a given amount since it last waited. A writer that does not (the server's
+//! appends) is caught up by the thread itself: once the WAL has grown past
+//! [`RESTART_ABOVE_BYTES`], a passive pass is followed by a RESTART one, which holds new
+//! write transactions back for the few frames the passive pass left, so the next one starts
+//! the WAL over.
 
 use crate::error::Result;
 use crate::schema;
@@ -24,6 +28,10 @@ use std::time::Duration;
 
 /// Committed bytes between checkpoints of a bulk writer.
 pub const BATCH_BYTES: u64 = 16 * 1024 * 1024;
+
+/// WAL size past which the thread makes writers wait for a full copy (a RESTART checkpoint):
+/// well above what a writer that keeps up lets it reach, so import never pays for it.
+pub const RESTART_ABOVE_BYTES: u64 = 4 * schema::WAL_SIZE_LIMIT as u64;
 
 /// The checkpoint thread; [`Checkpointer::stop`] ends it and gives the writer its automatic
 /// checkpoint back.
@@ -68,16 +76,28 @@ impl Checkpointer {
     /// # Errors
     /// Fails when the checkpoint connection cannot be opened.
     pub fn start(store: &Store, period: Option<Duration>) -> Result<Checkpointer> {
+        Checkpointer::start_with_limit(store, period, RESTART_ABOVE_BYTES)
+    }
+
+    /// [`start`](Checkpointer::start) with the WAL size that calls for a RESTART checkpoint.
+    fn start_with_limit(
+        store: &Store,
+        period: Option<Duration>,
+        restart_above: u64,
+    ) -> Result<Checkpointer> {
         let conn = Connection::open_with_flags(
             store.path(),
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         schema::configure(&conn)?;
+        let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        let page_size = u64::try_from(page_size).unwrap_or(1).max(1);
         store.set_wal_autocheckpoint(0)?;
         let shared = Arc::new(Shared::default());
         let thread = {
             let shared = shared.clone();
-            std::thread::spawn(move || run(&conn, &shared, period))
+            let restart_frames = restart_above / page_size;
+            std::thread::spawn(move || run(&conn, &shared, period, restart_frames))
         };
         Ok(Checkpointer { shared, thread })
     }
@@ -144,8 +164,9 @@ impl Checkpointer {
     }
 }
 
-/// The thread: checkpoints whenever asked (or every `period`) until stopped.
-fn run(conn: &Connection, shared: &Shared, period: Option<Duration>) {
+/// The thread: checkpoints whenever asked (or every `period`) until stopped; a WAL of more
+/// than `restart_frames` frames also gets a RESTART checkpoint.
+fn run(conn: &Connection, shared: &Shared, period: Option<Duration>, restart_frames: u64) {
     let mut state = shared.lock();
     loop {
         while state.requested == state.finished && !state.stop {
@@ -173,7 +194,12 @@ fn run(conn: &Connection, shared: &Shared, period: Option<Duration>) {
         drop(state);
         // A failed checkpoint (busy, or an error the writer will meet too) is retried at
         // the next request; the writer's own close checkpoints whatever is left.
-        let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        let frames = conn
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get::<_, i64>(1))
+            .unwrap_or(0);
+        if u64::try_from(frames).unwrap_or(0) > restart_frames {
+            let _ = conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()));
+        }
         state = shared.lock();
         state.finished = target;
         shared.changed.notify_all();
@@ -211,6 +237,44 @@ mod tests {
             .len();
         checkpointer.stop(&store).expect("stop");
         size
+    }
+
+    /// Like the server: transactions of ~20 KB with short pauses, never waiting for the
+    /// checkpointer, which runs every few milliseconds; returns the WAL's largest size.
+    fn wal_size_of_a_server(rounds: usize, restart_above: u64) -> u64 {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.db");
+        let store = Store::open(&path).expect("open");
+        let period = Some(Duration::from_millis(2));
+        let checkpointer =
+            Checkpointer::start_with_limit(&store, period, restart_above).expect("start");
+        let mut largest = 0;
+        for round in 0..rounds {
+            store
+                .write(|tx| {
+                    tx.execute(
+                        "INSERT INTO projects (key) VALUES (?1)",
+                        [format!("p{round}{}", "x".repeat(20_000))],
+                    )?;
+                    Ok(())
+                })
+                .expect("write");
+            let wal = std::fs::metadata(dir.path().join("s.db-wal")).map_or(0, |m| m.len());
+            largest = largest.max(wal);
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        checkpointer.stop(&store).expect("stop");
+        largest
+    }
+
+    #[test]
+    fn a_growing_wal_is_started_over_even_when_the_writer_never_waits() {
+        let limit = 1024 * 1024;
+        let bounded = wal_size_of_a_server(400, limit);
+        assert!(
+            bounded < 4 * limit,
+            "the WAL grew to {bounded} bytes with a RESTART above {limit}"
+        );
     }
 
     #[test]
