@@ -50,7 +50,7 @@ const ENVELOPE_KEYS: [&str; 7] = [
 ];
 
 /// The session stamp, written after the message's own keys (§2.3 items 9–15).
-const STAMP_KEYS: [&str; 7] = [
+pub(crate) const STAMP_KEYS: [&str; 7] = [
     "userType",
     "entrypoint",
     "cwd",
@@ -374,13 +374,9 @@ pub(crate) fn main_transcript_for_write(tx: &Transaction<'_>, session: i64) -> R
     }
 }
 
-/// Stores `lines` after the transcript's last row, each serialized as `JSON.stringify`
-/// would, with its projections and side-table rows (as import stores a line). A last row
-/// without its newline gets one first, so the new lines do not glue onto it.
-pub(crate) fn write_lines(tx: &Transaction<'_>, transcript: i64, lines: &[Value]) -> Result<()> {
-    if lines.is_empty() {
-        return Ok(());
-    }
+/// The ordinal that follows the transcript's last row. A last row without its newline gets
+/// one first, so that lines stored after it do not glue onto it.
+pub(crate) fn next_ordinal(tx: &Transaction<'_>, transcript: i64) -> Result<i64> {
     let last: Option<(i64, i64, bool)> = tx
         .prepare_cached(
             "SELECT id, ordinal, terminated FROM rows WHERE transcript_id = ?1
@@ -388,16 +384,23 @@ pub(crate) fn write_lines(tx: &Transaction<'_>, transcript: i64, lines: &[Value]
         )?
         .query_row([transcript], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
-    let first = match last {
-        Some((id, ordinal, terminated)) => {
-            if !terminated {
-                tx.prepare_cached("UPDATE rows SET terminated = 1 WHERE id = ?1")?
-                    .execute([id])?;
-            }
-            ordinal + 1
-        }
-        None => 0,
+    let Some((id, ordinal, terminated)) = last else {
+        return Ok(0);
     };
+    if !terminated {
+        tx.prepare_cached("UPDATE rows SET terminated = 1 WHERE id = ?1")?
+            .execute([id])?;
+    }
+    Ok(ordinal + 1)
+}
+
+/// Stores `lines` after the transcript's last row, each serialized as `JSON.stringify`
+/// would, with its projections and side-table rows (as import stores a line).
+pub(crate) fn write_lines(tx: &Transaction<'_>, transcript: i64, lines: &[Value]) -> Result<()> {
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let first = next_ordinal(tx, transcript)?;
     let bytes: Vec<Vec<u8>> = lines
         .iter()
         .map(serde_json::to_vec)

@@ -18,6 +18,7 @@
 
 use crate::error::Result;
 use crate::model::SessionRef;
+use crate::resume::util::truthy;
 use rusqlite::{Connection, OptionalExtension};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -162,18 +163,6 @@ pub struct Entry {
     tool_use_ids: Vec<String>,
     tool_result_ids: Vec<String>,
     has_tool_result: bool,
-}
-
-/// Python truthiness of a JSON value.
-fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(Value::Object(o)) => !o.is_empty(),
-    }
 }
 
 fn string(v: Option<Value>) -> Option<String> {

@@ -22,7 +22,7 @@ pub mod chain;
 pub mod gather;
 pub mod history;
 pub mod repair;
-mod util;
+pub(crate) mod util;
 pub mod validate;
 
 pub use api::{

@@ -274,16 +274,6 @@ fn derived_uuid(seed: &str) -> String {
         .to_string()
 }
 
-const ENVELOPE_TAIL: [&str; 7] = [
-    "userType",
-    "entrypoint",
-    "cwd",
-    "sessionId",
-    "version",
-    "gitBranch",
-    "slug",
-];
-
 /// Build a synthetic record following `prev` (envelope fields copied from it).
 fn synthetic_record(prev: Option<&Value>, uuid: &str, body: Vec<(&str, Value)>) -> Value {
     let mut m = Map::new();
@@ -302,7 +292,7 @@ fn synthetic_record(prev: Option<&Value>, uuid: &str, body: Vec<(&str, Value)>) 
     }
     m.insert("synthetic".into(), Value::Bool(true));
     if let Some(p) = prev {
-        for k in ENVELOPE_TAIL {
+        for k in crate::record::STAMP_KEYS {
             if let Some(v) = p.get(k) {
                 m.insert(k.to_owned(), v.clone());
             }

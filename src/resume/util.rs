@@ -1,5 +1,5 @@
-//! Small helpers over JSONL records (`serde_json::Value`), shared by the
-//! resume modules. They mirror the oracle's Python idioms (`r.get(...)`,
+//! Small helpers over JSONL records (`serde_json::Value`), shared by the resume modules
+//! and the SDK's reading (`sdk`). They mirror the oracle's Python idioms (`r.get(...)`,
 //! truthiness) without panicking on malformed records.
 
 use serde_json::Value;

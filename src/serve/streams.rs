@@ -26,6 +26,7 @@ use crate::catalog;
 use crate::error::{Error, Result};
 use crate::import::{insert_rows, project_record, upsert_session};
 use crate::jsonl::{self, Envelope, Line, LineStatus};
+use crate::record;
 use crate::store::Store;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
@@ -175,9 +176,6 @@ const SELECT_STREAM: &str = "SELECT t.id FROM transcripts t
 const SELECT_LIVE_TRANSCRIPT: &str = "SELECT id FROM transcripts
      WHERE session_id = ?1 AND subpath = ?2 AND superseded_at IS NULL";
 
-const SELECT_LAST_ROW: &str = "SELECT id, ordinal, terminated FROM rows WHERE transcript_id = ?1
-     ORDER BY ordinal DESC LIMIT 1";
-
 const SELECT_STORED_UUIDS: &str = "SELECT uuid FROM rows
      WHERE transcript_id = ?1 AND uuid IN (SELECT value FROM json_each(?2))";
 
@@ -230,26 +228,7 @@ pub fn append(store: &Store, key: &StreamKey, entries: &[&RawValue]) -> Result<A
         let session = upsert_session(tx, &key.project_key, &key.session_id)?;
         let subpath = key.stored_subpath();
         let transcript = stream_for_write(tx, session, subpath)?;
-        let next = match tx
-            .prepare_cached(SELECT_LAST_ROW)?
-            .query_row([transcript], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, bool>(2)?,
-                ))
-            })
-            .optional()?
-        {
-            Some((id, ordinal, terminated)) => {
-                if !terminated {
-                    tx.prepare_cached("UPDATE rows SET terminated = 1 WHERE id = ?1")?
-                        .execute([id])?;
-                }
-                ordinal + 1
-            }
-            None => 0,
-        };
+        let next = record::next_ordinal(tx, transcript)?;
         let mut outcome = AppendOutcome::default();
         let stored = if next > 0 {
             stored_uuids(tx, transcript, &envelopes)?
