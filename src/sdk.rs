@@ -354,17 +354,8 @@ pub fn conversation_chain(entries: &[Entry]) -> Vec<&Entry> {
     let Some(leaf) = leaf else {
         return Vec::new();
     };
-    let mut chain = Vec::new();
-    let mut seen: HashSet<&str> = HashSet::new();
-    let mut cur = Some(leaf);
-    while let Some(e) = cur {
-        if !seen.insert(e.uuid.as_str()) {
-            break;
-        }
-        chain.push(e);
-        cur = index.get(e.parent.as_deref());
-    }
-    chain.reverse();
+    let mut seen = HashSet::new();
+    let chain = walk_to_root(&index, leaf, &mut seen);
     recover_parallel(&index, chain, &mut seen)
 }
 
@@ -542,8 +533,17 @@ pub fn subagent_chain(entries: &[Entry]) -> Vec<&Entry> {
     else {
         return Vec::new();
     };
+    walk_to_root(&index, leaf, &mut HashSet::new())
+}
+
+/// The records from `leaf` up its parents to the root (or to a record seen before: a
+/// cycle ends the walk), root first; `seen` gets their uuids.
+fn walk_to_root<'a>(
+    index: &Index<'a>,
+    leaf: &'a Entry,
+    seen: &mut HashSet<&'a str>,
+) -> Vec<&'a Entry> {
     let mut chain = Vec::new();
-    let mut seen = HashSet::new();
     let mut cur = Some(leaf);
     while let Some(e) = cur {
         if !seen.insert(e.uuid.as_str()) {
