@@ -25,6 +25,22 @@ pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Settings of the pool's read connections, on top of [`configure`].
+///
+/// # Errors
+/// Fails when SQLite rejects a pragma.
+pub fn configure_reader(conn: &Connection) -> rusqlite::Result<()> {
+    configure(conn)?;
+    // Pages of the database file are read through a memory map instead of a `pread` and
+    // a copy each: `messages` of a 4 MB session spent a fifth of its time copying them.
+    // SQLite lowers the size to its compile-time maximum (2 GB in the bundled build).
+    conn.pragma_update(None, "mmap_size", READ_MAP_BYTES)?;
+    Ok(())
+}
+
+/// How much of the database file a reader maps (see [`configure_reader`]).
+pub const READ_MAP_BYTES: i64 = 1 << 40;
+
 /// WAL pages between the writer's own checkpoints, when no [`crate::checkpoint::Checkpointer`]
 /// runs (SQLite's default).
 pub const WAL_AUTOCHECKPOINT: i64 = 1000;

@@ -49,7 +49,7 @@ impl Store {
         crate::catalog::backfill(&mut conn)?;
         let manager = SqliteConnectionManager::file(&path)
             .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .with_init(|c| schema::configure(c));
+            .with_init(|c| schema::configure_reader(c));
         let pool = Pool::builder()
             .max_size(8)
             .min_idle(Some(0))

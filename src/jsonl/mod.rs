@@ -35,9 +35,11 @@ macro_rules! skip_scalars {
 pub(crate) use skip_scalars;
 
 mod envelope;
+mod fields;
 mod search_text;
 
 pub use envelope::{Envelope, LineStatus};
+pub use fields::{array_items, pick, top_level_fields};
 pub use search_text::{search_text, SearchText};
 
 /// One line of a JSONL file: its bytes without the `\n`, and whether a `\n` followed.

@@ -195,6 +195,21 @@ fn the_database_file_is_private() {
 }
 
 #[test]
+fn readers_map_the_database_file_and_the_writer_does_not() {
+    let (_dir, store) = temp_store();
+    let mapped: i64 = store
+        .reader()
+        .expect("reader")
+        .query_row("PRAGMA mmap_size", [], |r| r.get(0))
+        .expect("mmap_size");
+    assert!(mapped >= 1 << 30, "readers map {mapped} bytes");
+    let written: i64 = store
+        .write(|tx| Ok(tx.query_row("PRAGMA mmap_size", [], |r| r.get(0))?))
+        .expect("writer");
+    assert_eq!(written, 0);
+}
+
+#[test]
 fn a_database_from_a_newer_sessiondb_is_refused_untouched() {
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("future.db");

@@ -1,0 +1,233 @@
+//! The fields of a stored line, found without decoding it. A reader that needs a
+//! few short fields of a long line (the SDK's chain reads ten; a tool result's line is
+//! mostly its `toolUseResult`) skips the other values at memory speed, where a JSON parser
+//! would stop at every escape of every string it skips.
+
+/// The `(key, value)` spans of the JSON object `json`, in order: the key's bytes between
+/// its quotes and the value's bytes as written. `json` must be valid JSON (import found the
+/// line to be; nothing here checks it again). `None` when `json` is not an object, or has
+/// a key with an escape: the caller parses the line instead.
+pub fn top_level_fields(json: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+    let mut i = skip_space(json, 0);
+    if json.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_space(json, i + 1);
+    let mut fields = Vec::new();
+    if json.get(i) == Some(&b'}') {
+        return Some(fields);
+    }
+    loop {
+        if json.get(i) != Some(&b'"') {
+            return None;
+        }
+        let close = string_close(json, i)?;
+        let key = &json[i + 1..close];
+        if key.contains(&b'\\') {
+            return None;
+        }
+        i = skip_space(json, close + 1);
+        if json.get(i) != Some(&b':') {
+            return None;
+        }
+        let start = skip_space(json, i + 1);
+        let end = value_end(json, start)?;
+        fields.push((key, &json[start..end]));
+        i = skip_space(json, end);
+        match json.get(i) {
+            Some(b',') => i = skip_space(json, i + 1),
+            Some(b'}') => return Some(fields),
+            _ => return None,
+        }
+    }
+}
+
+/// The items of the JSON array `json` (valid JSON), as written; `None` when it is not an
+/// array.
+pub fn array_items(json: &[u8]) -> Option<Vec<&[u8]>> {
+    let mut i = skip_space(json, 0);
+    if json.get(i) != Some(&b'[') {
+        return None;
+    }
+    i = skip_space(json, i + 1);
+    let mut items = Vec::new();
+    if json.get(i) == Some(&b']') {
+        return Some(items);
+    }
+    loop {
+        let end = value_end(json, i)?;
+        items.push(&json[i..end]);
+        i = skip_space(json, end);
+        match json.get(i) {
+            Some(b',') => i = skip_space(json, i + 1),
+            Some(b']') => return Some(items),
+            _ => return None,
+        }
+    }
+}
+
+/// The values of `keys` in the JSON object `json` (valid JSON), as written: `None` when
+/// [`top_level_fields`] cannot take it apart or one of `keys` is there twice (a parse into
+/// a struct rejects that), for the caller to parse it in full.
+pub fn pick<'a, const N: usize>(json: &'a [u8], keys: [&[u8]; N]) -> Option<[Option<&'a [u8]>; N]> {
+    let mut values = [None; N];
+    for (key, value) in top_level_fields(json)? {
+        if let Some(k) = keys.iter().position(|k| *k == key) {
+            if values[k].replace(value).is_some() {
+                return None;
+            }
+        }
+    }
+    Some(values)
+}
+
+fn skip_space(json: &[u8], mut i: usize) -> usize {
+    while json
+        .get(i)
+        .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    {
+        i += 1;
+    }
+    i
+}
+
+/// Where the value starting at `start` ends (one past its last byte).
+fn value_end(json: &[u8], start: usize) -> Option<usize> {
+    match json.get(start)? {
+        b'"' => Some(string_close(json, start)? + 1),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = start;
+            loop {
+                match json.get(i)? {
+                    b'"' => i = string_close(json, i)?,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => Some(
+            json[start..]
+                .iter()
+                .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+                .map_or(json.len(), |n| start + n),
+        ),
+    }
+}
+
+/// The closing quote of the string whose opening quote is at `open`: the first quote
+/// after it preceded by an even number of backslashes.
+fn string_close(json: &[u8], open: usize) -> Option<usize> {
+    let mut from = open + 1;
+    loop {
+        let quote = find_quote(json, from)?;
+        let backslashes = json[from..quote]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count();
+        if backslashes % 2 == 0 {
+            return Some(quote);
+        }
+        from = quote + 1;
+    }
+}
+
+/// The first `"` at or after `from`, eight bytes at a time.
+fn find_quote(json: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const QUOTES: u64 = ONES * b'"' as u64;
+    let mut i = from;
+    while let Some(chunk) = json.get(i..i + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes")) ^ QUOTES;
+        // The lowest byte flagged here is the first zero byte, i.e. the first quote.
+        let zero = word.wrapping_sub(ONES) & !word & HIGHS;
+        if zero != 0 {
+            return Some(i + zero.trailing_zeros() as usize / 8);
+        }
+        i += 8;
+    }
+    json.get(i..)?
+        .iter()
+        .position(|&b| b == b'"')
+        .map(|n| i + n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(json: &str) -> Option<Vec<(String, String)>> {
+        top_level_fields(json.as_bytes()).map(|f| {
+            f.into_iter()
+                .map(|(k, v)| {
+                    (
+                        String::from_utf8(k.to_vec()).expect("utf-8"),
+                        String::from_utf8(v.to_vec()).expect("utf-8"),
+                    )
+                })
+                .collect()
+        })
+    }
+
+    #[test]
+    fn values_of_every_kind_are_spanned_exactly() {
+        let got = fields(
+            r#" { "a" : 1 , "b":"x\"y\\","c":{"d":["}",{"e":"\\\""}]},"f":[],"g":null,"h":-2.5e3,"i":true}"#,
+        )
+        .expect("an object");
+        let want = [
+            ("a", "1"),
+            ("b", r#""x\"y\\""#),
+            ("c", r#"{"d":["}",{"e":"\\\""}]}"#),
+            ("f", "[]"),
+            ("g", "null"),
+            ("h", "-2.5e3"),
+            ("i", "true"),
+        ];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(fields("{}"), Some(Vec::new()));
+    }
+
+    #[test]
+    fn arrays_and_picked_keys() {
+        let items = array_items(br#"[ {"a":[1,"]"]} ,"x",3,[]]"#).expect("an array");
+        assert_eq!(items, [&br#"{"a":[1,"]"]}"#[..], br#""x""#, b"3", b"[]"]);
+        assert_eq!(array_items(b"[]"), Some(Vec::new()));
+        assert_eq!(array_items(b"{}"), None);
+        let [a, c] = pick(br#"{"a":1,"b":{"a":2},"c":"3"}"#, [b"a", b"c"]).expect("picked");
+        assert_eq!((a, c), (Some(&b"1"[..]), Some(&br#""3""#[..])));
+        assert_eq!(pick(br#"{"a":1,"b":2}"#, [b"z"]), Some([None]));
+        assert_eq!(pick(br#"{"a":1,"a":2}"#, [b"a"]), None);
+        assert_eq!(pick(br#"{"a":1,"a":2}"#, [b"b"]), Some([None]));
+    }
+
+    #[test]
+    fn what_it_cannot_take_apart_is_left_to_the_parser() {
+        assert_eq!(fields(r#"{"t\u0079pe":"user"}"#), None);
+        assert_eq!(fields("[1]"), None);
+        assert_eq!(fields(r#""s""#), None);
+    }
+
+    #[test]
+    fn quotes_are_found_across_word_boundaries() {
+        for pad in 0..20 {
+            let text = format!(r#"{{"k":"{}\\\\","z":{}}}"#, "a".repeat(pad), pad);
+            let got = fields(&text).expect("an object");
+            assert_eq!(got[1].1, pad.to_string(), "{text}");
+            assert_eq!(find_quote(text.as_bytes(), 6), Some(6 + pad + 4), "{text}");
+        }
+    }
+}
