@@ -164,6 +164,9 @@ pub struct Entry {
     tool_use_ids: Vec<String>,
     tool_result_ids: Vec<String>,
     has_tool_result: bool,
+    /// Where `message` is in the stored line, when the fast path found it: the messages
+    /// returned are parsed from there, without scanning the line again.
+    message_at: Option<std::ops::Range<usize>>,
 }
 
 fn string(v: Option<Value>) -> Option<String> {
@@ -193,10 +196,16 @@ fn parse_stored_entry(line: &[u8]) -> Option<Entry> {
     let Some(json) = ascii_strip(line) else {
         return parse_entry(line);
     };
-    match raw_entry_from_fields(json) {
-        Some(raw) => entry_of(raw),
-        None => entry_of(serde_json::from_slice(json).ok()?),
-    }
+    let Some((raw, message)) = raw_entry_from_fields(json) else {
+        return entry_of(serde_json::from_slice(json).ok()?);
+    };
+    let mut entry = entry_of(raw)?;
+    // `message` is a slice of `line`: its place is the distance between their starts.
+    entry.message_at = message.map(|m| {
+        let at = m.as_ptr() as usize - line.as_ptr() as usize;
+        at..at + m.len()
+    });
+    Some(entry)
 }
 
 /// The top-level keys of a record that [`RawEntry`] reads, in its order.
@@ -214,17 +223,17 @@ const ENTRY_KEYS: [&[u8]; 11] = [
     b"message",
 ];
 
-/// The [`RawEntry`] of a valid JSON object, from the fields it reads; `None` to have the
-/// caller parse the object in full.
-fn raw_entry_from_fields(json: &[u8]) -> Option<RawEntry> {
+/// The [`RawEntry`] of a valid JSON object, from the fields it reads, and its `message` as
+/// written; `None` to have the caller parse the object in full.
+fn raw_entry_from_fields(json: &[u8]) -> Option<(RawEntry, Option<&[u8]>)> {
     let [kind, uuid, parent, sidechain, meta, team, agent, time, source, session, message] =
         jsonl::pick(json, ENTRY_KEYS)?;
-    let message = match message {
+    let raw_message = match message {
         Some(m) if m.starts_with(b"{") => Some(ObjectOr(Some(raw_message(m)?))),
         Some(m) if m != b"null" => Some(ObjectOr(None)),
         _ => None,
     };
-    Some(RawEntry {
+    let raw = RawEntry {
         kind: value_of(kind),
         uuid: value_of(uuid),
         parent_uuid: value_of(parent),
@@ -235,8 +244,9 @@ fn raw_entry_from_fields(json: &[u8]) -> Option<RawEntry> {
         timestamp: value_of(time),
         source_tool: value_of(source),
         session_id: value_of(session),
-        message,
-    })
+        message: raw_message,
+    };
+    Some((raw, message))
 }
 
 /// A field's value as `Option<Value>` reads it (`null` and an absent field are `None`).
@@ -312,6 +322,7 @@ fn entry_of(raw: RawEntry) -> Option<Entry> {
         tool_use_ids: Vec::new(),
         tool_result_ids: Vec::new(),
         has_tool_result: false,
+        message_at: None,
         kind,
         uuid,
     };
@@ -350,6 +361,14 @@ impl Entry {
             && !self.meta
             && !self.sidechain
             && !self.team
+    }
+
+    /// The `message` of the entry's stored line, `line`.
+    fn message_in(&self, line: &[u8]) -> Value {
+        match self.message_at.clone().and_then(|at| line.get(at)) {
+            Some(m) => serde_json::from_slice(m).unwrap_or(Value::Null),
+            None => message_of(line),
+        }
     }
 
     fn to_message(
@@ -736,7 +755,7 @@ fn messages_of(
     let mut stmt = conn.prepare_cached("SELECT raw FROM rows WHERE id = ?1")?;
     let mut out = Vec::with_capacity(entries.len());
     for e in entries {
-        let message = stmt.query_row([e.row], |r| Ok(message_of(r.get_ref(0)?.as_bytes()?)))?;
+        let message = stmt.query_row([e.row], |r| Ok(e.message_in(r.get_ref(0)?.as_bytes()?)))?;
         out.push(e.to_message(message, tool_use, agent));
     }
     Ok(out)
@@ -883,8 +902,17 @@ mod tests {
         let full_message = python_strip(line)
             .and_then(|t| serde_json::from_str::<Only>(t).ok())
             .map_or(Value::Null, |o| o.message);
+        let fast = parse_stored_entry(line);
+        let fast_message = fast
+            .as_ref()
+            .map_or_else(|| message_of(line), |e| e.message_in(line));
+        // The full parse does not know where `message` is.
+        let unplaced = fast.map(|e| Entry {
+            message_at: None,
+            ..e
+        });
         [
-            (format!("{:?}", parse_stored_entry(line)), message_of(line)),
+            (format!("{unplaced:?}"), fast_message),
             (format!("{:?}", parse_entry(line)), full_message),
         ]
     }
