@@ -19,12 +19,11 @@
 use crate::error::Result;
 use crate::jsonl;
 use crate::model::SessionRef;
-use crate::resume::util::truthy;
+use crate::resume::util::{truthy, FastMap, FastSet};
 use rusqlite::{Connection, OptionalExtension};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
 
 /// One message as the SDK's `SessionMessage` has it.
@@ -413,13 +412,13 @@ fn message_of(line: &[u8]) -> Value {
 /// uuid → entry (a later duplicate wins), with first-seen order kept, like a Python dict.
 struct Index<'a> {
     order: Vec<&'a str>,
-    by_uuid: HashMap<&'a str, &'a Entry>,
+    by_uuid: FastMap<&'a str, &'a Entry>,
 }
 
 impl<'a> Index<'a> {
     fn new(entries: &'a [Entry]) -> Self {
         let mut order = Vec::new();
-        let mut by_uuid = HashMap::new();
+        let mut by_uuid = FastMap::default();
         for e in entries {
             if by_uuid.insert(e.uuid.as_str(), e).is_none() {
                 order.push(e.uuid.as_str());
@@ -445,18 +444,18 @@ pub fn conversation_chain(entries: &[Entry]) -> Vec<&Entry> {
         return Vec::new();
     }
     let index = Index::new(entries);
-    let position: HashMap<&str, usize> = entries
+    let position: FastMap<&str, usize> = entries
         .iter()
         .enumerate()
         .map(|(i, e)| (e.uuid.as_str(), i))
         .collect();
-    let parents: HashSet<&str> = entries.iter().filter_map(|e| e.parent.as_deref()).collect();
+    let parents: FastSet<&str> = entries.iter().filter_map(|e| e.parent.as_deref()).collect();
     let mut leaves: Vec<&Entry> = Vec::new();
     for terminal in entries
         .iter()
         .filter(|e| !parents.contains(e.uuid.as_str()))
     {
-        let mut seen = HashSet::new();
+        let mut seen = FastSet::default();
         let mut cur = Some(terminal);
         while let Some(e) = cur {
             if !seen.insert(e.uuid.as_str()) {
@@ -492,7 +491,7 @@ pub fn conversation_chain(entries: &[Entry]) -> Vec<&Entry> {
     let Some(leaf) = leaf else {
         return Vec::new();
     };
-    let mut seen = HashSet::new();
+    let mut seen = FastSet::default();
     let chain = walk_to_root(&index, leaf, &mut seen);
     recover_parallel(&index, chain, &mut seen)
 }
@@ -503,14 +502,14 @@ pub fn conversation_chain(entries: &[Entry]) -> Vec<&Entry> {
 fn recover_parallel<'a>(
     index: &Index<'a>,
     chain: Vec<&'a Entry>,
-    seen: &mut HashSet<&'a str>,
+    seen: &mut FastSet<&'a str>,
 ) -> Vec<&'a Entry> {
     let assistants: Vec<&Entry> = chain
         .iter()
         .copied()
         .filter(|e| e.kind == "assistant")
         .collect();
-    let mut anchor: HashMap<&str, &str> = HashMap::new();
+    let mut anchor: FastMap<&str, &str> = FastMap::default();
     for e in &assistants {
         if let Some(m) = e.message_id.as_deref() {
             anchor.insert(m, e.uuid.as_str());
@@ -519,9 +518,9 @@ fn recover_parallel<'a>(
     if anchor.is_empty() {
         return chain;
     }
-    let mut siblings: HashMap<&str, Vec<&Entry>> = HashMap::new();
+    let mut siblings: FastMap<&str, Vec<&Entry>> = FastMap::default();
     // A call id claimed by two different responses maps to None: never used.
-    let mut call_owner: HashMap<&str, Option<&Entry>> = HashMap::new();
+    let mut call_owner: FastMap<&str, Option<&Entry>> = FastMap::default();
     let mut results: Vec<&Entry> = Vec::new();
     for e in index.values() {
         if let Some(m) = e.message_id.as_deref() {
@@ -541,7 +540,7 @@ fn recover_parallel<'a>(
             results.push(e);
         }
     }
-    let mut by_assistant: HashMap<&str, Vec<&Entry>> = HashMap::new();
+    let mut by_assistant: FastMap<&str, Vec<&Entry>> = FastMap::default();
     for r in &results {
         if let Some(p) = r.parent.as_deref() {
             by_assistant.entry(p).or_default().push(r);
@@ -559,15 +558,15 @@ fn recover_parallel<'a>(
             }
         }
     }
-    let mut answered_on_chain: Option<HashSet<&str>> = None;
-    let position: HashMap<&str, usize> = index
+    let mut answered_on_chain: Option<FastSet<&str>> = None;
+    let position: FastMap<&str, usize> = index
         .order
         .iter()
         .enumerate()
         .map(|(i, u)| (*u, i))
         .collect();
-    let mut processed: HashSet<&str> = HashSet::new();
-    let mut inserts: HashMap<&str, Vec<&Entry>> = HashMap::new();
+    let mut processed: FastSet<&str> = FastSet::default();
+    let mut inserts: FastMap<&str, Vec<&Entry>> = FastMap::default();
     for a in &assistants {
         let Some(mid) = a.message_id.as_deref() else {
             continue;
@@ -576,7 +575,7 @@ fn recover_parallel<'a>(
             continue;
         }
         let group: Vec<&Entry> = siblings.get(mid).cloned().unwrap_or_else(|| vec![*a]);
-        let members: HashSet<&str> = group.iter().map(|m| m.uuid.as_str()).collect();
+        let members: FastSet<&str> = group.iter().map(|m| m.uuid.as_str()).collect();
         let mut lost_siblings: Vec<&Entry> = group
             .iter()
             .copied()
@@ -584,7 +583,7 @@ fn recover_parallel<'a>(
             .collect();
         let mut lost_results: Vec<&Entry> = Vec::new();
         let mut strays: Vec<&Entry> = Vec::new();
-        let mut collected: HashSet<&str> = HashSet::new();
+        let mut collected: FastSet<&str> = FastSet::default();
         for m in &group {
             for r in by_assistant
                 .get(m.uuid.as_str())
@@ -609,7 +608,7 @@ fn recover_parallel<'a>(
                     .flat_map(|e| e.tool_result_ids.iter().map(String::as_str))
                     .collect()
             });
-            let mut answered: HashSet<&str> = on_chain.clone();
+            let mut answered: FastSet<&str> = on_chain.clone();
             for r in &lost_results {
                 answered.extend(r.tool_result_ids.iter().map(String::as_str));
             }
@@ -671,7 +670,7 @@ pub fn subagent_chain(entries: &[Entry]) -> Vec<&Entry> {
     else {
         return Vec::new();
     };
-    walk_to_root(&index, leaf, &mut HashSet::new())
+    walk_to_root(&index, leaf, &mut FastSet::default())
 }
 
 /// The records from `leaf` up its parents to the root (or to a record seen before: a
@@ -679,7 +678,7 @@ pub fn subagent_chain(entries: &[Entry]) -> Vec<&Entry> {
 fn walk_to_root<'a>(
     index: &Index<'a>,
     leaf: &'a Entry,
-    seen: &mut HashSet<&'a str>,
+    seen: &mut FastSet<&'a str>,
 ) -> Vec<&'a Entry> {
     let mut chain = Vec::new();
     let mut cur = Some(leaf);
