@@ -8,16 +8,8 @@
 /// line to be; nothing here checks it again). `None` when `json` is not an object, or has
 /// a key with an escape: the caller parses the line instead.
 pub fn top_level_fields(json: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
-    let mut i = skip_space(json, 0);
-    if json.get(i) != Some(&b'{') {
-        return None;
-    }
-    i = skip_space(json, i + 1);
     let mut fields = Vec::new();
-    if json.get(i) == Some(&b'}') {
-        return Some(fields);
-    }
-    loop {
+    members(json, b'{', b'}', |i| {
         if json.get(i) != Some(&b'"') {
             return None;
         }
@@ -26,41 +18,52 @@ pub fn top_level_fields(json: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
         if key.contains(&b'\\') {
             return None;
         }
-        i = skip_space(json, close + 1);
-        if json.get(i) != Some(&b':') {
+        let colon = skip_space(json, close + 1);
+        if json.get(colon) != Some(&b':') {
             return None;
         }
-        let start = skip_space(json, i + 1);
+        let start = skip_space(json, colon + 1);
         let end = value_end(json, start)?;
         fields.push((key, &json[start..end]));
-        i = skip_space(json, end);
-        match json.get(i) {
-            Some(b',') => i = skip_space(json, i + 1),
-            Some(b'}') => return Some(fields),
-            _ => return None,
-        }
-    }
+        Some(end)
+    })?;
+    Some(fields)
 }
 
 /// The items of the JSON array `json` (valid JSON), as written; `None` when it is not an
 /// array.
 pub fn array_items(json: &[u8]) -> Option<Vec<&[u8]>> {
+    let mut items = Vec::new();
+    members(json, b'[', b']', |i| {
+        let end = value_end(json, i)?;
+        items.push(&json[i..end]);
+        Some(end)
+    })?;
+    Some(items)
+}
+
+/// Walks the members of the object or array that `json` holds (`open` ... `close`):
+/// `member` is called where each one starts and returns where it ends. `None` when `json`
+/// does not start with `open` or a member cannot be read.
+fn members(
+    json: &[u8],
+    open: u8,
+    close: u8,
+    mut member: impl FnMut(usize) -> Option<usize>,
+) -> Option<()> {
     let mut i = skip_space(json, 0);
-    if json.get(i) != Some(&b'[') {
+    if json.get(i) != Some(&open) {
         return None;
     }
     i = skip_space(json, i + 1);
-    let mut items = Vec::new();
-    if json.get(i) == Some(&b']') {
-        return Some(items);
+    if json.get(i) == Some(&close) {
+        return Some(());
     }
     loop {
-        let end = value_end(json, i)?;
-        items.push(&json[i..end]);
-        i = skip_space(json, end);
+        i = skip_space(json, member(i)?);
         match json.get(i) {
             Some(b',') => i = skip_space(json, i + 1),
-            Some(b']') => return Some(items),
+            Some(&b) if b == close => return Some(()),
             _ => return None,
         }
     }
