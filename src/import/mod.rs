@@ -330,7 +330,7 @@ const LOAD_AHEAD_BYTES: usize = 256 * 1024 * 1024;
 /// error stops the import, leaving every group of files written before it committed.
 ///
 /// Three threads share the work: a loader reads and parses the next files
-/// ([`load`]), this one writes them in groups of [`GROUP_BYTES`], one transaction per
+/// (`load`), this one writes them in groups of `GROUP_BYTES` (16 MiB), one transaction per
 /// group, and a [`Checkpointer`] copies committed pages from the WAL into the database
 /// file.
 ///

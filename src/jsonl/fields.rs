@@ -7,7 +7,7 @@
 /// its quotes and the value's bytes as written. `json` must be valid JSON (import found the
 /// line to be; nothing here checks it again). `None` when `json` is not an object, or has
 /// a key with an escape: the caller parses the line instead.
-pub fn top_level_fields(json: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+fn top_level_fields(json: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
     let mut fields = Vec::new();
     members(json, b'{', b'}', |i| {
         if json.get(i) != Some(&b'"') {
@@ -32,7 +32,7 @@ pub fn top_level_fields(json: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
 
 /// The items of the JSON array `json` (valid JSON), as written; `None` when it is not an
 /// array.
-pub fn array_items(json: &[u8]) -> Option<Vec<&[u8]>> {
+pub(crate) fn array_items(json: &[u8]) -> Option<Vec<&[u8]>> {
     let mut items = Vec::new();
     members(json, b'[', b']', |i| {
         let end = value_end(json, i)?;
@@ -72,7 +72,10 @@ fn members(
 /// The values of `keys` in the JSON object `json` (valid JSON), as written: `None` when
 /// [`top_level_fields`] cannot take it apart or one of `keys` is there twice (a parse into
 /// a struct rejects that), for the caller to parse it in full.
-pub fn pick<'a, const N: usize>(json: &'a [u8], keys: [&[u8]; N]) -> Option<[Option<&'a [u8]>; N]> {
+pub(crate) fn pick<'a, const N: usize>(
+    json: &'a [u8],
+    keys: [&[u8]; N],
+) -> Option<[Option<&'a [u8]>; N]> {
     let mut values = [None; N];
     for (key, value) in top_level_fields(json)? {
         if let Some(k) = keys.iter().position(|k| *k == key) {

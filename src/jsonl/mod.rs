@@ -39,7 +39,7 @@ mod fields;
 mod search_text;
 
 pub use envelope::{Envelope, LineStatus};
-pub use fields::{array_items, pick, top_level_fields};
+pub(crate) use fields::{array_items, pick};
 pub use search_text::{search_text, SearchText};
 
 /// One line of a JSONL file: its bytes without the `\n`, and whether a `\n` followed.
