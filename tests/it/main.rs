@@ -1,6 +1,7 @@
 mod append;
 mod catalog;
 mod cli;
+mod cli_output;
 mod fork;
 mod import_edge;
 mod resume_cli;

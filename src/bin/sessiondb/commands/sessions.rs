@@ -30,9 +30,9 @@ pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
     if let Some(arg) = args.project.as_deref() {
         let key = super::project_key(arg);
         let directory = super::project_directory(arg);
-        // A stored folder name or a path names one project exactly (the SDK's `directory`);
-        // anything else is looked for inside folder names and cwds.
-        if directory.is_some() || query::project_exists(&conn, &key)? {
+        // A stored folder name, or a path whose folder is stored, names one project exactly
+        // (the SDK's `directory`); anything else is looked for inside folder names and cwds.
+        if query::project_exists(&conn, &key)? {
             filter.project = Some(key);
             filter.directory = directory;
         } else {
