@@ -8,7 +8,7 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 pub fn run(db: &Path, args: SearchArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_read(db)?;
     let terminal = !args.json && std::io::stdout().is_terminal();
     let marks = if terminal {
         ("\x1b[1;33m".to_owned(), "\x1b[0m".to_owned())
@@ -24,7 +24,14 @@ pub fn run(db: &Path, args: SearchArgs) -> anyhow::Result<()> {
         limit: args.limit,
         marks: Some(marks),
     };
-    search::catch_up(&store)?;
+    // Lines stored since the index was last brought up to date are indexed first; when that
+    // write fails (a full disk, a read-only database) the search still runs without them.
+    if let Err(e) = search::catch_up(&store) {
+        eprintln!(
+            "sessiondb: warning: the search index could not be brought up to date ({e}); \
+             recently stored lines are not searched"
+        );
+    }
     let hits = search::search(&*store.reader()?, &query)?;
     if args.json {
         return print_json(&hits);

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_read(db)?;
     let directory = args.project.as_deref().and_then(super::project_directory);
     let filter = SessionFilter {
         project: args.project.as_deref().map(super::project_key),
