@@ -4,6 +4,7 @@ mod cli;
 mod cli_output;
 mod fork;
 mod import_edge;
+mod opening;
 mod resume_cli;
 mod resume_oracle;
 mod resume_props;

@@ -7,7 +7,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
 pub fn run(db: &Path, args: DeleteArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_existing(db)?;
     let conn = store.reader()?;
     let session = query::resolve_session(&conn, &args.session)?;
     let info = query::get_session_info(&conn, &session, None)?;

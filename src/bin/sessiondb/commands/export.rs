@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_read(db)?;
     if args.all {
         let dir = args.out.context("--all needs --out DIR")?;
         let project = args.project.as_deref().map(super::project_key);

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: ForkArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_existing(db)?;
     let source = query::resolve_session(&*store.reader()?, &args.session)?;
     let forked = store.fork(
         &source,

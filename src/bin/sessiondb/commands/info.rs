@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: InfoArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_read(db)?;
     let conn = store.reader()?;
     let session = query::resolve_session(&conn, &args.session)?;
     let info = query::get_session_info(&conn, &session, None)?;

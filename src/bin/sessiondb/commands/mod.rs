@@ -74,9 +74,35 @@ fn database_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
         .context("no database path: pass --db PATH or set SESSIONDB_PATH (HOME is not set either)")
 }
 
-/// Opens the store, naming the file in any error.
+/// Opens the store for a verb that may create it (`import`, `append`, `serve`).
 pub fn open(db: &std::path::Path) -> anyhow::Result<Store> {
-    Store::open(db).with_context(|| format!("cannot open database {}", db.display()))
+    named(db, Store::open(db))
+}
+
+/// Opens an existing store for a verb that changes it (`rename`, `tag`, `fork`, `delete`,
+/// `reindex`): nothing is created at a path that holds no database.
+pub fn open_existing(db: &std::path::Path) -> anyhow::Result<Store> {
+    named(db, Store::open_existing(db))
+}
+
+/// Opens an existing store for a verb that only reads: one connection, no thread, read-only
+/// when the file or its folder is; nothing is created at a path that holds no database.
+pub fn open_read(db: &std::path::Path) -> anyhow::Result<Store> {
+    named(db, Store::open_read(db))
+}
+
+/// An opening error, named once: the errors that already name the file pass unchanged.
+fn named(db: &std::path::Path, opened: sessiondb::Result<Store>) -> anyhow::Result<Store> {
+    use sessiondb::Error;
+    opened.map_err(|e| match e {
+        Error::NoDatabase { .. }
+        | Error::CannotOpen { .. }
+        | Error::NotADatabase { .. }
+        | Error::ReadOnly { .. }
+        | Error::SchemaTooNew { .. }
+        | Error::Io { .. } => anyhow::Error::new(e),
+        other => anyhow::Error::new(other).context(format!("cannot open {}", db.display())),
+    })
 }
 
 /// A `--project` value as a project folder name: paths are sanitized as Claude Code does.

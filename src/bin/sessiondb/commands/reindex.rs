@@ -6,7 +6,7 @@ use sessiondb::search;
 use std::path::Path;
 
 pub fn run(db: &Path, args: ReindexArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_existing(db)?;
     let report = search::reindex(&store)?;
     if args.json {
         return print_json(&report);

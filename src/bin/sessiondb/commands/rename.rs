@@ -5,7 +5,7 @@ use sessiondb::{metadata, query};
 use std::path::Path;
 
 pub fn run(db: &Path, args: RenameArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_existing(db)?;
     let session = query::resolve_session(&*store.reader()?, &args.session)?;
     metadata::rename_session(&store, &session, &args.title)?;
     crate::style::note(format_args!(

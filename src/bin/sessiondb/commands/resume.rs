@@ -11,13 +11,13 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn run_resume(db: &Path, args: ResumeArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_read(db)?;
     let session = query::resolve_session(&*store.reader()?, &args.session)?;
     show(&store, &session, &args.view)
 }
 
 pub fn run_continue(db: &Path, args: ContinueArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_read(db)?;
     let (project, cwd) = match (args.project, args.cwd) {
         (Some(p), _) => (
             super::project_key(&p),

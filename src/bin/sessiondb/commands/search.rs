@@ -15,7 +15,7 @@ const OPEN: &str = "\u{1}";
 const CLOSE: &str = "\u{2}";
 
 pub fn run(db: &Path, args: SearchArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_read(db)?;
     // JSON keeps its `**` marks; text gets colour or nothing (never `**`, which collides
     // with Markdown in the content).
     let marks = if args.json {
@@ -38,7 +38,14 @@ pub fn run(db: &Path, args: SearchArgs) -> anyhow::Result<()> {
         limit: Some(limit),
         marks: Some(marks),
     };
-    search::catch_up(&store)?;
+    // Lines stored since the index was last brought up to date are indexed first; when that
+    // write fails (a full disk, a read-only database) the search still runs without them.
+    if let Err(e) = search::catch_up(&store) {
+        style::warn(format_args!(
+            "the search index could not be brought up to date ({e}); \
+             recently stored lines are not searched"
+        ));
+    }
     let mut hits = search::search(&*store.reader()?, &query)?;
     hits.drain(..hits.len().min(offset as usize));
     if args.json {

@@ -12,7 +12,7 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_read(db)?;
     let conn = store.reader()?;
     let mut filter = SessionFilter {
         project: None,

@@ -5,7 +5,7 @@ use sessiondb::{metadata, query};
 use std::path::Path;
 
 pub fn run(db: &Path, args: TagArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_existing(db)?;
     let session = query::resolve_session(&*store.reader()?, &args.session)?;
     let tag = if args.clear {
         None
