@@ -3,6 +3,7 @@ mod catalog;
 mod cli;
 mod cli_output;
 mod fork;
+mod fuzz;
 mod import_edge;
 mod opening;
 mod resume_cli;
