@@ -488,7 +488,8 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::Invalid`] naming the first entry [`check_entry`] rejects (nothing is
-    /// stored); database errors.
+    /// stored); [`Error::BadName`] when the session's stored project key or id is not one
+    /// path component (from an older database; see [`crate::names`]); database errors.
     pub fn append(&self, session: &SessionRef, entries: &[Value]) -> Result<AppendReport> {
         self.append_with(session, entries, &AppendOptions::default())
     }
@@ -504,6 +505,7 @@ impl Store {
         entries: &[Value],
         options: &AppendOptions,
     ) -> Result<AppendReport> {
+        crate::names::check_session(&session.project, &session.session_id)?;
         for (i, entry) in entries.iter().enumerate() {
             check_entry(entry).map_err(|m| Error::Invalid(format!("entry {}: {m}", i + 1)))?;
         }

@@ -56,6 +56,12 @@ pub fn run(db: &Path, args: ImportArgs) -> anyhow::Result<()> {
                 String::new()
             }
         );
+        if report.symlinks_skipped > 0 {
+            println!(
+                "{} symbolic links inside the scanned folders skipped (not followed)",
+                report.symlinks_skipped
+            );
+        }
     }
     for line in &report.malformed {
         eprintln!("warning: {line}: not a JSON object (kept verbatim, skipped on resume)");
@@ -68,6 +74,13 @@ pub fn run(db: &Path, args: ImportArgs) -> anyhow::Result<()> {
     }
     for error in &report.errors {
         eprintln!("error: {error}");
+    }
+    if report.bad_names > 0 {
+        return Err(sessiondb::Error::BadName(format!(
+            "{} files refused for their names (see above); {} files could not be imported",
+            report.bad_names, report.files_failed
+        ))
+        .into());
     }
     if report.files_failed > 0 {
         anyhow::bail!("{} files could not be imported", report.files_failed);
