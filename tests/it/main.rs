@@ -1,8 +1,10 @@
 mod append;
 mod catalog;
 mod cli;
+mod export_safety;
 mod fork;
 mod import_edge;
+mod import_limits;
 mod names;
 mod resume_cli;
 mod resume_oracle;
