@@ -95,8 +95,8 @@ fn a_file_with_a_line_too_large_is_named_and_the_rest_imported() {
     let limits = ImportLimits {
         max_value_bytes: 200,
     };
-    let report =
-        import_paths_with(&store, &[project.clone()], &NoProgress, &limits).expect("import");
+    let report = import_paths_with(&store, std::slice::from_ref(&project), &NoProgress, &limits)
+        .expect("import");
     assert_eq!(report.files_failed, 2, "{:?}", report.errors);
     assert_eq!(report.files_too_big, 2);
     let big = report
