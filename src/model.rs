@@ -77,6 +77,9 @@ pub struct ImportReport {
     /// Symbolic links found inside the trees scanned and not followed (only a path named
     /// on the command line is followed when it is a link).
     pub symlinks_skipped: u64,
+    /// Lines written by sessiondb (append, tag, rename, a SessionStore append) into
+    /// transcripts whose source file was found rewritten, carried over to the new version.
+    pub local_rows_kept: u64,
 }
 
 /// How many malformed-line locations a report keeps (the count is always exact).

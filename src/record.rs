@@ -25,7 +25,7 @@
 
 use crate::catalog;
 use crate::error::{Error, Result};
-use crate::import::{insert_rows, project_record};
+use crate::import::{insert_rows, project_record, Origin};
 use crate::jsonl::{self, Envelope, Line, LineStatus};
 use crate::model::SessionRef;
 use crate::resume::gather;
@@ -421,7 +421,7 @@ pub(crate) fn write_lines(tx: &Transaction<'_>, transcript: i64, lines: &[Value]
     let first_id: i64 = tx
         .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
         .query_row([], |r| r.get(0))?;
-    insert_rows(tx, transcript, first, first_id, &batch)?;
+    insert_rows(tx, transcript, first, first_id, &batch, Origin::Local)?;
     for (row, (line, status, env)) in (first_id..).zip(&batch) {
         if *status == LineStatus::Record {
             project_record(tx, transcript, row, line.bytes, env)?;

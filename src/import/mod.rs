@@ -15,7 +15,7 @@ use crate::store::Store;
 use load::{Ahead, Loaded, ReadFile};
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Instant;
@@ -818,6 +818,8 @@ fn import_transcript(
         .optional()?;
     let mut start = 0usize;
     let mut ordinal = 0i64;
+    // The version a rewritten file replaces: its local lines are carried over.
+    let mut replaced = None;
     let transcript = match live {
         Some(id) => match stored_state(tx, id)? {
             Some(state)
@@ -842,6 +844,7 @@ fn import_transcript(
                 )?
                 .execute([id])?;
                 report.files_rewritten += 1;
+                replaced = Some(id);
                 create_transcript(tx, session, subpath, agent_id)?
             }
         },
@@ -865,16 +868,23 @@ fn import_transcript(
         .query_row([], |r| r.get(0))?;
     let mut lines = ahead.lines_from(bytes, start).into_iter().peekable();
     let mut batch = Vec::with_capacity(ROW_BATCH);
+    let mut held = Held::default();
     let mut searchable = Vec::with_capacity(ROW_BATCH);
     while lines.peek().is_some() {
         batch.clear();
         searchable.clear();
         for (line, status, env, search) in lines.by_ref().take(ROW_BATCH) {
+            if replaced.is_some() {
+                held.bytes.insert(line.bytes);
+                if let Some(uuid) = env.uuid.as_deref().filter(|u| !u.is_empty()) {
+                    held.uuids.insert(uuid.to_owned());
+                }
+            }
             batch.push((line, status, env));
             searchable.push(search);
         }
         let first = next_id;
-        insert_rows(tx, transcript, ordinal, first, &batch)?;
+        insert_rows(tx, transcript, ordinal, first, &batch, Origin::Imported)?;
         next_id += batch.len() as i64;
         for (i, ((line, status, env), search)) in batch.iter().zip(&mut searchable).enumerate() {
             let row = first + i as i64;
@@ -918,6 +928,9 @@ fn import_transcript(
         }
     }
     debug_assert_eq!(offset, bytes.len());
+    if let Some(old) = replaced {
+        report.local_rows_kept += carry_local_rows(tx, old, transcript, &held)?;
+    }
     if let Some(sidecar) = agent_id.map(|_| format!("{subpath}.meta.json")) {
         tx.prepare_cached(
             "UPDATE transcripts SET meta_json =
@@ -928,6 +941,54 @@ fn import_transcript(
     }
     write_ledger(tx, stamp, Some(transcript), None, bytes)?;
     Ok(transcript)
+}
+
+/// What a rewritten file holds, to tell which local lines of the version it replaces are
+/// still missing from it.
+#[derive(Default)]
+struct Held<'a> {
+    bytes: HashSet<&'a [u8]>,
+    uuids: HashSet<String>,
+}
+
+/// Copies the lines sessiondb wrote into transcript `old` (`append`, `tag`, `rename`, a
+/// SessionStore append) to the end of `new`, which a re-import just filled from the rewritten
+/// source file, skipping those the file already holds (same bytes or same uuid). Without
+/// this, local writes would stay only in the superseded version. Returns the lines copied.
+fn carry_local_rows(tx: &Transaction<'_>, old: i64, new: i64, held: &Held<'_>) -> Result<u64> {
+    let local: Vec<Vec<u8>> = tx
+        .prepare_cached(
+            "SELECT raw FROM rows WHERE transcript_id = ?1 AND local = 1 ORDER BY ordinal",
+        )?
+        .query_map([old], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut kept = 0;
+    for raw in &local {
+        if held.bytes.contains(raw.as_slice()) {
+            continue;
+        }
+        let (status, env) = Envelope::parse(raw);
+        if env
+            .uuid
+            .as_deref()
+            .is_some_and(|u| !u.is_empty() && held.uuids.contains(u))
+        {
+            continue;
+        }
+        let line = jsonl::Line {
+            bytes: raw,
+            terminated: true,
+        };
+        // After the file's last line, given its newline first when it had none (as `append`
+        // does), so that the two do not glue together.
+        let ordinal = crate::record::next_ordinal(tx, new)?;
+        let row = insert_row(tx, new, ordinal, line, status, &env)?;
+        if status == LineStatus::Record {
+            project_record(tx, new, row, raw, &env)?;
+        }
+        kept += 1;
+    }
+    Ok(kept)
 }
 
 /// How many `\n` are in `bytes`.
@@ -957,11 +1018,12 @@ fn set_project_cwd(tx: &Transaction<'_>, session: i64, cwd: &str) -> Result<()> 
     Ok(())
 }
 
+/// One line written by sessiondb itself (`local = 1`, see migration V8).
 const INSERT_ROW: &str = "INSERT INTO rows (transcript_id, ordinal, raw, terminated, status, type, uuid,
     parent_uuid, logical_parent_uuid, is_sidechain, entry_session_id, agent_id, timestamp, subtype,
     message_id, role, is_meta, is_compact_summary, is_api_error, source_tool_assistant_uuid,
-    unknown_type, unknown_fields)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+    unknown_type, unknown_fields, local)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, 1)";
 
 /// Lines per multi-row `INSERT` of import. Every statement that inserts into `rows` opens
 /// a statement journal (the table has triggers), which copies each page it touches first:
@@ -973,7 +1035,17 @@ const ROW_BATCH: usize = 64;
 const STATEMENT_CACHE: usize = 64;
 
 /// The columns [`insert_rows`] binds per line.
-const ROW_PARAMS: usize = 23;
+const ROW_PARAMS: usize = 24;
+
+/// Where the lines [`insert_rows`] stores come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Read from a source file.
+    Imported,
+    /// Written by sessiondb (append, tag, rename, fork, a SessionStore append): carried over
+    /// when a re-import replaces the transcript (see [`carry_local_rows`]).
+    Local,
+}
 
 /// Stores `lines` with their projected columns under ids `first..`, in statements of
 /// [`ROW_BATCH`] or fewer lines (powers of two, so that few distinct statements are cached).
@@ -985,6 +1057,7 @@ pub(crate) fn insert_rows(
     ordinal: i64,
     first: i64,
     lines: &[(jsonl::Line<'_>, LineStatus, Envelope<'_>)],
+    origin: Origin,
 ) -> Result<()> {
     let own = own_session_id(tx, transcript)?;
     let mut done = 0;
@@ -996,7 +1069,7 @@ pub(crate) fn insert_rows(
             "INSERT INTO rows (id, transcript_id, ordinal, raw, terminated, status, type, uuid,
                 parent_uuid, logical_parent_uuid, is_sidechain, entry_session_id, agent_id,
                 timestamp, subtype, message_id, role, is_meta, is_compact_summary, is_api_error,
-                source_tool_assistant_uuid, unknown_type, unknown_fields) VALUES {}",
+                source_tool_assistant_uuid, unknown_type, unknown_fields, local) VALUES {}",
             vec![one; n].join(", ")
         );
         let mut stmt = tx.prepare_cached(&sql)?;
@@ -1027,6 +1100,7 @@ pub(crate) fn insert_rows(
             stmt.raw_bind_parameter(at + 21, env.source_tool_assistant_uuid.as_deref())?;
             stmt.raw_bind_parameter(at + 22, unknown_type)?;
             stmt.raw_bind_parameter(at + 23, env.unknown_fields)?;
+            stmt.raw_bind_parameter(at + 24, origin == Origin::Local)?;
         }
         stmt.raw_execute()?;
         done += n;

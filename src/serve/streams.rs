@@ -24,7 +24,7 @@
 
 use crate::catalog;
 use crate::error::{Error, Result};
-use crate::import::{insert_rows, project_record, upsert_session};
+use crate::import::{insert_rows, project_record, upsert_session, Origin};
 use crate::jsonl::{self, Envelope, Line, LineStatus};
 use crate::names::{self, NameKind};
 use crate::record;
@@ -251,7 +251,7 @@ pub fn append(store: &Store, key: &StreamKey, entries: &[&RawValue]) -> Result<A
         let first: i64 = tx
             .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
             .query_row([], |r| r.get(0))?;
-        insert_rows(tx, transcript, next, first, &batch)?;
+        insert_rows(tx, transcript, next, first, &batch, Origin::Local)?;
         let mut cwd: Option<&str> = None;
         let mut agent_meta: Option<&[u8]> = None;
         for (row, (line, _, env)) in (first..).zip(&batch) {

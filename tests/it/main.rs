@@ -5,6 +5,7 @@ mod export_safety;
 mod fork;
 mod import_edge;
 mod import_limits;
+mod local_writes;
 mod names;
 mod resume_cli;
 mod resume_oracle;
