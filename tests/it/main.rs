@@ -7,6 +7,7 @@ mod import_edge;
 mod import_limits;
 mod local_writes;
 mod names;
+mod odd_json;
 mod resume_cli;
 mod resume_oracle;
 mod resume_props;
