@@ -893,6 +893,12 @@ pub fn get_subagent_messages(
     messages_of(conn, &chain, tool_use.as_deref(), parent_agent.as_deref())
 }
 
+/// A JSON value from UTF-8 bytes, as `JSON.parse` (and Python's `json`) accept it: see
+/// [`jsonl::lenient`].
+fn lenient(bytes: &[u8]) -> Option<Value> {
+    jsonl::parse_json(std::str::from_utf8(bytes).ok()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1017,10 +1023,4 @@ mod tests {
         assert!(parse_entry(br#"{"type":"summary","uuid":"x"}"#).is_none());
         assert!(parse_entry(br#"{"type":"user","uuid":7}"#).is_none());
     }
-}
-
-/// A JSON value from UTF-8 bytes, as `JSON.parse` (and Python's `json`) accept it: see
-/// [`jsonl::lenient`].
-fn lenient(bytes: &[u8]) -> Option<Value> {
-    jsonl::parse_json(std::str::from_utf8(bytes).ok()?)
 }
