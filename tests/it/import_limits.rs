@@ -162,3 +162,43 @@ fn runs_of_blank_lines_are_few_rows_and_export_byte_for_byte() {
     sessiondb::export::export_tree(&store, &out, None).expect("export");
     assert_eq!(std::fs::read(out.join("-p/s.jsonl")).expect("read"), bytes);
 }
+
+#[test]
+fn a_line_over_8_mib_indexes_its_first_mib_only() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let project = dir.path().join("-p");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let filler = "filler ".repeat(9 * 1024 * 1024 / 7);
+    let line = serde_json::json!({
+        "type": "user", "uuid": "u1", "sessionId": "s",
+        "message": {"role": "user", "content": format!("alphaword {filler} omegaword")},
+    })
+    .to_string();
+    assert!(line.len() > sessiondb::search::MAX_PARSED_LINE);
+    std::fs::write(project.join("s.jsonl"), format!("{line}\n{USER}\n")).expect("write");
+    let (_db, store) = temp_store();
+    import(&store, &[&project]);
+    let indexed: i64 = store
+        .reader()
+        .expect("reader")
+        .query_row(
+            "SELECT length(CAST(body AS BLOB)) FROM search_source WHERE id = (SELECT id FROM rows WHERE uuid = 'u1')",
+            [],
+            |r| r.get(0),
+        )
+        .expect("indexed text");
+    assert_eq!(indexed as usize, sessiondb::search::INDEXED_PREFIX);
+    let find = |word: &str| {
+        sessiondb::search::catch_up(&store).expect("catch up");
+        let q = sessiondb::search::SearchQuery {
+            text: word.into(),
+            ..Default::default()
+        };
+        sessiondb::search::search(&*store.reader().expect("reader"), &q)
+            .expect("search")
+            .len()
+    };
+    assert_eq!(find("alphaword"), 1);
+    assert_eq!(find("omegaword"), 0, "past the indexed prefix");
+    assert_eq!(find("hi"), 1, "other lines are indexed as before");
+}
