@@ -194,7 +194,7 @@ fn a_line_over_8_mib_indexes_its_first_mib_only() {
             text: word.into(),
             ..Default::default()
         };
-        sessiondb::search::search(&*store.reader().expect("reader"), &q)
+        sessiondb::search::search(&store.reader().expect("reader"), &q)
             .expect("search")
             .len()
     };
