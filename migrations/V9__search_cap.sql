@@ -1,7 +1,7 @@
 -- V9: a bounded amount of text per line in the full-text index. A line longer than 8 MiB
 -- (8388608 bytes) is no longer taken apart with SQLite's JSON functions, which held several
 -- copies of it in memory for every index update and every search snippet (a 100 MB line made
--- `search` take 6 s and 1.8 GB): its first 1 MiB (1048576 bytes) of JSON text is indexed as
+-- `search` take 6 s and 1.8 GB): its first 64 KiB (65536 bytes) of JSON text is indexed as
 -- its `body` instead, and its `tools` are NULL. Shorter lines are indexed as before.
 -- `search::MAX_PARSED_LINE` and `search::INDEXED_PREFIX` in the code are these numbers.
 
@@ -20,7 +20,7 @@ DROP VIEW search_source;
 
 CREATE VIEW search_source AS
     SELECT r.id AS id,
-        CASE WHEN length(r.raw) > 8388608 THEN CAST(substr(r.raw, 1, 1048576) AS TEXT)
+        CASE WHEN length(r.raw) > 8388608 THEN CAST(substr(r.raw, 1, 65536) AS TEXT)
         ELSE CASE json_type(CAST(r.raw AS TEXT), '$.message.content')
             WHEN 'text' THEN json_extract(CAST(r.raw AS TEXT), '$.message.content')
             WHEN 'array' THEN (
