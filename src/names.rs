@@ -36,6 +36,9 @@ pub fn component_problem(name: &str) -> Option<&'static str> {
     if name.contains('/') || name.contains('\\') {
         return Some("contains a path separator");
     }
+    if name.contains('\0') {
+        return Some("contains a NUL character");
+    }
     if name.chars().any(char::is_control) {
         return Some("contains a control character");
     }

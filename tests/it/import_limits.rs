@@ -164,7 +164,7 @@ fn runs_of_blank_lines_are_few_rows_and_export_byte_for_byte() {
 }
 
 #[test]
-fn a_line_over_8_mib_indexes_its_first_mib_only() {
+fn a_line_over_8_mib_indexes_only_a_prefix() {
     let dir = tempfile::tempdir().expect("tmp");
     let project = dir.path().join("-p");
     std::fs::create_dir_all(&project).expect("mkdir");
