@@ -3,6 +3,7 @@ mod catalog;
 mod cli;
 mod export_safety;
 mod fork;
+mod fuzz;
 mod import_edge;
 mod import_limits;
 mod local_writes;
