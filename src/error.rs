@@ -86,6 +86,9 @@ pub enum Error {
     /// Input that cannot be accepted, with where it came from.
     #[error("{0}")]
     Invalid(String),
+    /// A project key, session id or subpath that cannot be stored (see [`crate::names`]).
+    #[error("{0}")]
+    BadName(String),
     /// A JSON value could not be encoded or decoded.
     #[error("JSON error: {0}")]
     Json(#[from] serde_json::Error),

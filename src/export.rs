@@ -5,6 +5,7 @@ use crate::model::SessionRef;
 use crate::store::Store;
 use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
@@ -17,6 +18,10 @@ pub struct ExportReport {
     pub files: u64,
     /// Bytes written.
     pub bytes: u64,
+    /// Stored files not written, each with the reason naming it: a stored name that is not
+    /// a safe path (from a database older than the checks of [`crate::names`]), a second
+    /// stored file mapping to a path already written, or a file that could not be written.
+    pub skipped: Vec<String>,
 }
 
 /// Writes the rows of one transcript to `out` in file order; returns the bytes written.
@@ -74,9 +79,15 @@ pub fn export_session(store: &Store, session: &SessionRef, out: &mut dyn Write) 
 /// session file at its original relative path. Each file is written to a temporary name
 /// and renamed, so a reader never sees half a file.
 ///
+/// It never stops half-way over one file, and never overwrites a file it wrote: a stored
+/// name that is not a safe path, a second stored file mapping to a path already written,
+/// and a file that cannot be written are each skipped and listed in
+/// [`ExportReport::skipped`]; everything else is exported.
+///
 /// # Errors
-/// Fails on a database or file-system error.
+/// Fails on a database error, or when `dir` itself cannot be created.
 pub fn export_tree(store: &Store, dir: &Path, project: Option<&str>) -> Result<ExportReport> {
+    create_private_dir(dir)?;
     let conn = store.reader()?;
     let mut report = ExportReport::default();
     let mut sessions = conn.prepare(
@@ -86,45 +97,89 @@ pub fn export_tree(store: &Store, dir: &Path, project: Option<&str>) -> Result<E
     let sessions: Vec<(i64, String, String)> = sessions
         .query_map([project], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<rusqlite::Result<_>>()?;
+    let mut written = HashSet::new();
     for (key, project, session) in sessions {
         report.sessions += 1;
-        let project_dir = dir.join(safe_relative(&project)?);
+        let names = crate::names::check_session(&project, &session);
         let mut transcripts = conn.prepare_cached(
-            "SELECT id, subpath FROM transcripts WHERE session_id = ?1 AND superseded_at IS NULL",
+            "SELECT id, subpath FROM transcripts WHERE session_id = ?1 AND superseded_at IS NULL
+             ORDER BY subpath",
         )?;
         let transcripts: Vec<(i64, String)> = transcripts
             .query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
-        for (id, subpath) in transcripts {
-            let path = if subpath.is_empty() {
-                project_dir.join(safe_relative(&format!("{session}.jsonl"))?)
-            } else {
-                project_dir
-                    .join(safe_relative(&session)?)
-                    .join(safe_relative(&format!("{subpath}.jsonl"))?)
-            };
-            report.bytes += write_atomically(&path, |out| write_transcript(&conn, id, out))?;
-            report.files += 1;
-        }
         let mut files = conn.prepare_cached(
-            "SELECT relpath, content FROM session_files WHERE session_id = ?1 ORDER BY relpath",
+            "SELECT relpath, length(content) FROM session_files WHERE session_id = ?1
+             ORDER BY relpath",
         )?;
-        let files: Vec<(String, Vec<u8>)> = files
+        let files: Vec<(String, i64)> = files
             .query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
-        for (relpath, content) in files {
-            let path = project_dir
-                .join(safe_relative(&session)?)
-                .join(safe_relative(&relpath)?);
-            report.bytes += write_atomically(&path, |out| {
-                out.write_all(&content)
-                    .map_err(|e| Error::io("<output>", e))?;
-                Ok(content.len() as u64)
-            })?;
-            report.files += 1;
+        if let Err(e) = names {
+            let n = transcripts.len() + files.len();
+            report.skipped.push(format!(
+                "session {project:?}/{session:?} ({n} files) not exported: {e}"
+            ));
+            continue;
+        }
+        for (id, subpath) in transcripts {
+            let relative = if subpath.is_empty() {
+                format!("{project}/{session}.jsonl")
+            } else {
+                format!("{project}/{session}/{subpath}.jsonl")
+            };
+            let outcome = claim(dir, &relative, &mut written)
+                .and_then(|path| write_atomically(&path, |out| write_transcript(&conn, id, out)));
+            tally(&mut report, &relative, outcome)?;
+        }
+        for (relpath, _) in files {
+            let relative = format!("{project}/{session}/{relpath}");
+            let outcome = claim(dir, &relative, &mut written).and_then(|path| {
+                let content: Vec<u8> = conn
+                    .prepare_cached(
+                        "SELECT content FROM session_files WHERE session_id = ?1 AND relpath = ?2",
+                    )?
+                    .query_row(rusqlite::params![key, relpath], |r| r.get(0))?;
+                write_atomically(&path, |out| {
+                    out.write_all(&content)
+                        .map_err(|e| Error::io("<output>", e))?;
+                    Ok(content.len() as u64)
+                })
+            });
+            tally(&mut report, &relative, outcome)?;
         }
     }
     Ok(report)
+}
+
+/// The path under `dir` for a stored relative path, reserved for this export: refused when
+/// the name is not a safe relative path or when another stored file already took the path.
+fn claim(dir: &Path, relative: &str, written: &mut HashSet<PathBuf>) -> Result<PathBuf> {
+    let path = dir.join(safe_relative(relative)?);
+    if !written.insert(path.clone()) {
+        return Err(Error::Invalid(format!(
+            "another stored file was already exported to {relative:?}; not overwritten"
+        )));
+    }
+    Ok(path)
+}
+
+/// Counts a written file, or lists a skipped one; a database error still stops the export.
+fn tally(report: &mut ExportReport, relative: &str, outcome: Result<u64>) -> Result<()> {
+    match outcome {
+        Ok(bytes) => {
+            report.bytes += bytes;
+            report.files += 1;
+            Ok(())
+        }
+        Err(e @ (Error::Sqlite(_) | Error::Pool(_))) => Err(e),
+        Err(e) => {
+            report
+                .skipped
+                .push(format!("{relative:?} not exported: {e}"));
+            Ok(())
+        }
+    }
 }
 
 /// A stored name turned into a relative path, refusing anything that could escape `dir`.

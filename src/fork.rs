@@ -163,14 +163,18 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`] when `up_to` is not a message of the session or the session has
     /// no conversation; [`Error::Invalid`] for an empty title or a session id already used
-    /// in the project; database errors.
+    /// in the project; [`Error::BadName`] for a session id that is not a UUID (nothing is
+    /// written); database errors.
     pub fn fork(&self, source: &SessionRef, options: &ForkOptions) -> Result<Forked> {
         let title = match options.title.as_deref().map(str::trim) {
             Some("") => return Err(Error::Invalid("title must be non-empty".into())),
             other => other,
         };
         let new_id = match &options.session_id {
-            Some(id) => id.clone(),
+            Some(id) => {
+                crate::names::check_uuid(id)?;
+                id.clone()
+            }
             None => uuid::Uuid::new_v4().to_string(),
         };
         let resumed = self.resume(source, &ResumeOptions::default())?;

@@ -23,6 +23,7 @@ pub mod import;
 pub mod jsonl;
 pub mod metadata;
 pub mod model;
+pub mod names;
 pub mod paths;
 pub mod query;
 pub mod record;

@@ -71,6 +71,18 @@ pub struct ImportReport {
     pub mb_per_s: f64,
     /// Files that failed, with the reason.
     pub errors: Vec<String>,
+    /// Files refused because their project folder, session id or subpath is not a name
+    /// sessiondb stores (see [`crate::names`]); each also counts in `files_failed`.
+    pub bad_names: u64,
+    /// Files refused because a line (or a session-folder file) is larger than one stored
+    /// value may be (see [`crate::import::ImportLimits`]); each also counts in `files_failed`.
+    pub files_too_big: u64,
+    /// Symbolic links found inside the trees scanned and not followed (only a path named
+    /// on the command line is followed when it is a link).
+    pub symlinks_skipped: u64,
+    /// Lines written by sessiondb (append, tag, rename, a SessionStore append) into
+    /// transcripts whose source file was found rewritten, carried over to the new version.
+    pub local_rows_kept: u64,
 }
 
 /// A file imported whole although most of its lines are not JSON objects: nothing is lost,

@@ -25,7 +25,7 @@
 
 use crate::catalog;
 use crate::error::{Error, Result};
-use crate::import::{insert_rows, project_record};
+use crate::import::{insert_rows, project_record, Origin};
 use crate::jsonl::{self, Envelope, Line, LineStatus};
 use crate::model::SessionRef;
 use crate::resume::gather;
@@ -421,7 +421,7 @@ pub(crate) fn write_lines(tx: &Transaction<'_>, transcript: i64, lines: &[Value]
     let first_id: i64 = tx
         .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
         .query_row([], |r| r.get(0))?;
-    insert_rows(tx, transcript, first, first_id, &batch)?;
+    insert_rows(tx, transcript, first, first_id, &batch, Origin::Local)?;
     for (row, (line, status, env)) in (first_id..).zip(&batch) {
         if *status == LineStatus::Record {
             project_record(tx, transcript, row, line.bytes, env)?;
@@ -488,7 +488,8 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::Invalid`] naming the first entry [`check_entry`] rejects (nothing is
-    /// stored); database errors.
+    /// stored); [`Error::BadName`] when the session's stored project key or id is not one
+    /// path component (from an older database; see [`crate::names`]); database errors.
     pub fn append(&self, session: &SessionRef, entries: &[Value]) -> Result<AppendReport> {
         self.append_with(session, entries, &AppendOptions::default())
     }
@@ -504,6 +505,7 @@ impl Store {
         entries: &[Value],
         options: &AppendOptions,
     ) -> Result<AppendReport> {
+        crate::names::check_session(&session.project, &session.session_id)?;
         for (i, entry) in entries.iter().enumerate() {
             check_entry(entry).map_err(|m| Error::Invalid(format!("entry {}: {m}", i + 1)))?;
         }

@@ -181,7 +181,11 @@ const ENTRY_TYPES: [&str; 5] = ["user", "assistant", "progress", "system", "atta
 /// Parses one JSONL line the way the SDK does (the line trimmed, then JSON): `None` unless
 /// it is an object with an entry type and a string `uuid`.
 pub fn parse_entry(line: &[u8]) -> Option<Entry> {
-    entry_of(serde_json::from_str(python_strip(line)?).ok()?)
+    let text = python_strip(line)?;
+    entry_of(serde_json::from_str(text).ok().or_else(|| {
+        // What JSON.parse and Python's json accept beyond serde_json (jsonl::lenient).
+        serde_json::from_value(jsonl::parse_json(text)?).ok()
+    })?)
 }
 
 /// [`parse_entry`] for a stored line that import found to be a UTF-8 JSON object (status
@@ -196,7 +200,11 @@ fn parse_stored_entry(line: &[u8]) -> Option<Entry> {
         return parse_entry(line);
     };
     let Some((raw, message)) = raw_entry_from_fields(json) else {
-        return entry_of(serde_json::from_slice(json).ok()?);
+        return entry_of(
+            serde_json::from_slice(json)
+                .ok()
+                .or_else(|| serde_json::from_value(lenient(json)?).ok())?,
+        );
     };
     let mut entry = entry_of(raw)?;
     // `message` is a slice of `line`: its place is the distance between their starts.
@@ -250,7 +258,10 @@ fn raw_entry_from_fields(json: &[u8]) -> Option<(RawEntry, Option<&[u8]>)> {
 
 /// A field's value as `Option<Value>` reads it (`null` and an absent field are `None`).
 fn value_of(span: Option<&[u8]>) -> Option<Value> {
-    span.and_then(|v| serde_json::from_slice(v).ok()?)
+    span.and_then(|v| match lenient(v)? {
+        Value::Null => None,
+        v => Some(v),
+    })
 }
 
 /// The [`RawMessage`] of a `message` object, from the fields and blocks the chain reads.
@@ -365,7 +376,7 @@ impl Entry {
     /// The `message` of the entry's stored line, `line`.
     fn message_in(&self, line: &[u8]) -> Value {
         match self.message_at.clone().and_then(|at| line.get(at)) {
-            Some(m) => serde_json::from_slice(m).unwrap_or(Value::Null),
+            Some(m) => lenient(m).unwrap_or(Value::Null),
             None => message_of(line),
         }
     }
@@ -388,25 +399,21 @@ impl Entry {
 }
 
 /// The `message` of a stored line that import found to be UTF-8 (`null` when absent),
-/// parsed in full.
+/// parsed in full (leniently: see [`jsonl::lenient`]).
 fn message_of(line: &[u8]) -> Value {
-    #[derive(Deserialize)]
-    struct Only {
-        #[serde(default)]
-        message: Value,
-    }
     let parsed = match ascii_strip(line) {
         Some(json) => match jsonl::pick(json, [b"message"]) {
             Some([message]) => {
-                return message.map_or(Value::Null, |m| {
-                    serde_json::from_slice(m).unwrap_or(Value::Null)
-                })
+                return message.map_or(Value::Null, |m| lenient(m).unwrap_or(Value::Null))
             }
-            None => serde_json::from_slice::<Only>(json).ok(),
+            None => lenient(json),
         },
-        None => python_strip(line).and_then(|t| serde_json::from_str::<Only>(t).ok()),
+        None => python_strip(line).and_then(jsonl::parse_json),
     };
-    parsed.map_or(Value::Null, |o| o.message)
+    match parsed {
+        Some(Value::Object(mut o)) => o.remove("message").unwrap_or(Value::Null),
+        _ => Value::Null,
+    }
 }
 
 /// uuid → entry (a later duplicate wins), with first-seen order kept, like a Python dict.
@@ -884,6 +891,12 @@ pub fn get_subagent_messages(
         .collect();
     let chain = page(chain, limit, offset);
     messages_of(conn, &chain, tool_use.as_deref(), parent_agent.as_deref())
+}
+
+/// A JSON value from UTF-8 bytes, as `JSON.parse` (and Python's `json`) accept it: see
+/// [`jsonl::lenient`].
+fn lenient(bytes: &[u8]) -> Option<Value> {
+    jsonl::parse_json(std::str::from_utf8(bytes).ok()?)
 }
 
 #[cfg(test)]

@@ -14,6 +14,16 @@ use rusqlite::{params, Connection};
 use serde::Serialize;
 use std::collections::HashMap;
 
+/// Lines longer than this (8 MiB) are not taken apart for the index: their first
+/// [`INDEXED_PREFIX`] bytes of JSON text are indexed as their `body` (migration V9), which
+/// bounds the memory of indexing and of every snippet (a 100 MB line took 1.8 GB).
+pub const MAX_PARSED_LINE: usize = 8 * 1024 * 1024;
+
+/// How much of a line longer than [`MAX_PARSED_LINE`] is indexed (64 KiB). Small because
+/// FTS5's `snippet()` takes time quadratic in the hits inside one line: a 1 MiB prefix with
+/// a word every 33 bytes took 71 s to show.
+pub const INDEXED_PREFIX: usize = 64 * 1024;
+
 /// At most this many words of a query are used; the rest is ignored.
 pub const MAX_TERMS: usize = 64;
 

@@ -15,7 +15,7 @@ use crate::store::Store;
 use load::{Ahead, Loaded, ReadFile};
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Instant;
@@ -65,26 +65,55 @@ impl SourceKind {
     }
 }
 
+/// What a scan of an import path found.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    /// The transcripts and session files, in path order.
+    pub sources: Vec<Source>,
+    /// Symbolic links inside the scanned folders: never followed, so that a link in a
+    /// projects tree cannot pull in `/etc` or a tree elsewhere.
+    pub skipped_links: Vec<PathBuf>,
+}
+
 /// Finds the transcripts and session files under `path`: a `.jsonl` file, a project folder
-/// or a projects root (a folder of project folders).
+/// or a projects root (a folder of project folders). `path` itself is followed when it is a
+/// symbolic link (the user named it); links found inside it are skipped and listed.
 ///
 /// # Errors
 /// Fails when `path` cannot be read or is a file that is not `.jsonl`.
-pub fn discover(path: &Path) -> Result<Vec<Source>> {
+pub fn discover(path: &Path) -> Result<Discovery> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    let mut found = Vec::new();
+    let mut found = Discovery::default();
     if meta.is_file() {
-        found.push(classify_file(path)?);
+        found.sources.push(classify_file(path)?);
     } else if is_project_dir(path)? {
         discover_project(path, &mut found)?;
     } else {
-        for dir in sorted_entries(path)? {
-            if dir.is_dir() {
-                discover_project(&dir, &mut found)?;
+        for entry in sorted_entries(path)? {
+            let meta = std::fs::symlink_metadata(&entry).map_err(|e| Error::io(&entry, e))?;
+            if meta.is_symlink() {
+                found.skipped_links.push(entry);
+            } else if meta.is_dir() {
+                discover_project(&entry, &mut found)?;
             }
         }
     }
     Ok(found)
+}
+
+/// Whether `path` is a folder, not following a symbolic link.
+fn is_real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
+/// Checks the names a source would be stored under (see [`crate::names`]).
+fn check_names(source: &Source) -> Result<()> {
+    crate::names::check_session(&source.project, &source.session)?;
+    match &source.kind {
+        SourceKind::Main => Ok(()),
+        SourceKind::Sidechain { subpath, .. } => crate::names::check_subpath(subpath),
+        SourceKind::File { relpath } => crate::names::check_subpath(relpath),
+    }
 }
 
 fn classify_file(path: &Path) -> Result<Source> {
@@ -140,11 +169,14 @@ fn file_stem(path: &Path) -> String {
 /// A project folder holds transcripts directly, or session folders with subagents/tool results.
 fn is_project_dir(dir: &Path) -> Result<bool> {
     for entry in sorted_entries(dir)? {
-        if entry.extension().is_some_and(|e| e == "jsonl") && entry.is_file() {
+        let Ok(meta) = std::fs::symlink_metadata(&entry) else {
+            continue;
+        };
+        if entry.extension().is_some_and(|e| e == "jsonl") && meta.is_file() {
             return Ok(true);
         }
-        if entry.is_dir()
-            && (entry.join("subagents").is_dir() || entry.join("tool-results").is_dir())
+        if meta.is_dir()
+            && (is_real_dir(&entry.join("subagents")) || is_real_dir(&entry.join("tool-results")))
         {
             return Ok(true);
         }
@@ -152,7 +184,7 @@ fn is_project_dir(dir: &Path) -> Result<bool> {
     Ok(false)
 }
 
-fn discover_project(dir: &Path, found: &mut Vec<Source>) -> Result<()> {
+fn discover_project(dir: &Path, found: &mut Discovery) -> Result<()> {
     let abs = std::path::absolute(dir).map_err(|e| Error::io(dir, e))?;
     let project = abs
         .file_name()
@@ -160,8 +192,10 @@ fn discover_project(dir: &Path, found: &mut Vec<Source>) -> Result<()> {
         .unwrap_or_default();
     for entry in sorted_entries(&abs)? {
         let meta = std::fs::symlink_metadata(&entry).map_err(|e| Error::io(&entry, e))?;
-        if meta.is_file() && entry.extension().is_some_and(|e| e == "jsonl") {
-            found.push(Source {
+        if meta.is_symlink() {
+            found.skipped_links.push(entry);
+        } else if meta.is_file() && entry.extension().is_some_and(|e| e == "jsonl") {
+            found.sources.push(Source {
                 session: file_stem(&entry),
                 project: project.clone(),
                 kind: SourceKind::Main,
@@ -183,10 +217,14 @@ fn discover_session_dir(
     dir: &Path,
     project: &str,
     session: &str,
-    found: &mut Vec<Source>,
+    found: &mut Discovery,
 ) -> Result<()> {
     for entry in sorted_entries(dir)? {
         let meta = std::fs::symlink_metadata(&entry).map_err(|e| Error::io(&entry, e))?;
+        if meta.is_symlink() {
+            found.skipped_links.push(entry);
+            continue;
+        }
         if meta.is_dir() {
             discover_session_dir(root, &entry, project, session, found)?;
             continue;
@@ -213,7 +251,7 @@ fn discover_session_dir(
         } else {
             SourceKind::File { relpath: rel }
         };
-        found.push(Source {
+        found.sources.push(Source {
             path: entry,
             project: project.to_owned(),
             session: session.to_owned(),
@@ -341,19 +379,68 @@ pub fn import_paths(
     paths: &[PathBuf],
     progress: &dyn Progress,
 ) -> Result<ImportReport> {
+    import_paths_with(store, paths, progress, &ImportLimits::default())
+}
+
+/// Limits of what one import stores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportLimits {
+    /// The largest line (or session-folder file) stored, in bytes. A file with a larger one
+    /// is refused whole, named in the report, and the import goes on with the others.
+    pub max_value_bytes: u64,
+}
+
+/// SQLite's default limit on one string or blob (`SQLITE_MAX_LENGTH`, 10^9 bytes), less
+/// room for the other columns of the line's row, which the same limit bounds.
+pub const MAX_VALUE_BYTES: u64 = 1_000_000_000 - 1024 * 1024;
+
+impl Default for ImportLimits {
+    fn default() -> Self {
+        ImportLimits {
+            max_value_bytes: MAX_VALUE_BYTES,
+        }
+    }
+}
+
+/// [`import_paths`] with explicit [`ImportLimits`].
+///
+/// # Errors
+/// As [`import_paths`].
+pub fn import_paths_with(
+    store: &Store,
+    paths: &[PathBuf],
+    progress: &dyn Progress,
+    limits: &ImportLimits,
+) -> Result<ImportReport> {
     let started = Instant::now();
-    let mut sources = Vec::new();
+    let mut found = Discovery::default();
     let mut scanned_dirs = Vec::new();
     for path in paths {
-        sources.extend(discover(path)?);
+        let more = discover(path)?;
+        found.sources.extend(more.sources);
+        found.skipped_links.extend(more.skipped_links);
         if path.is_dir() {
             scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
         }
     }
     let mut report = ImportReport {
-        files: sources.len() as u64,
+        files: found.sources.len() as u64,
+        symlinks_skipped: found.skipped_links.len() as u64,
         ..ImportReport::default()
     };
+    let mut sources = Vec::with_capacity(found.sources.len());
+    for source in found.sources {
+        match check_names(&source) {
+            Ok(()) => sources.push(source),
+            Err(e) => {
+                report.files_failed += 1;
+                report.bad_names += 1;
+                report
+                    .errors
+                    .push(format!("{}: {e}; not imported", source.path.display()));
+            }
+        }
+    }
     let sizes: Vec<u64> = sources
         .iter()
         .map(|s| std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0))
@@ -384,7 +471,7 @@ pub fn import_paths(
                         spare.push(buf);
                     }
                 }
-                let loaded = load::load(store, source, spare.pop().unwrap_or_default());
+                let loaded = load::load(store, source, spare.pop().unwrap_or_default(), limits);
                 if let Ok(Loaded::Read(file)) = &loaded {
                     in_flight += file.bytes.len();
                 }
@@ -410,6 +497,11 @@ pub fn import_paths(
                 Loaded::Failed(e) => {
                     report.files_failed += 1;
                     report.errors.push(e.to_string());
+                }
+                Loaded::TooBig(why) => {
+                    report.files_failed += 1;
+                    report.files_too_big += 1;
+                    report.errors.push(why);
                 }
                 Loaded::Read(file) => group.push(index, file),
             }
@@ -726,6 +818,8 @@ fn import_transcript(
         .optional()?;
     let mut start = 0usize;
     let mut ordinal = 0i64;
+    // The version a rewritten file replaces: its local lines are carried over.
+    let mut replaced = None;
     let transcript = match live {
         Some(id) => match stored_state(tx, id)? {
             Some(state)
@@ -750,6 +844,7 @@ fn import_transcript(
                 )?
                 .execute([id])?;
                 report.files_rewritten += 1;
+                replaced = Some(id);
                 create_transcript(tx, session, subpath, agent_id)?
             }
         },
@@ -762,6 +857,10 @@ fn import_transcript(
     }
     let mut cwd_seen = false;
     let mut offset = start;
+    // Line numbers for the report: a stored blank run holds several lines, so the number is
+    // counted from the bytes (lines before `start` only when a malformed line needs it).
+    let mut lines_before_start: Option<u64> = None;
+    let mut lines_since_start = 0u64;
     // Lines are stored ROW_BATCH at a time (see `insert_rows`), then projected in order.
     tx.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     let mut next_id: i64 = tx
@@ -770,16 +869,23 @@ fn import_transcript(
     let (mut nonblank, mut malformed) = (0u64, 0u64);
     let mut lines = ahead.lines_from(bytes, start).into_iter().peekable();
     let mut batch = Vec::with_capacity(ROW_BATCH);
+    let mut held = Held::default();
     let mut searchable = Vec::with_capacity(ROW_BATCH);
     while lines.peek().is_some() {
         batch.clear();
         searchable.clear();
         for (line, status, env, search) in lines.by_ref().take(ROW_BATCH) {
+            if replaced.is_some() {
+                held.bytes.insert(line.bytes);
+                if let Some(uuid) = env.uuid.as_deref().filter(|u| !u.is_empty()) {
+                    held.uuids.insert(uuid.to_owned());
+                }
+            }
             batch.push((line, status, env));
             searchable.push(search);
         }
         let first = next_id;
-        insert_rows(tx, transcript, ordinal, first, &batch)?;
+        insert_rows(tx, transcript, ordinal, first, &batch, Origin::Imported)?;
         next_id += batch.len() as i64;
         for (i, ((line, status, env), search)) in batch.iter().zip(&mut searchable).enumerate() {
             let row = first + i as i64;
@@ -793,9 +899,11 @@ fn import_transcript(
                     malformed += 1;
                     report.malformed_lines += 1;
                     if report.malformed.len() < MAX_REPORTED_LINES {
+                        let before =
+                            *lines_before_start.get_or_insert_with(|| newlines(&bytes[..start]));
                         report.malformed.push(LineRef {
                             path: source.path.clone(),
-                            line: ordinal as u64 + 1,
+                            line: before + lines_since_start + 1,
                         });
                     }
                 }
@@ -817,6 +925,10 @@ fn import_transcript(
             }
             offset += line.bytes.len() + usize::from(line.terminated);
             ordinal += 1;
+            lines_since_start += 1;
+            if *status == LineStatus::Blank {
+                lines_since_start += newlines(line.bytes);
+            }
         }
     }
     debug_assert_eq!(offset, bytes.len());
@@ -826,6 +938,9 @@ fn import_transcript(
             lines: nonblank,
             malformed,
         });
+    }
+    if let Some(old) = replaced {
+        report.local_rows_kept += carry_local_rows(tx, old, transcript, &held)?;
     }
     if let Some(sidecar) = agent_id.map(|_| format!("{subpath}.meta.json")) {
         tx.prepare_cached(
@@ -837,6 +952,59 @@ fn import_transcript(
     }
     write_ledger(tx, stamp, Some(transcript), None, bytes)?;
     Ok(transcript)
+}
+
+/// What a rewritten file holds, to tell which local lines of the version it replaces are
+/// still missing from it.
+#[derive(Default)]
+struct Held<'a> {
+    bytes: HashSet<&'a [u8]>,
+    uuids: HashSet<String>,
+}
+
+/// Copies the lines sessiondb wrote into transcript `old` (`append`, `tag`, `rename`, a
+/// SessionStore append) to the end of `new`, which a re-import just filled from the rewritten
+/// source file, skipping those the file already holds (same bytes or same uuid). Without
+/// this, local writes would stay only in the superseded version. Returns the lines copied.
+fn carry_local_rows(tx: &Transaction<'_>, old: i64, new: i64, held: &Held<'_>) -> Result<u64> {
+    let local: Vec<Vec<u8>> = tx
+        .prepare_cached(
+            "SELECT raw FROM rows WHERE transcript_id = ?1 AND local = 1 ORDER BY ordinal",
+        )?
+        .query_map([old], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut kept = 0;
+    for raw in &local {
+        if held.bytes.contains(raw.as_slice()) {
+            continue;
+        }
+        let (status, env) = Envelope::parse(raw);
+        if env
+            .uuid
+            .as_deref()
+            .is_some_and(|u| !u.is_empty() && held.uuids.contains(u))
+        {
+            continue;
+        }
+        let line = jsonl::Line {
+            bytes: raw,
+            terminated: true,
+        };
+        // After the file's last line, given its newline first when it had none (as `append`
+        // does), so that the two do not glue together.
+        let ordinal = crate::record::next_ordinal(tx, new)?;
+        let row = insert_row(tx, new, ordinal, line, status, &env)?;
+        if status == LineStatus::Record {
+            project_record(tx, new, row, raw, &env)?;
+        }
+        kept += 1;
+    }
+    Ok(kept)
+}
+
+/// How many `\n` are in `bytes`.
+fn newlines(bytes: &[u8]) -> u64 {
+    bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
 fn create_transcript(
@@ -861,11 +1029,12 @@ fn set_project_cwd(tx: &Transaction<'_>, session: i64, cwd: &str) -> Result<()> 
     Ok(())
 }
 
+/// One line written by sessiondb itself (`local = 1`, see migration V8).
 const INSERT_ROW: &str = "INSERT INTO rows (transcript_id, ordinal, raw, terminated, status, type, uuid,
     parent_uuid, logical_parent_uuid, is_sidechain, entry_session_id, agent_id, timestamp, subtype,
     message_id, role, is_meta, is_compact_summary, is_api_error, source_tool_assistant_uuid,
-    unknown_type, unknown_fields)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+    unknown_type, unknown_fields, local)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, 1)";
 
 /// Lines per multi-row `INSERT` of import. Every statement that inserts into `rows` opens
 /// a statement journal (the table has triggers), which copies each page it touches first:
@@ -877,7 +1046,17 @@ const ROW_BATCH: usize = 64;
 const STATEMENT_CACHE: usize = 64;
 
 /// The columns [`insert_rows`] binds per line.
-const ROW_PARAMS: usize = 23;
+const ROW_PARAMS: usize = 24;
+
+/// Where the lines [`insert_rows`] stores come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Read from a source file.
+    Imported,
+    /// Written by sessiondb (append, tag, rename, fork, a SessionStore append): carried over
+    /// when a re-import replaces the transcript (see [`carry_local_rows`]).
+    Local,
+}
 
 /// Stores `lines` with their projected columns under ids `first..`, in statements of
 /// [`ROW_BATCH`] or fewer lines (powers of two, so that few distinct statements are cached).
@@ -889,6 +1068,7 @@ pub(crate) fn insert_rows(
     ordinal: i64,
     first: i64,
     lines: &[(jsonl::Line<'_>, LineStatus, Envelope<'_>)],
+    origin: Origin,
 ) -> Result<()> {
     let own = own_session_id(tx, transcript)?;
     let mut done = 0;
@@ -900,7 +1080,7 @@ pub(crate) fn insert_rows(
             "INSERT INTO rows (id, transcript_id, ordinal, raw, terminated, status, type, uuid,
                 parent_uuid, logical_parent_uuid, is_sidechain, entry_session_id, agent_id,
                 timestamp, subtype, message_id, role, is_meta, is_compact_summary, is_api_error,
-                source_tool_assistant_uuid, unknown_type, unknown_fields) VALUES {}",
+                source_tool_assistant_uuid, unknown_type, unknown_fields, local) VALUES {}",
             vec![one; n].join(", ")
         );
         let mut stmt = tx.prepare_cached(&sql)?;
@@ -931,6 +1111,7 @@ pub(crate) fn insert_rows(
             stmt.raw_bind_parameter(at + 21, env.source_tool_assistant_uuid.as_deref())?;
             stmt.raw_bind_parameter(at + 22, unknown_type)?;
             stmt.raw_bind_parameter(at + 23, env.unknown_fields)?;
+            stmt.raw_bind_parameter(at + 24, origin == Origin::Local)?;
         }
         stmt.raw_execute()?;
         done += n;

@@ -36,10 +36,12 @@ pub(crate) use skip_scalars;
 
 mod envelope;
 mod fields;
+pub mod lenient;
 mod search_text;
 
 pub use envelope::{Envelope, LineStatus};
 pub(crate) use fields::{array_items, pick};
+pub use lenient::parse_json;
 pub use search_text::{search_text, SearchText};
 
 /// One line of a JSONL file: its bytes without the `\n`, and whether a `\n` followed.
@@ -112,16 +114,15 @@ pub fn parse_text(bytes: &[u8]) -> Option<&str> {
 }
 
 /// Parses a stored line into a JSON object the way Claude Code's loader does: `None`
-/// for blank, malformed or non-object lines, which the loader skips.
+/// for blank, malformed or non-object lines, which the loader skips. What `JSON.parse`
+/// accepts and `serde_json` does not (a lone surrogate escape, nesting deeper than 128) is
+/// read by [`lenient::parse_json`].
 pub fn parse_record(bytes: &[u8]) -> Option<serde_json::Value> {
     let text = parse_text(bytes)?;
     if text.is_empty() {
         return None;
     }
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(v) if v.is_object() => Some(v),
-        _ => None,
-    }
+    parse_json(text).filter(serde_json::Value::is_object)
 }
 
 #[cfg(test)]

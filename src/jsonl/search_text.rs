@@ -8,8 +8,9 @@
 //! minified) joined with a space, or a `tool_result`'s string `content` or its objects'
 //! `text` joined with `\n`; those joined with `\n`. Anything whose rendering by SQLite is
 //! not certain (a duplicate key on the path, an escaped key, a `text` that is not a string,
-//! a NUL, a line that does not start with `{` and end with `}`) gives `None`: the caller
-//! then lets the view compute the text.
+//! a NUL, a line that does not start with `{` and end with `}`, a line longer than
+//! [`crate::search::MAX_PARSED_LINE`]) gives `None`: the caller then lets the view compute
+//! the text.
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -26,6 +27,10 @@ pub struct SearchText {
 
 /// The searchable text of a stored line, or `None` when only the view can tell.
 pub fn search_text(raw: &[u8]) -> Option<SearchText> {
+    // The view indexes a prefix of longer lines (migration V9).
+    if raw.len() > crate::search::MAX_PARSED_LINE {
+        return None;
+    }
     if raw.first() != Some(&b'{') || raw.last() != Some(&b'}') {
         return None;
     }

@@ -24,8 +24,9 @@
 
 use crate::catalog;
 use crate::error::{Error, Result};
-use crate::import::{insert_rows, project_record, upsert_session};
+use crate::import::{insert_rows, project_record, upsert_session, Origin};
 use crate::jsonl::{self, Envelope, Line, LineStatus};
+use crate::names::{self, NameKind};
 use crate::record;
 use crate::store::Store;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
@@ -54,48 +55,41 @@ impl StreamKey {
 }
 
 /// Checks a subpath the way the SDK does before it materialises one: relative, `/`-separated,
-/// no empty, `.` or `..` component, no NUL, no drive prefix or backslash.
+/// no empty, `.` or `..` component, no NUL or control character, no drive prefix or backslash
+/// (the rule of [`crate::names::check_subpath`]).
 ///
 /// # Errors
 /// A message naming the problem.
 pub fn check_subpath(subpath: &str) -> std::result::Result<(), String> {
-    if subpath.is_empty() {
-        return Err("subpath is empty (omit it for the main transcript)".into());
-    }
-    if subpath.contains('\0') {
-        return Err("subpath contains a NUL character".into());
-    }
-    if subpath.starts_with('/') || subpath.starts_with('\\') {
-        return Err(format!("subpath {subpath:?} is absolute"));
-    }
-    let bytes = subpath.as_bytes();
-    if bytes.len() >= 2 && bytes[1] == b':' && bytes[0].is_ascii_alphabetic() {
-        return Err(format!("subpath {subpath:?} has a drive prefix"));
-    }
-    if subpath.contains('\\') {
-        return Err(format!("subpath {subpath:?} contains a backslash"));
-    }
-    for part in subpath.split('/') {
-        match part {
-            "" => return Err(format!("subpath {subpath:?} has an empty component")),
-            "." | ".." => {
-                return Err(format!("subpath {subpath:?} has a {part:?} component"));
-            }
-            _ => {}
-        }
-    }
-    Ok(())
+    names::check_subpath(subpath).map_err(|e| e.to_string())
 }
 
-/// Checks a key: a valid subpath when there is one.
+/// Checks a key: its project key and session id are one path component each, its subpath
+/// (when there is one) a relative path of such components (see [`crate::names`]). Checked by
+/// every verb, so a name that could not be stored is never looked up either.
 ///
 /// # Errors
-/// [`Error::Invalid`] naming the problem.
+/// [`Error::Invalid`] (a 400) naming the name and the problem.
 pub fn check_key(key: &StreamKey) -> Result<()> {
+    check_names(&key.project_key, Some(&key.session_id))?;
     match &key.subpath {
-        Some(s) => check_subpath(s).map_err(Error::Invalid),
+        Some(s) => names::check_subpath(s).map_err(as_invalid),
         None => Ok(()),
     }
+}
+
+/// Checks a project key and, when given, a session id (for the verbs without a full key).
+fn check_names(project_key: &str, session_id: Option<&str>) -> Result<()> {
+    names::check(NameKind::Project, project_key).map_err(as_invalid)?;
+    match session_id {
+        Some(id) => names::check(NameKind::Session, id).map_err(as_invalid),
+        None => Ok(()),
+    }
+}
+
+/// A bad name is a bad request: the server answers every [`Error::Invalid`] with a 400.
+fn as_invalid(e: Error) -> Error {
+    Error::Invalid(e.to_string())
 }
 
 /// The entries of a batch as stored lines: one JSONL line each (an entry spread over several
@@ -257,7 +251,7 @@ pub fn append(store: &Store, key: &StreamKey, entries: &[&RawValue]) -> Result<A
         let first: i64 = tx
             .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
             .query_row([], |r| r.get(0))?;
-        insert_rows(tx, transcript, next, first, &batch)?;
+        insert_rows(tx, transcript, next, first, &batch, Origin::Local)?;
         let mut cwd: Option<&str> = None;
         let mut agent_meta: Option<&[u8]> = None;
         for (row, (line, _, env)) in (first..).zip(&batch) {
@@ -681,6 +675,7 @@ pub fn summary_put(
     session_id: &str,
     put: &SummaryPut<'_>,
 ) -> Result<bool> {
+    check_names(project_key, Some(session_id))?;
     if !put.data.get().starts_with('{') {
         return Err(Error::Invalid("summary data must be a JSON object".into()));
     }
@@ -737,20 +732,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn subpaths_are_checked() {
-        for ok in [
-            "subagents/agent-1",
-            "subagents/workflows/r/agent-2",
-            "x",
-            "a.b/c..d",
-        ] {
-            assert_eq!(check_subpath(ok), Ok(()), "{ok}");
-        }
+    fn keys_are_checked() {
+        let key = |p: &str, s: &str, sub: Option<&str>| StreamKey {
+            project_key: p.into(),
+            session_id: s.into(),
+            subpath: sub.map(str::to_owned),
+        };
+        assert!(check_key(&key("-p", "s", Some("subagents/agent-1"))).is_ok());
         for bad in [
-            "", "/abs", "\\abs", "C:x", "a/../b", "..", ".", "a/./b", "a//b", "a/", "a\0b", "a\\b",
+            key("../..", "s", None),
+            key("", "s", None),
+            key("-p", ".", None),
+            key("-p", "a/b", None),
+            key("-p", "s", Some("a/../b")),
+            key("-p", "s", Some("/abs")),
         ] {
-            assert!(check_subpath(bad).is_err(), "{bad:?}");
+            assert!(matches!(check_key(&bad), Err(Error::Invalid(_))), "{bad:?}");
         }
+        assert_eq!(check_subpath("a//b").map_err(|_| ()), Err(()));
     }
 
     #[test]

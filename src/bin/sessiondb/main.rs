@@ -18,7 +18,7 @@ fn main() -> ExitCode {
         Err(err) if err.is::<output::NothingFound>() => ExitCode::FAILURE,
         Err(err) => {
             eprintln!("sessiondb: {}", message(&err));
-            ExitCode::FAILURE
+            exit_code(&err)
         }
     }
 }
@@ -38,4 +38,19 @@ fn message(err: &anyhow::Error) -> String {
         text.push_str(&part);
     }
     text
+}
+
+/// 2 for a name that cannot be stored (a usage error, like clap's), 1 for anything else.
+fn exit_code(err: &anyhow::Error) -> ExitCode {
+    let bad_name = err.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<sessiondb::Error>(),
+            Some(sessiondb::Error::BadName(_))
+        )
+    });
+    if bad_name {
+        ExitCode::from(2)
+    } else {
+        ExitCode::FAILURE
+    }
 }

@@ -26,6 +26,15 @@ pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
                 db.display()
             ));
         }
+        for skipped in &report.skipped {
+            eprintln!("warning: {skipped}");
+        }
+        if !report.skipped.is_empty() {
+            anyhow::bail!(
+                "{} stored files were not exported (see the warnings above)",
+                report.skipped.len()
+            );
+        }
         return Ok(());
     }
     let arg = args.session.context("name a SESSION or pass --all")?;

@@ -65,6 +65,13 @@ pub fn run(db: &Path, args: ImportArgs) -> anyhow::Result<()> {
     for error in &report.errors {
         eprintln!("error: {error}");
     }
+    if report.bad_names > 0 {
+        return Err(sessiondb::Error::BadName(format!(
+            "{} files refused for their names (see above); {} files could not be imported",
+            report.bad_names, report.files_failed
+        ))
+        .into());
+    }
     if report.files_failed > 0 {
         anyhow::bail!(
             "{} could not be imported",
@@ -147,5 +154,12 @@ fn summary(out: &mut impl Write, r: &ImportReport, db: &Path) -> std::io::Result
         human::seconds(r.seconds),
         human::rate(r.mb_per_s)
     )?;
+    if r.symlinks_skipped > 0 {
+        writeln!(
+            out,
+            "{} inside the scanned folders skipped (not followed)",
+            human::plural(r.symlinks_skipped, "symbolic link", "symbolic links")
+        )?;
+    }
     writeln!(out, "database {}", db.display())
 }

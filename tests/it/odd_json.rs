@@ -1,0 +1,105 @@
+//! Issue 13 item 10: records with a lone surrogate escape or nesting deeper than 128 levels
+//! (both valid to `JSON.parse`) resume, fork and list like any other record.
+
+use crate::names::sessiondb;
+use serde_json::Value;
+use std::path::Path;
+
+const SESSION: &str = "0dd50000-0000-4000-8000-000000000001";
+
+fn ok(db: &Path, args: &[&str]) -> Vec<u8> {
+    let out = sessiondb(db, args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// user u1 → assistant a1 (text cut inside an emoji) → user u2 (a tool result nested 300
+/// deep) → assistant a2 (lone surrogate again, last record).
+fn transcript() -> String {
+    let deep = format!("{}\"x\"{}", "[".repeat(300), "]".repeat(300));
+    [
+        r#"{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"first question"},"uuid":"u1","timestamp":"2026-12-01T10:00:00.000Z","sessionId":"SID","cwd":"/w"}"#.to_owned(),
+        r#"{"parentUuid":"u1","isSidechain":false,"type":"assistant","message":{"id":"m1","role":"assistant","model":"x","content":[{"type":"text","text":"cut here \ud83d"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}},"uuid":"a1","timestamp":"2026-12-01T10:00:01.000Z","sessionId":"SID","cwd":"/w"}"#.to_owned(),
+        format!(r#"{{"parentUuid":"a1","isSidechain":false,"type":"user","message":{{"role":"user","content":"second question"}},"toolUseResult":{deep},"uuid":"u2","timestamp":"2026-12-01T10:00:02.000Z","sessionId":"SID","cwd":"/w"}}"#),
+        r#"{"parentUuid":"u2","isSidechain":false,"type":"assistant","message":{"id":"m2","role":"assistant","model":"x","content":[{"type":"text","text":"\ude00 tail"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}},"uuid":"a2","timestamp":"2026-12-01T10:00:03.000Z","sessionId":"SID","cwd":"/w"}"#.to_owned(),
+    ]
+    .map(|l| l.replace("SID", SESSION) + "\n")
+    .concat()
+}
+
+fn uuids_in(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(u)) = m.get("uuid") {
+                    out.push(u.clone());
+                }
+                m.values().for_each(|x| walk(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    walk(v, &mut out);
+    out
+}
+
+#[test]
+fn lone_surrogates_and_deep_nesting_resume_fork_and_list() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let project = dir.path().join("-w");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let text = transcript();
+    assert!(serde_json::from_str::<Value>(text.lines().nth(1).expect("a1")).is_err());
+    std::fs::write(project.join(format!("{SESSION}.jsonl")), &text).expect("write");
+    let db = dir.path().join("s.db");
+    ok(&db, &["import", &project.to_string_lossy()]);
+
+    // Export: the bytes as written.
+    assert_eq!(ok(&db, &["export", SESSION]), text.as_bytes());
+
+    // Resume: the whole conversation, as valid JSON; U+FFFD stands for the lone surrogates.
+    let api: Value = serde_json::from_slice(&ok(&db, &["resume", SESSION, "--api"]))
+        .expect("--api output is valid JSON");
+    let api_text = api.to_string();
+    for needle in [
+        "first question",
+        "cut here \u{fffd}",
+        "second question",
+        "\u{fffd} tail",
+    ] {
+        assert!(api_text.contains(needle), "{needle} missing: {api_text}");
+    }
+    let resumed: Value =
+        serde_json::from_slice(&ok(&db, &["resume", SESSION, "--json"])).expect("valid JSON");
+    let uuids = uuids_in(&resumed["messages"]);
+    for u in ["u1", "a1", "u2", "a2"] {
+        assert!(uuids.contains(&u.to_owned()), "{u} missing: {uuids:?}");
+    }
+
+    // messages: all four.
+    let listed: Value =
+        serde_json::from_slice(&ok(&db, &["messages", SESSION, "--json"])).expect("valid JSON");
+    let listed: Vec<&str> = listed
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|m| m["uuid"].as_str())
+        .collect();
+    assert_eq!(listed, ["u1", "a1", "u2", "a2"]);
+
+    // Fork: all four messages re-recorded.
+    let forked: Value =
+        serde_json::from_slice(&ok(&db, &["fork", SESSION, "--json"])).expect("valid JSON");
+    assert_eq!(forked["messages"], 4, "{forked}");
+    let fork_id = forked["session_id"].as_str().expect("id").to_owned();
+    let fork_text = String::from_utf8(ok(&db, &["export", &fork_id])).expect("utf-8");
+    for u in ["\"u1\"", "\"a1\"", "\"u2\"", "\"a2\""] {
+        assert!(fork_text.contains(u), "{u} missing from the fork");
+    }
+}
