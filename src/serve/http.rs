@@ -2,6 +2,7 @@
 //! async threads; every request checks the bearer token (when one is set) in constant time.
 
 use super::streams::{self, StreamKey, SummaryPut, Watermark};
+use super::web;
 use crate::checkpoint::Checkpointer;
 use crate::error::Error;
 use crate::model::SessionRef;
@@ -149,11 +150,16 @@ pub fn router(store: Arc<Store>, config: Config) -> Router {
         .route("/v1/resume", get(resume))
         .route("/v1/messages", get(messages))
         .route("/v1/search", get(search))
+        .merge(super::web::router(super::web::WebState {
+            store: state.store.clone(),
+            token: state.token.clone(),
+        }))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")
         })
         .layer(middleware::from_fn_with_state(state.clone(), authorize))
+        .layer(middleware::from_fn(super::web::security_headers))
         .with_state(state)
 }
 
@@ -208,7 +214,7 @@ pub async fn shutdown_signal() {
 }
 
 /// Compares in time that depends only on the expected token's length.
-fn same_token(given: &[u8], expected: &[u8]) -> bool {
+pub(crate) fn same_token(given: &[u8], expected: &[u8]) -> bool {
     let mut diff = u8::from(given.len() != expected.len());
     for (i, e) in expected.iter().enumerate() {
         diff |= given.get(i).copied().unwrap_or(0) ^ e;
@@ -216,14 +222,30 @@ fn same_token(given: &[u8], expected: &[u8]) -> bool {
     std::hint::black_box(diff) == 0
 }
 
+/// Checks the token: the API takes it from the bearer header, the pages (everything outside
+/// `/v1/`) also from the login cookie; the login form and its assets are open.
 async fn authorize(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if let Some(expected) = &state.token {
+        let path = request.uri().path();
+        if web::is_public(path) {
+            return next.run(request).await;
+        }
         let given = request
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
             .unwrap_or(b"");
-        if !same_token(given, expected) {
+        let by_cookie = web::is_page(path)
+            && web::cookie_token(request.headers()).is_some_and(|c| same_token(c, expected));
+        if !by_cookie && !same_token(given, expected) {
+            if web::is_page(path) {
+                let target = request
+                    .uri()
+                    .path_and_query()
+                    .map_or("/", |p| p.as_str())
+                    .to_owned();
+                return web::unauthorized(request.method(), &target);
+            }
             return ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 "missing or wrong token (send Authorization: Bearer <token>)",

@@ -7,7 +7,10 @@
 //!   endpoints (`/v1/sessions`, `/v1/resume`, `/v1/messages`, `/v1/search`) answering the
 //!   JSON the CLI prints with `--json`.
 //!
+//! * [`web`]: the web viewer's pages and actions at `/`, on the same port.
+//!
 //! `tools/python/sessiondb_store.py` is the Python adapter (a `SessionStore` for the SDK).
 
 pub mod http;
 pub mod streams;
+pub mod web;
