@@ -11,4 +11,5 @@ mod roundtrip;
 mod sdk_goldens;
 mod search;
 mod serve;
+mod serve_hardening;
 mod support;
