@@ -13,3 +13,4 @@ mod search;
 mod serve;
 mod serve_hardening;
 mod support;
+mod web;

@@ -90,6 +90,10 @@ pub struct ServeArgs {
     /// 127.0.0.1 and [::1]) with its port is answered.
     #[arg(long = "allow-host", value_name = "NAME")]
     pub allow_host: Vec<AllowedHost>,
+    /// Open the web viewer in the default browser ($BROWSER, else xdg-open / open / start)
+    /// once the server listens.
+    #[arg(long)]
+    pub open: bool,
 }
 
 /// `sessiondb fork`.

@@ -10,7 +10,7 @@ pub struct Html(String);
 
 /// Bidirectional controls that would reorder the text around them (an RTL override inside a
 /// file name makes `exe.txt` read as `txt.exe`): shown as visible code points instead.
-fn is_bidi_control(c: char) -> bool {
+pub(crate) fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 

@@ -17,6 +17,14 @@ pub fn safe_link(url: &str) -> bool {
 
 /// Renders `text` as sanitised HTML.
 pub fn render(text: &str) -> String {
+    // Bidirectional overrides would reorder the rendered text: make them visible first.
+    let shown;
+    let text = if text.chars().any(super::html::is_bidi_control) {
+        shown = show_bidi_controls(text);
+        shown.as_str()
+    } else {
+        text
+    };
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut dropped_link = false;
@@ -77,6 +85,18 @@ pub fn render(text: &str) -> String {
     out
 }
 
+fn show_bidi_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if super::html::is_bidi_control(c) {
+            out.push_str(&format!("[U+{:04X}]", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,6 +136,11 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("[image] b"), "{out}");
+    }
+
+    #[test]
+    fn bidi_overrides_are_visible() {
+        assert!(render("invoice\u{202E}gpj.exe").contains("invoice[U+202E]gpj.exe"));
     }
 
     #[test]

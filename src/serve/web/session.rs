@@ -422,16 +422,24 @@ impl<'a> Renderer<'a> {
         if let Some(hint) = tool_hint(input) {
             h.raw(" <code>").text(&clip(hint, 120)).raw("</code>");
         }
+        let added = result.is_some_and(|(at, _)| self.records[at].synthetic);
         if result.is_none() {
             h.raw(" <span class=\"badge\">no result</span>");
         } else if is_error {
             h.raw(" <span class=\"badge\">error</span>");
         }
+        if added {
+            h.raw(" <span class=\"badge\">result added on resume</span>");
+        }
         h.raw("</summary><div class=\"tin\"><h4>Input</h4><pre>");
         self.json(h, input, CUT, ordinal);
         h.raw("</pre></div>");
         if let Some((at, r)) = result {
-            h.raw("<div class=\"tres\"");
+            h.raw(if added {
+                "<div class=\"tres synthetic\""
+            } else {
+                "<div class=\"tres\""
+            });
             let result_rec = &self.records[at];
             if let Some(v) = &result_rec.value {
                 if self.anchored.insert(at) && self.absorbed.contains(&at) {

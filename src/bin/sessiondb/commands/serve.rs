@@ -44,6 +44,9 @@ pub fn run(db: &Path, args: ServeArgs) -> anyhow::Result<()> {
         writeln!(out, "listening on http://{bound}")?;
         out.flush()?;
         drop(out);
+        if args.open {
+            open_browser(&viewer_url(bound));
+        }
         let config = Config {
             token,
             allowed_hosts: args.allow_host,
@@ -82,4 +85,45 @@ fn read_token_file(file: &Path) -> anyhow::Result<String> {
         );
     }
     Ok(token.to_owned())
+}
+
+/// The viewer's address for a browser: a wildcard bind is reached on loopback.
+fn viewer_url(bound: SocketAddr) -> String {
+    let ip = match bound.ip() {
+        ip if ip.is_unspecified() && ip.is_ipv4() => "127.0.0.1".to_owned(),
+        ip if ip.is_unspecified() => "[::1]".to_owned(),
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        ip => ip.to_string(),
+    };
+    format!("http://{ip}:{}/", bound.port())
+}
+
+/// Starts the user's browser on `url` without waiting for it; a failure is a warning (the
+/// server keeps running and the address was printed).
+fn open_browser(url: &str) {
+    let mut command = match std::env::var("BROWSER")
+        .ok()
+        .filter(|b| !b.trim().is_empty())
+    {
+        Some(browser) => std::process::Command::new(browser),
+        None if cfg!(target_os = "macos") => std::process::Command::new("open"),
+        None if cfg!(windows) => {
+            let mut c = std::process::Command::new("cmd");
+            c.args(["/C", "start", ""]);
+            c
+        }
+        None => std::process::Command::new("xdg-open"),
+    };
+    command
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    match command.spawn() {
+        Ok(mut child) => {
+            // Reap it when it exits, so that no zombie stays behind.
+            std::thread::spawn(move || child.wait());
+        }
+        Err(e) => eprintln!("sessiondb: cannot open a browser ({e}); open {url} yourself"),
+    }
 }
