@@ -1070,20 +1070,30 @@ pub(crate) async fn agent_page(
 #[derive(Deserialize, Default)]
 pub(crate) struct RecordParams {
     agent: Option<String>,
+    /// Which part of a long record to show (1-based).
+    part: Option<usize>,
+    /// Send the stored line itself, as a download.
+    raw: Option<String>,
 }
 
-/// `GET /session/P/S/record/N[?agent=A]`: one stored line, whole (the "show all" of a cut
-/// output), pretty-printed when it is JSON.
+/// Characters of a record shown per part of its page: a browser lays out a few hundred
+/// kilobytes of text at once quickly, ten megabytes not (a minute here).
+const PART: usize = 200_000;
+
+/// `GET /session/P/S/record/N[?agent=A][&part=K][&raw=1]`: one stored line, whole (the
+/// "show all" of a cut output), pretty-printed when it is JSON, in parts of [`PART`]
+/// characters; with `raw` the line as stored, as a download.
 pub(crate) async fn record_page(
     State(state): State<WebState>,
     Path((project, session_id, ordinal)): Path<(String, String, i64)>,
     params: Result<Query<RecordParams>, QueryRejection>,
 ) -> Response {
-    let agent = match params {
-        Ok(Query(p)) => p.agent,
+    let params = match params {
+        Ok(Query(p)) => p,
         Err(e) => return super::bad_query(&e),
     };
     blocking_page(move || {
+        let agent = params.agent;
         let session = find_session(&state.store, &project, &session_id)?;
         let conn = state.store.reader()?;
         let transcript = match &agent {
@@ -1095,10 +1105,42 @@ pub(crate) async fn record_page(
             Error::NotFound(format!("no line {} in this transcript", ordinal + 1))
         })?;
         drop(conn);
+        if params.raw.is_some() {
+            let mut response = raw.into_response();
+            let h = response.headers_mut();
+            h.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/octet-stream"),
+            );
+            if let Ok(v) = HeaderValue::from_str(&format!(
+                "attachment; filename=\"line-{}.json\"",
+                ordinal + 1
+            )) {
+                h.insert(header::CONTENT_DISPOSITION, v);
+            }
+            return Ok(response);
+        }
         let text = match serde_json::from_slice::<Value>(&raw) {
             Ok(v) => serde_json::to_string_pretty(&v).unwrap_or_default(),
             Err(_) => String::from_utf8_lossy(&raw).into_owned(),
         };
+        // Part boundaries, in bytes, every PART characters.
+        let mut starts = vec![0];
+        for (n, (i, _)) in text.char_indices().enumerate() {
+            if n > 0 && n % PART == 0 {
+                starts.push(i);
+            }
+        }
+        let parts = starts.len();
+        let part = params.part.unwrap_or(1).clamp(1, parts);
+        let from = starts[part - 1];
+        let to = starts.get(part).copied().unwrap_or(text.len());
+        let mut link = Html::new();
+        session_href(&mut link, &session.project, &session.session_id);
+        link.raw("/record/").num(ordinal).raw("?");
+        if let Some(a) = &agent {
+            link.raw("agent=").url(a).raw("&amp;");
+        }
         let mut h = Html::new();
         h.raw("<h1>Line ")
             .num(ordinal + 1)
@@ -1109,9 +1151,43 @@ pub(crate) async fn record_page(
         }
         h.raw("\">Back to the conversation</a> · ")
             .num(raw.len())
-            .raw(" bytes</p><pre class=\"whole\">")
-            .text(&text)
+            .raw(" bytes · <a download href=\"")
+            .append(&link)
+            .raw("raw=1\">Download the line</a></p>");
+        let pager = |h: &mut Html| {
+            if parts > 1 {
+                h.raw("<nav class=\"pager\" aria-label=\"Parts\">");
+                if part > 1 {
+                    h.raw("<a rel=\"prev\" href=\"")
+                        .append(&link)
+                        .raw("part=")
+                        .num(part - 1)
+                        .raw("\">← Part ")
+                        .num(part - 1)
+                        .raw("</a>");
+                }
+                h.raw("<span class=\"part\">Part ")
+                    .num(part)
+                    .raw(" of ")
+                    .num(parts)
+                    .raw("</span>");
+                if part < parts {
+                    h.raw("<a rel=\"next\" href=\"")
+                        .append(&link)
+                        .raw("part=")
+                        .num(part + 1)
+                        .raw("\">Part ")
+                        .num(part + 1)
+                        .raw(" →</a>");
+                }
+                h.raw("</nav>");
+            }
+        };
+        pager(&mut h);
+        h.raw("<pre class=\"whole\">")
+            .text(&text[from..to])
             .raw("</pre>");
+        pager(&mut h);
         Ok(page(
             StatusCode::OK,
             &format!("Line {}", ordinal + 1),
