@@ -275,7 +275,12 @@ pub(crate) async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> Stopped {
     let limit = connection_limit(&limits);
-    let limits = Arc::new(limits);
+    let grace = limits.shutdown_grace;
+    let app = App {
+        router,
+        policy,
+        limits: Arc::new(limits),
+    };
     let registry = Arc::new(Registry::default());
     let (stop, stopping) = watch::channel(false);
     let mut tasks = JoinSet::new();
@@ -298,16 +303,7 @@ pub(crate) async fn serve(
                     let conn = Arc::new(Conn::new());
                     registry.lock().insert(next_id, conn.clone());
                     let registered = Registered { registry: registry.clone(), id: next_id };
-                    tasks.spawn(drive(
-                        stream,
-                        local,
-                        conn,
-                        registered,
-                        router.clone(),
-                        policy.clone(),
-                        limits.clone(),
-                        stopping.clone(),
-                    ));
+                    tasks.spawn(drive(stream, local, conn, registered, app.clone(), stopping.clone()));
                 }
                 Err(e) => {
                     if out_of_files(&e) {
@@ -321,7 +317,7 @@ pub(crate) async fn serve(
     drop(listener);
     // Receivers see the change even when they start watching later.
     let _ = stop.send(true);
-    let grace = sleep(limits.shutdown_grace);
+    let grace = sleep(grace);
     tokio::pin!(grace);
     loop {
         tokio::select! {
@@ -334,31 +330,36 @@ pub(crate) async fn serve(
     Stopped { cut }
 }
 
+/// What every connection serves: the guard, then the router, under the limits.
+#[derive(Clone)]
+struct App {
+    router: Router,
+    policy: Arc<Policy>,
+    limits: Arc<Limits>,
+}
+
 /// Runs one connection: hyper's HTTP/1 over `stream`, closed by the timeouts, an eviction or
 /// shutdown whenever no request is in progress.
-#[allow(clippy::too_many_arguments)]
 async fn drive(
     stream: TcpStream,
     local: SocketAddr,
     conn: Arc<Conn>,
     _registered: Registered,
-    router: Router,
-    policy: Arc<Policy>,
-    limits: Arc<Limits>,
+    app: App,
     mut stopping: watch::Receiver<bool>,
 ) {
     let io = TokioIo::new(Tracked {
         stream,
         conn: conn.clone(),
     });
+    let limits = app.limits.clone();
     let service = {
         let conn = conn.clone();
-        let limits = limits.clone();
         hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             let busy = conn.busy();
-            let router = router.clone();
-            let policy = policy.clone();
-            let body_timeout = limits.body_read_timeout;
+            let router = app.router.clone();
+            let policy = app.policy.clone();
+            let body_timeout = app.limits.body_read_timeout;
             async move {
                 let _busy = busy;
                 let (parts, body) = request.into_parts();
