@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 /// click away on the record's own page).
 const CUT: usize = 10_000;
 /// Characters of a bookkeeping record (progress, snapshots, …) shown in its fold.
-const CUT_RECORD: usize = 2_000;
+const CUT_RECORD: usize = 1_000;
 
 #[derive(Deserialize, Default)]
 pub(crate) struct ViewParams {
