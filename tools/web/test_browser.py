@@ -4,7 +4,9 @@ keyboard use, phone width, and a hostile transcript that must stay text. Writes 
 of the three pages, light and dark, to $WEB_SCREENSHOTS (default: a temporary folder)."""
 
 import os
+import subprocess
 import tempfile
+import time
 
 import pytest
 from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, StaleElementReferenceException
@@ -223,6 +225,44 @@ def test_hostile_transcript_renders_as_text(served, browser):
     browser.find_element(By.LINK_TEXT, "Part 2 →").click()
     wait(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, "span.part").text.startswith("Part 2 of"))
     assert browser.execute_script(INJECTION_CHECK) == []
+
+
+def test_login_with_a_token(served, browser):
+    """A server with a token: the page asks for it once, then the cookie carries it."""
+    from conftest import sessiondb_bin
+
+    out = open(os.path.join(served.tmp, "serve-token.out"), "w+")
+    env = dict(os.environ, SESSIONDB_TOKEN="pa55-w0rd")
+    proc = subprocess.Popen([sessiondb_bin(), "--db", served.db, "serve", "--addr", "127.0.0.1:0"],
+                            stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        url = None
+        for _ in range(200):
+            out.seek(0)
+            lines = [line for line in out.read().splitlines() if line.startswith("listening on ")]
+            if lines:
+                url = lines[0][len("listening on "):]
+                break
+            time.sleep(0.05)
+        assert url, "the server with a token did not start"
+        go(browser, url + "/search?q=zebra")
+        assert "/login?next=" in browser.current_url
+        field = browser.find_element(By.NAME, "token")
+        field.send_keys("wrong")
+        field.send_keys(Keys.ENTER)
+        wait(browser).until(lambda d: d.find_element(By.ID, "login-error").text != "")
+        field.clear()
+        field.send_keys("pa55-w0rd")
+        field.send_keys(Keys.ENTER)
+        wait(browser).until(EC.url_contains("/search?q=zebra"))
+        go(browser, browser.current_url)
+        assert browser.find_elements(By.CSS_SELECTOR, "ol.hits a.hit")
+        # The cookie is not readable by script.
+        assert "sessiondb_token" not in browser.execute_script("return document.cookie")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+        browser.delete_all_cookies()
 
 
 def screenshot_dir():
