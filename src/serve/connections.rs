@@ -13,9 +13,11 @@
 //!   [`Limits::header_read_timeout`] of its first byte, else the connection is closed.
 //! * **A body-read timeout**: a request body must have arrived within
 //!   [`Limits::body_read_timeout`] of its head; reading it fails after that (408).
-//! * **Shutdown**: the listener closes, connections without a request in progress close at
-//!   once, requests in progress get [`Limits::shutdown_grace`] to finish (their connections
-//!   then close); whatever still runs after that is cut. Handlers read a whole body before
+//! * **Shutdown**: the listener stops (connections the kernel had already accepted are still
+//!   taken), connections without a request in progress close (one that has not sent a byte
+//!   after [`SHUTDOWN_LINGER`], for a request sent just before the signal), requests in
+//!   progress get [`Limits::shutdown_grace`] to finish (their connections then close);
+//!   whatever still runs after that is cut. Handlers read a whole body before
 //!   they touch the store and write in one transaction, so a cut request changed nothing.
 //!
 //! Every request passes [`Policy::check`] before the router.
@@ -79,6 +81,10 @@ const RESERVED_FILES: u64 = 64;
 /// How long the loop waits after a failed accept (out of file descriptors: for the
 /// connection closed to make room).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+
+/// How long shutdown waits for a request on a connection that has not sent a byte yet (one
+/// sent just before the signal), and for connections the kernel accepted before it.
+const SHUTDOWN_LINGER: Duration = Duration::from_millis(100);
 
 /// How serving ended.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -189,9 +195,16 @@ impl Conn {
         }
     }
 
-    /// Idle and never had a request.
+    /// Never had a request, nor a byte of one.
     fn fresh(&self) -> bool {
-        !self.served.load(Ordering::Relaxed) && matches!(*self.phase(), Phase::Idle { .. })
+        !self.served.load(Ordering::Relaxed)
+            && matches!(
+                *self.phase(),
+                Phase::Idle {
+                    head_from: None,
+                    ..
+                }
+            )
     }
 
     /// Chosen to make room, with no request in progress.
@@ -284,7 +297,12 @@ pub(crate) async fn serve(
     let registry = Arc::new(Registry::default());
     let (stop, stopping) = watch::channel(false);
     let mut tasks = JoinSet::new();
-    let mut next_id = 0u64;
+    let mut start = Starter {
+        registry: registry.clone(),
+        app,
+        stopping,
+        next_id: 0,
+    };
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -298,12 +316,7 @@ pub(crate) async fn serve(
                         drop(stream);
                         continue;
                     }
-                    let Ok(local) = stream.local_addr() else { continue };
-                    next_id += 1;
-                    let conn = Arc::new(Conn::new());
-                    registry.lock().insert(next_id, conn.clone());
-                    let registered = Registered { registry: registry.clone(), id: next_id };
-                    tasks.spawn(drive(stream, local, conn, registered, app.clone(), stopping.clone()));
+                    start.spawn(&mut tasks, stream);
                 }
                 Err(e) => {
                     if out_of_files(&e) {
@@ -314,9 +327,14 @@ pub(crate) async fn serve(
             },
         }
     }
-    drop(listener);
     // Receivers see the change even when they start watching later.
     let _ = stop.send(true);
+    // Connections the kernel completed before the signal are served like the others.
+    let until = Instant::now() + SHUTDOWN_LINGER;
+    while let Ok(Ok((stream, _))) = tokio::time::timeout_at(until, listener.accept()).await {
+        start.spawn(&mut tasks, stream);
+    }
+    drop(listener);
     let grace = sleep(grace);
     tokio::pin!(grace);
     loop {
@@ -328,6 +346,37 @@ pub(crate) async fn serve(
     let cut = tasks.len();
     tasks.shutdown().await;
     Stopped { cut }
+}
+
+/// Registers and spawns the task of each accepted connection.
+struct Starter {
+    registry: Arc<Registry>,
+    app: App,
+    stopping: watch::Receiver<bool>,
+    next_id: u64,
+}
+
+impl Starter {
+    fn spawn(&mut self, tasks: &mut JoinSet<()>, stream: TcpStream) {
+        let Ok(local) = stream.local_addr() else {
+            return;
+        };
+        self.next_id += 1;
+        let conn = Arc::new(Conn::new());
+        self.registry.lock().insert(self.next_id, conn.clone());
+        let registered = Registered {
+            registry: self.registry.clone(),
+            id: self.next_id,
+        };
+        tasks.spawn(drive(
+            stream,
+            local,
+            conn,
+            registered,
+            self.app.clone(),
+            self.stopping.clone(),
+        ));
+    }
 }
 
 /// What every connection serves: the guard, then the router, under the limits.
@@ -387,7 +436,14 @@ async fn drive(
             // and one with a request in progress after answering it.
             connection.as_mut().graceful_shutdown();
             if conn.fresh() {
-                return;
+                // A request sent just before the signal may not have been read yet.
+                if tokio::time::timeout(SHUTDOWN_LINGER, connection.as_mut())
+                    .await
+                    .is_ok()
+                    || conn.fresh()
+                {
+                    return;
+                }
             }
         }
         let deadline = conn.deadline(&limits);

@@ -754,13 +754,14 @@ fn the_binary_refuses_a_public_address_without_a_token() {
 }
 
 /// SIGTERM while a large append is in flight: the append finishes and commits whole, then the
-/// server exits 0.
+/// server exits 0. (3 MB: well within the 10 s shutdown grace even for a debug build on a
+/// busy machine.)
 #[test]
 fn sigterm_lets_an_append_in_flight_finish() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     let (mut child, addr) = spawn_serve(&db, &[]);
-    let entries: Vec<Value> = (0..20_000)
+    let entries: Vec<Value> = (0..5_000)
         .map(|i| user(&format!("u{i}"), &"word ".repeat(100)))
         .collect();
     let body = json!({"key": key("big", None), "entries": entries}).to_string();
@@ -775,7 +776,7 @@ fn sigterm_lets_an_append_in_flight_finish() {
     let (status, answer) = read_response(stream);
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
     let answer: Value = serde_json::from_slice(&answer).unwrap();
-    assert_eq!(answer["appended"], json!(20_000));
+    assert_eq!(answer["appended"], json!(5_000));
     let exit = child.wait().expect("wait");
     assert!(exit.success(), "{exit:?}");
     let store = Store::open(&db).unwrap();
@@ -784,7 +785,7 @@ fn sigterm_lets_an_append_in_flight_finish() {
         .unwrap()
         .query_row("SELECT count(*) FROM rows", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(rows, 20_000);
+    assert_eq!(rows, 5_000);
 }
 
 /// An imported session folds from its first line; a re-imported (rewritten) file is a new
