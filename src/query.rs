@@ -314,3 +314,106 @@ pub fn record_timestamps(
         .query_map([session.key], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?)
 }
+
+/// The session with exactly this project folder and session id (no prefix or title
+/// matching: for links, which name both).
+///
+/// # Errors
+/// [`Error::SessionNotFound`] when there is none; database errors.
+pub fn find_exact_session(
+    conn: &Connection,
+    project: &str,
+    session_id: &str,
+) -> Result<SessionRef> {
+    conn.prepare_cached(&format!(
+        "{SESSION_COLUMNS} WHERE p.key = ?1 AND s.session_id = ?2"
+    ))?
+    .query_row(params![project, session_id], session_ref)
+    .optional()?
+    .ok_or_else(|| Error::SessionNotFound(format!("{project}/{session_id}")))
+}
+
+/// Every project folder name, sorted (for a listing's project filter).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn project_keys(conn: &Connection) -> Result<Vec<String>> {
+    let out = conn
+        .prepare_cached("SELECT key FROM projects ORDER BY key")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(out)
+}
+
+/// Every tag some session has now, sorted (for a listing's tag filter).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn tags(conn: &Connection) -> Result<Vec<String>> {
+    let out = conn
+        .prepare_cached(
+            "SELECT DISTINCT tag FROM catalog WHERE tag IS NOT NULL AND tag <> '' ORDER BY tag",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(out)
+}
+
+/// A stored line of a transcript: its position in the file and its bytes.
+#[derive(Debug, Clone)]
+pub struct StoredLine {
+    /// The line's position in its file (0-based).
+    pub ordinal: i64,
+    /// The line as stored, without its line ending.
+    pub raw: Vec<u8>,
+}
+
+/// The live lines of one transcript, in file order.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn transcript_lines(conn: &Connection, transcript_id: i64) -> Result<Vec<StoredLine>> {
+    let out = conn
+        .prepare_cached("SELECT ordinal, raw FROM rows WHERE transcript_id = ?1 ORDER BY ordinal")?
+        .query_map([transcript_id], |r| {
+            Ok(StoredLine {
+                ordinal: r.get(0)?,
+                raw: r.get(1)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(out)
+}
+
+/// One line of a transcript by its position.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn transcript_line(
+    conn: &Connection,
+    transcript_id: i64,
+    ordinal: i64,
+) -> Result<Option<Vec<u8>>> {
+    Ok(conn
+        .prepare_cached("SELECT raw FROM rows WHERE transcript_id = ?1 AND ordinal = ?2")?
+        .query_row(params![transcript_id, ordinal], |r| r.get(0))
+        .optional()?)
+}
+
+/// The live transcript of a session's sub-agent (`agent_id`), if stored.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn agent_transcript(
+    conn: &Connection,
+    session: &SessionRef,
+    agent_id: &str,
+) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT id FROM transcripts WHERE session_id = ?1 AND agent_id = ?2
+               AND subpath <> '' AND superseded_at IS NULL ORDER BY subpath LIMIT 1",
+        )?
+        .query_row(params![session.key, agent_id], |r| r.get(0))
+        .optional()?)
+}

@@ -1,7 +1,12 @@
 //! The HTTP/JSON API (axum on tokio). SQLite work runs on tokio's blocking pool, never on the
-//! async threads; every request checks the bearer token (when one is set) in constant time.
+//! async threads. Every request first passes [`guard`](super::guard) (Host, cross-site,
+//! content type) and the connection limits of [`connections`](super::connections), then
+//! the bearer token check (when a token is set, in constant time), then its route.
 
+use super::connections::{self, BodyTimeout, Limits, Stopped};
+use super::guard::{AllowedHost, Policy};
 use super::streams::{self, StreamKey, SummaryPut, Watermark};
+use super::web;
 use crate::checkpoint::Checkpointer;
 use crate::error::Error;
 use crate::model::SessionRef;
@@ -34,6 +39,10 @@ pub struct Config {
     pub token: Option<String>,
     /// The largest request body, in bytes.
     pub body_limit: usize,
+    /// Host names answered to besides the address connected to (`--allow-host`).
+    pub allowed_hosts: Vec<AllowedHost>,
+    /// Connection limits and timeouts.
+    pub limits: Limits,
 }
 
 impl Default for Config {
@@ -41,6 +50,8 @@ impl Default for Config {
         Config {
             token: None,
             body_limit: DEFAULT_BODY_LIMIT,
+            allowed_hosts: Vec::new(),
+            limits: Limits::default(),
         }
     }
 }
@@ -60,7 +71,7 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
         ApiError {
             status,
             message: message.into(),
@@ -125,12 +136,14 @@ fn pretty<T: serde::Serialize>(value: &T) -> std::result::Result<Vec<u8>, ApiErr
     Ok(out)
 }
 
-/// The router: the SessionStore endpoints under `/v1/store/`, the read endpoints under `/v1/`.
-pub fn router(store: Arc<Store>, config: Config) -> Router {
+/// The router: the SessionStore endpoints under `/v1/store/`, the read endpoints under `/v1/`,
+/// behind the token check. [`run`] puts the request guard and the connection limits in
+/// front of it: a route added here gets them without doing anything.
+fn router(store: Arc<Store>, token: Option<String>, body_limit: usize) -> Router {
     let state = AppState {
         store,
-        token: config.token.map(|t| Arc::from(t.into_bytes())),
-        body_limit: config.body_limit,
+        token: token.map(|t| Arc::from(t.into_bytes())),
+        body_limit,
     };
     Router::new()
         .route("/v1/health", get(health))
@@ -149,39 +162,45 @@ pub fn router(store: Arc<Store>, config: Config) -> Router {
         .route("/v1/resume", get(resume))
         .route("/v1/messages", get(messages))
         .route("/v1/search", get(search))
+        .merge(super::web::router(super::web::WebState {
+            store: state.store.clone(),
+            token: state.token.clone(),
+        }))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")
         })
         .layer(middleware::from_fn_with_state(state.clone(), authorize))
+        .layer(middleware::from_fn(super::web::security_headers))
         .with_state(state)
 }
 
 /// How often the WAL is checkpointed while serving.
 const CHECKPOINT_PERIOD: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Serves `router` on `listener` until `shutdown` resolves, then lets requests in flight
-/// finish (an append that started commits whole) before returning. WAL checkpoints run on a
-/// thread of their own meanwhile ([`Checkpointer`]).
+/// Serves the API on `listener` until `shutdown` resolves, then closes the listener and
+/// lets requests in flight finish for up to [`Limits::shutdown_grace`] (an append that
+/// started commits whole; one whose body had not fully arrived changes nothing) before
+/// returning. WAL checkpoints run on a thread of their own meanwhile ([`Checkpointer`]).
 ///
 /// # Errors
-/// Fails when the listener fails.
+/// Fails when the checkpoint thread cannot start or stop.
 pub async fn run(
     listener: tokio::net::TcpListener,
     store: Arc<Store>,
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<Stopped> {
     let checkpointer =
         Checkpointer::start(&store, Some(CHECKPOINT_PERIOD)).map_err(std::io::Error::other)?;
-    let served = axum::serve(listener, router(store.clone(), config))
-        .with_graceful_shutdown(shutdown)
-        .await;
-    let stopped = tokio::task::spawn_blocking(move || checkpointer.stop(&store))
+    let router = router(store.clone(), config.token, config.body_limit);
+    let policy = Arc::new(Policy::new(config.allowed_hosts));
+    let stopped = connections::serve(listener, router, policy, config.limits, shutdown).await;
+    tokio::task::spawn_blocking(move || checkpointer.stop(&store))
         .await
+        .map_err(std::io::Error::other)?
         .map_err(std::io::Error::other)?;
-    served?;
-    stopped.map_err(std::io::Error::other)
+    Ok(stopped)
 }
 
 /// Resolves on SIGINT or SIGTERM.
@@ -208,7 +227,7 @@ pub async fn shutdown_signal() {
 }
 
 /// Compares in time that depends only on the expected token's length.
-fn same_token(given: &[u8], expected: &[u8]) -> bool {
+pub(crate) fn same_token(given: &[u8], expected: &[u8]) -> bool {
     let mut diff = u8::from(given.len() != expected.len());
     for (i, e) in expected.iter().enumerate() {
         diff |= given.get(i).copied().unwrap_or(0) ^ e;
@@ -216,14 +235,40 @@ fn same_token(given: &[u8], expected: &[u8]) -> bool {
     std::hint::black_box(diff) == 0
 }
 
+/// The credentials of `Authorization: Bearer <token>`; the scheme is case-insensitive and
+/// may be followed by several spaces (RFC 9110, 11.4).
+fn bearer_token(value: &[u8]) -> Option<&[u8]> {
+    let space = value.iter().position(|b| *b == b' ')?;
+    let (scheme, rest) = value.split_at(space);
+    scheme
+        .eq_ignore_ascii_case(b"bearer")
+        .then(|| rest.trim_ascii_start())
+}
+
+/// Checks the token: the API takes it from the bearer header, the pages (everything outside
+/// `/v1/`) also from the login cookie; the login form and its assets are open.
 async fn authorize(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if let Some(expected) = &state.token {
+        let path = request.uri().path();
+        if web::is_public(path) {
+            return next.run(request).await;
+        }
         let given = request
             .headers()
             .get(header::AUTHORIZATION)
-            .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+            .and_then(|v| bearer_token(v.as_bytes()))
             .unwrap_or(b"");
-        if !same_token(given, expected) {
+        let by_cookie = web::is_page(path)
+            && web::cookie_token(request.headers()).is_some_and(|c| same_token(c, expected));
+        if !by_cookie && !same_token(given, expected) {
+            if web::is_page(path) {
+                let target = request
+                    .uri()
+                    .path_and_query()
+                    .map_or("/", |p| p.as_str())
+                    .to_owned();
+                return web::unauthorized(request.method(), &target);
+            }
             return ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 "missing or wrong token (send Authorization: Bearer <token>)",
@@ -239,9 +284,10 @@ async fn read_body(state: &AppState, body: Body) -> std::result::Result<Bytes, A
     axum::body::to_bytes(body, state.body_limit)
         .await
         .map_err(|e| {
-            let too_large = std::error::Error::source(&e)
-                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-            if too_large {
+            if let Some(timeout) = caused_by::<BodyTimeout>(&e) {
+                return ApiError::new(StatusCode::REQUEST_TIMEOUT, timeout.to_string());
+            }
+            if caused_by::<http_body_util::LengthLimitError>(&e).is_some() {
                 ApiError::new(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     format!(
@@ -253,6 +299,20 @@ async fn read_body(state: &AppState, body: Body) -> std::result::Result<Bytes, A
                 ApiError::bad_request(format!("cannot read the request body: {e}"))
             }
         })
+}
+
+/// The first error of type `T` in `e`'s chain of sources.
+fn caused_by<'a, T: std::error::Error + 'static>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a T> {
+    let mut next = Some(e);
+    while let Some(e) = next {
+        if let Some(found) = e.downcast_ref::<T>() {
+            return Some(found);
+        }
+        next = e.source();
+    }
+    None
 }
 
 fn parse<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> std::result::Result<T, ApiError> {
@@ -634,7 +694,23 @@ async fn search(
 
 #[cfg(test)]
 mod tests {
-    use super::same_token;
+    use super::{bearer_token, same_token};
+
+    #[test]
+    fn the_auth_scheme_is_case_insensitive() {
+        for (header, token) in [
+            (&b"Bearer abc"[..], Some(&b"abc"[..])),
+            (b"bearer abc", Some(b"abc")),
+            (b"BEARER abc", Some(b"abc")),
+            (b"bEaReR   abc", Some(b"abc")),
+            (b"Bearer", None),
+            (b"Basic abc", None),
+            (b"Bearerabc", None),
+            (b"abc", None),
+        ] {
+            assert_eq!(bearer_token(header), token, "{header:?}");
+        }
+    }
 
     #[test]
     fn tokens_compare_whole() {

@@ -6,8 +6,17 @@
 //! * [`http`]: the axum router, with those endpoints under `/v1/store/` and the read
 //!   endpoints (`/v1/sessions`, `/v1/resume`, `/v1/messages`, `/v1/search`) answering the
 //!   JSON the CLI prints with `--json`.
+//! * [`guard`]: the requests refused before any route (a foreign Host, cross-site requests,
+//!   a POST that is not JSON).
+//! * [`connections`]: the accept loop, with the connection limit, the idle, header and body
+//!   timeouts and the bounded graceful shutdown.
+//!
+//! * [`web`]: the web viewer's pages and actions at `/`, on the same port.
 //!
 //! `tools/python/sessiondb_store.py` is the Python adapter (a `SessionStore` for the SDK).
 
+pub mod connections;
+pub mod guard;
 pub mod http;
 pub mod streams;
+pub mod web;

@@ -19,4 +19,6 @@ mod roundtrip;
 mod sdk_goldens;
 mod search;
 mod serve;
+mod serve_hardening;
 mod support;
+mod web;

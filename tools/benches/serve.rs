@@ -28,6 +28,8 @@ const TARGET_LOAD_MS: f64 = 30.0;
 /// An HTTP/1.1 client on one kept-alive connection.
 struct Client {
     reader: BufReader<TcpStream>,
+    /// The `Host` the server answers to (its address).
+    host: String,
 }
 
 struct Answer {
@@ -42,13 +44,15 @@ impl Client {
         stream.set_nodelay(true).expect("nodelay");
         Client {
             reader: BufReader::new(stream),
+            host: addr.to_string(),
         }
     }
 
     fn post(&mut self, path: &str, body: &[u8]) -> Answer {
         let stream = self.reader.get_mut();
         let head = format!(
-            "POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            self.host,
             body.len()
         );
         stream.write_all(head.as_bytes()).expect("write");

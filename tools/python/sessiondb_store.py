@@ -18,6 +18,11 @@ puts the result back; the server accepts the put only if nobody folded in betwee
 (otherwise this asks again and re-folds), so each stored line is folded exactly once and in
 commit order even with several writers.
 
+Requests are what `serve` requires of every client: `Content-Type: application/json` on
+each POST, no `Origin`, and the URL's host as `Host`, so use the address the server printed
+(or `localhost` on loopback, or a name it was started with `--allow-host`). Pass the token
+from the environment or a file, not a command line.
+
 Blocking HTTP runs in a worker thread under asyncio (`asyncio.to_thread`), so the event
 loop is never blocked; under another event loop it runs inline.
 """

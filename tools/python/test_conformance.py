@@ -64,10 +64,12 @@ class Server:
 
     def __init__(self, db: Path, token: str | None = None) -> None:
         args = [binary(), "--db", str(db), "serve", "--addr", "127.0.0.1:0"]
+        # The token goes in the environment (the documented way): `--token` shows in `ps`.
+        env = {k: v for k, v in os.environ.items() if k != "SESSIONDB_TOKEN"}
         if token:
-            args += ["--token", token]
+            env["SESSIONDB_TOKEN"] = token
         self.proc = subprocess.Popen(
-            args, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
+            args, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env
         )
         line = self.proc.stdout.readline()
         if not line.startswith("listening on "):

@@ -3,6 +3,7 @@
 
 use crate::style::ColorChoice;
 use clap::{Args, Parser, Subcommand};
+use sessiondb::serve::guard::AllowedHost;
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
@@ -108,10 +109,25 @@ pub struct ServeArgs {
     /// The address to listen on (port 0: any free port; the bound address is printed).
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:7878")]
     pub addr: String,
-    /// Require `Authorization: Bearer TOKEN` on every request [default: $SESSIONDB_TOKEN].
-    /// Required for any address but loopback.
+    /// Require `Authorization: Bearer TOKEN` on every request, with the token read from the
+    /// first line of FILE. Without it (and without --token) the token is $SESSIONDB_TOKEN.
+    /// A token is required for any address but loopback.
+    #[arg(long, value_name = "FILE", conflicts_with = "token")]
+    pub token_file: Option<PathBuf>,
+    /// The token on the command line. Other users of the machine can read it (`ps`): prefer
+    /// --token-file or $SESSIONDB_TOKEN.
     #[arg(long, value_name = "TOKEN")]
     pub token: Option<String>,
+    /// Also answer requests whose Host is NAME (a name this server is reached by, e.g. behind
+    /// a proxy). NAME:PORT needs that port; NAME alone takes no port or the listening one.
+    /// Repeatable. By default only the listening address (and, on loopback, localhost,
+    /// 127.0.0.1 and [::1]) with its port is answered.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_host: Vec<AllowedHost>,
+    /// Open the web viewer in the default browser ($BROWSER, else xdg-open / open / start)
+    /// once the server listens.
+    #[arg(long)]
+    pub open: bool,
 }
 
 /// `sessiondb fork`.

@@ -1,4 +1,6 @@
-//! `sessiondb serve [--addr 127.0.0.1:7878] [--token TOKEN]`: the HTTP/JSON API.
+//! `sessiondb serve [--addr 127.0.0.1:7878] [--token-file FILE] [--allow-host NAME]`: the
+//! HTTP/JSON API. The token comes from `--token-file`, `$SESSIONDB_TOKEN`, or `--token`
+//! (visible to other users in `ps`).
 
 use crate::cli::ServeArgs;
 use anyhow::Context;
@@ -9,10 +11,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub fn run(db: &Path, args: ServeArgs) -> anyhow::Result<()> {
-    let token = args
-        .token
-        .or_else(|| std::env::var("SESSIONDB_TOKEN").ok())
-        .filter(|t| !t.is_empty());
+    let token = match (&args.token_file, args.token) {
+        (Some(file), _) => Some(read_token_file(file)?),
+        (None, Some(token)) => Some(token),
+        (None, None) => std::env::var("SESSIONDB_TOKEN").ok(),
+    }
+    .filter(|t| !t.is_empty());
     let addr: SocketAddr = args
         .addr
         .to_socket_addrs()
@@ -22,7 +26,7 @@ pub fn run(db: &Path, args: ServeArgs) -> anyhow::Result<()> {
     if !addr.ip().is_loopback() && token.is_none() {
         anyhow::bail!(
             "refusing to serve on {addr} without a token: anything but a loopback address needs \
-             --token (or SESSIONDB_TOKEN)"
+             --token-file FILE (or SESSIONDB_TOKEN)"
         );
     }
     let store = Arc::new(super::open(db)?);
@@ -40,14 +44,86 @@ pub fn run(db: &Path, args: ServeArgs) -> anyhow::Result<()> {
         writeln!(out, "listening on http://{bound}")?;
         out.flush()?;
         drop(out);
+        if args.open {
+            open_browser(&viewer_url(bound));
+        }
         let config = Config {
             token,
+            allowed_hosts: args.allow_host,
             ..Config::default()
         };
-        http::run(listener, store, config, http::shutdown_signal())
+        let grace = config.limits.shutdown_grace;
+        let stopped = http::run(listener, store, config, http::shutdown_signal())
             .await
             .context("the server failed")?;
-        eprintln!("sessiondb: stopped");
+        if stopped.cut > 0 {
+            eprintln!(
+                "sessiondb: stopped; {} request(s) still in progress after {} s were cut \
+                 (a write among them is stored whole or not at all)",
+                stopped.cut,
+                grace.as_secs()
+            );
+        } else {
+            eprintln!("sessiondb: stopped");
+        }
         Ok::<_, anyhow::Error>(())
     })
+}
+
+/// The token: the file's first line, without its line end and surrounding blanks.
+fn read_token_file(file: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read the token file {}", file.display()))?;
+    let token = text.lines().next().unwrap_or("").trim();
+    if token.is_empty() {
+        anyhow::bail!("the token file {} is empty", file.display());
+    }
+    if token.chars().any(|c| c.is_control() || c == ' ') {
+        anyhow::bail!(
+            "the token in {} contains a space or a control character",
+            file.display()
+        );
+    }
+    Ok(token.to_owned())
+}
+
+/// The viewer's address for a browser: a wildcard bind is reached on loopback.
+fn viewer_url(bound: SocketAddr) -> String {
+    let ip = match bound.ip() {
+        ip if ip.is_unspecified() && ip.is_ipv4() => "127.0.0.1".to_owned(),
+        ip if ip.is_unspecified() => "[::1]".to_owned(),
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        ip => ip.to_string(),
+    };
+    format!("http://{ip}:{}/", bound.port())
+}
+
+/// Starts the user's browser on `url` without waiting for it; a failure is a warning (the
+/// server keeps running and the address was printed).
+fn open_browser(url: &str) {
+    let mut command = match std::env::var("BROWSER")
+        .ok()
+        .filter(|b| !b.trim().is_empty())
+    {
+        Some(browser) => std::process::Command::new(browser),
+        None if cfg!(target_os = "macos") => std::process::Command::new("open"),
+        None if cfg!(windows) => {
+            let mut c = std::process::Command::new("cmd");
+            c.args(["/C", "start", ""]);
+            c
+        }
+        None => std::process::Command::new("xdg-open"),
+    };
+    command
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    match command.spawn() {
+        Ok(mut child) => {
+            // Reap it when it exits, so that no zombie stays behind.
+            std::thread::spawn(move || child.wait());
+        }
+        Err(e) => eprintln!("sessiondb: cannot open a browser ({e}); open {url} yourself"),
+    }
 }

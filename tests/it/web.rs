@@ -1,0 +1,668 @@
+//! The web viewer over real HTTP: security headers on every answer, every transcript string
+//! escaped on every page (a hostile transcript), the token login cookie (pages) beside the
+//! bearer header (API), the actions and their cross-site protection, filters, paging,
+//! search links, the download, and `serve --open`. The browser tests are
+//! tools/web/test_browser.py.
+
+use crate::serve::Server;
+use crate::support::*;
+use sessiondb::serve::http::Config;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::Command;
+
+const PROJECT: &str = "-home-dev-webapp";
+const READABLE: &str = "11111111-1111-4111-8111-111111111111";
+const TAGGED: &str = "22222222-2222-4222-8222-222222222222";
+const HOSTILE: &str = "33333333-3333-4333-8333-333333333333";
+
+/// A store holding tools/web/fixture.py's tree (and the tree's folder).
+fn fixture_store() -> (tempfile::TempDir, sessiondb::Store) {
+    let (dir, store) = temp_store();
+    let tree = dir.path().join("tree");
+    let status = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/web/fixture.py"))
+        .arg(&tree)
+        .status()
+        .expect("python3 runs tools/web/fixture.py");
+    assert!(status.success());
+    import(&store, &[&tree]);
+    (dir, store)
+}
+
+struct Answer {
+    status: u16,
+    headers: HashMap<String, Vec<String>>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.first())
+            .map_or("", String::as_str)
+    }
+}
+
+fn fetch(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).expect("write");
+    stream.write_all(body.as_bytes()).expect("write body");
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).expect("status line");
+    let status = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    let mut headers: HashMap<String, Vec<String>> = HashMap::new();
+    let mut length = None;
+    let mut chunked = false;
+    loop {
+        let mut l = String::new();
+        reader.read_line(&mut l).expect("header");
+        let l = l.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        let (k, v) = l.split_once(':').expect("header line");
+        let k = k.trim().to_ascii_lowercase();
+        let v = v.trim().to_owned();
+        if k == "content-length" {
+            length = v.parse::<usize>().ok();
+        }
+        if k == "transfer-encoding" && v.eq_ignore_ascii_case("chunked") {
+            chunked = true;
+        }
+        headers.entry(k).or_default().push(v);
+    }
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size).expect("chunk size");
+            let n = usize::from_str_radix(size.trim(), 16).expect("hex size");
+            let mut chunk = vec![0; n + 2];
+            reader.read_exact(&mut chunk).expect("chunk");
+            if n == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..n]);
+        }
+    } else if let Some(n) = length {
+        body.resize(n, 0);
+        reader.read_exact(&mut body).expect("body");
+    } else {
+        reader.read_to_end(&mut body).expect("body");
+    }
+    Answer {
+        status,
+        headers,
+        body: String::from_utf8(body).expect("utf-8 body"),
+    }
+}
+
+fn get(addr: SocketAddr, path: &str) -> Answer {
+    fetch(addr, "GET", path, &[], "")
+}
+
+fn post_json(addr: SocketAddr, path: &str, body: &str) -> Answer {
+    let origin = format!("http://{addr}");
+    fetch(
+        addr,
+        "POST",
+        path,
+        &[
+            ("Content-Type", "application/json"),
+            ("Origin", &origin),
+            ("Sec-Fetch-Site", "same-origin"),
+        ],
+        body,
+    )
+}
+
+fn session_path(session: &str) -> String {
+    format!("/session/{PROJECT}/{session}")
+}
+
+/// Elements a page may contain: the viewer's own markup and what the Markdown renderer makes.
+const ELEMENTS: &[&str] = &[
+    "!doctype",
+    "html",
+    "head",
+    "meta",
+    "title",
+    "link",
+    "script",
+    "body",
+    "a",
+    "header",
+    "nav",
+    "form",
+    "input",
+    "main",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "p",
+    "div",
+    "span",
+    "code",
+    "time",
+    "section",
+    "aside",
+    "label",
+    "button",
+    "dl",
+    "dt",
+    "dd",
+    "details",
+    "summary",
+    "ul",
+    "ol",
+    "li",
+    "pre",
+    "article",
+    "br",
+    "strong",
+    "em",
+    "del",
+    "blockquote",
+    "hr",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "img",
+    "figure",
+    "mark",
+    "select",
+    "option",
+    "datalist",
+];
+
+/// Checks every tag of a page: known elements only, no event-handler attribute, no script
+/// URL, one script element (the page's own), images only from `data:image/png` etc., no
+/// bidirectional override left raw.
+fn assert_clean(page: &str, what: &str) {
+    assert_eq!(
+        page.matches("<script").count(),
+        1,
+        "{what}: a second <script> in\n{page}"
+    );
+    assert!(
+        page.contains("<script src=\"/assets/app.js\" defer></script>"),
+        "{what}"
+    );
+    assert!(
+        !page.contains('\u{202E}') && !page.contains('\u{2067}'),
+        "{what}: raw bidi control"
+    );
+    for (i, _) in page.match_indices('<') {
+        let tag = &page[i + 1..];
+        let end = tag.find('>').unwrap_or(tag.len());
+        let tag = &tag[..end];
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '!')
+            .collect::<String>()
+            .to_ascii_lowercase();
+        assert!(ELEMENTS.contains(&name.as_str()), "{what}: element <{tag}>");
+        let lower = tag.to_ascii_lowercase();
+        // Attribute names only: every value is double-quoted (a quote inside is &quot;).
+        let names: String = lower.split('"').step_by(2).collect();
+        assert!(
+            !names.contains(" on") && !names.contains("style="),
+            "{what}: <{tag}>"
+        );
+        assert!(!lower.contains("src=\"javascript:"), "{what}: <{tag}>");
+        if name == "img" {
+            assert!(
+                lower.contains("src=\"data:image/png;base64,"),
+                "{what}: <{tag}>"
+            );
+        }
+        if lower.contains("href=\"") {
+            let href = &lower[lower.find("href=\"").expect("href") + 6..];
+            assert!(
+                href.starts_with('/') || href.starts_with('#') || href.starts_with("http"),
+                "{what}: <{tag}>"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_page_escapes_the_hostile_transcript() {
+    let (_dir, store) = fixture_store();
+    let server = Server::start(store, Config::default());
+    let a = server.addr;
+    let pages = [
+        "/".to_owned(),
+        format!(
+            "/?tag={}",
+            "%3Cimg%20src%3Dx%20onerror%3Dwindow.__pwned%3D%27tag%27%3E"
+        ),
+        session_path(HOSTILE),
+        format!("{}?view=resume", session_path(HOSTILE)),
+        format!("{}/record/0", session_path(HOSTILE)),
+        format!("{}/record/2", session_path(HOSTILE)),
+        "/search?q=pwned&tools=1".to_owned(),
+        "/search?q=%3Cscript%3E".to_owned(),
+        "/login?next=%22%3E%3Cscript%3E".to_owned(),
+    ];
+    for path in &pages {
+        let answer = get(a, path);
+        assert_eq!(answer.status, 200, "{path}: {}", answer.body);
+        assert_clean(&answer.body, path);
+    }
+    // The text itself is there, escaped.
+    let session = get(a, &session_path(HOSTILE)).body;
+    assert!(session.contains("&lt;script&gt;window.__pwned='user-script'&lt;/script&gt;"));
+    assert!(session.contains("invoice[U+202E]gpj.exe"));
+    // The record nested deeper than the JSON reader goes is shown as its text.
+    assert!(session.contains("is nested too deeply to read"));
+    let search = get(a, "/search?q=pwned&tools=1").body;
+    assert!(search.contains("<mark>"), "{search}");
+}
+
+#[test]
+fn answers_carry_the_security_headers() {
+    let (_dir, store) = fixture_store();
+    let server = Server::start(store, Config::default());
+    for path in ["/", "/search", "/assets/app.js", "/v1/sessions", "/nowhere"] {
+        let answer = get(server.addr, path);
+        let csp = answer.header("content-security-policy");
+        for part in [
+            "default-src 'none'",
+            "script-src 'self'",
+            "frame-ancestors 'none'",
+            "base-uri 'none'",
+        ] {
+            assert!(csp.contains(part), "{path}: {csp}");
+        }
+        assert!(
+            !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
+            "{csp}"
+        );
+        assert_eq!(answer.header("x-content-type-options"), "nosniff", "{path}");
+    }
+    let page = get(server.addr, "/").body;
+    // No inline script or style anywhere: the policy would refuse them.
+    assert!(
+        !page.contains(" style=\"") && !page.contains("<style"),
+        "{page}"
+    );
+    assert!(
+        !page.contains(" onclick=") && !page.contains(" onload="),
+        "{page}"
+    );
+}
+
+#[test]
+fn pages_take_the_login_cookie_and_the_api_keeps_the_bearer() {
+    let (_dir, store) = fixture_store();
+    let token = "s3cret-token";
+    let server = Server::start(
+        store,
+        Config {
+            token: Some(token.to_owned()),
+            ..Config::default()
+        },
+    );
+    let a = server.addr;
+    let answer = get(a, &session_path(READABLE));
+    assert_eq!(answer.status, 303);
+    assert_eq!(
+        answer.header("location"),
+        format!("/login?next=%2Fsession%2F{PROJECT}%2F{READABLE}")
+    );
+    assert_eq!(get(a, "/login").status, 200);
+    assert_eq!(get(a, "/assets/app.css").status, 200);
+    assert_eq!(post_json(a, "/login", r#"{"token":"wrong"}"#).status, 401);
+    let login = post_json(a, "/login", &format!(r#"{{"token":"{token}"}}"#));
+    assert_eq!(login.status, 200, "{}", login.body);
+    let cookie = login.header("set-cookie");
+    assert!(
+        cookie.starts_with(&format!("sessiondb_token={token};")),
+        "{cookie}"
+    );
+    for attr in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(cookie.contains(attr), "{cookie}");
+    }
+    let with_cookie = format!("sessiondb_token={token}");
+    let page = fetch(a, "GET", "/", &[("Cookie", &with_cookie)], "");
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("Readable demo session"));
+    let wrong = fetch(a, "GET", "/", &[("Cookie", "sessiondb_token=nope")], "");
+    assert_eq!(wrong.status, 303);
+    // The API does not take the cookie; it takes the bearer header.
+    assert_eq!(
+        fetch(a, "GET", "/v1/sessions", &[("Cookie", &with_cookie)], "").status,
+        401
+    );
+    let bearer = format!("Bearer {token}");
+    assert_eq!(
+        fetch(a, "GET", "/v1/sessions", &[("Authorization", &bearer)], "").status,
+        200
+    );
+    // An action without the cookie is refused, with it done.
+    let rename = format!("{}/rename", session_path(READABLE));
+    assert_eq!(post_json(a, &rename, r#"{"title":"x"}"#).status, 401);
+    let origin = format!("http://{a}");
+    let done = fetch(
+        a,
+        "POST",
+        &rename,
+        &[
+            ("Content-Type", "application/json"),
+            ("Origin", &origin),
+            ("Cookie", &with_cookie),
+        ],
+        r#"{"title":"Renamed with the cookie"}"#,
+    );
+    assert_eq!(done.status, 200, "{}", done.body);
+}
+
+#[test]
+fn actions_change_the_store_and_refuse_cross_site_requests() {
+    let (_dir, store) = fixture_store();
+    let server = Server::start(store, Config::default());
+    let a = server.addr;
+    let base = session_path(READABLE);
+    // A form post from another site: refused, nothing changed.
+    let form = fetch(
+        a,
+        "POST",
+        &format!("{base}/rename"),
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        "title=evil",
+    );
+    assert_eq!(form.status, 415);
+    let cross = fetch(
+        a,
+        "POST",
+        &format!("{base}/delete"),
+        &[
+            ("Content-Type", "application/json"),
+            ("Origin", "http://evil.example"),
+        ],
+        "{}",
+    );
+    assert_eq!(cross.status, 403);
+    let cross = fetch(
+        a,
+        "POST",
+        &format!("{base}/tag"),
+        &[
+            ("Content-Type", "application/json"),
+            ("Sec-Fetch-Site", "cross-site"),
+        ],
+        r#"{"tag":"evil"}"#,
+    );
+    assert_eq!(cross.status, 403);
+    assert!(!get(a, "/").body.contains("evil"));
+
+    assert_eq!(
+        post_json(a, &format!("{base}/rename"), r#"{"title":"Walrus title"}"#).status,
+        200
+    );
+    assert_eq!(
+        post_json(a, &format!("{base}/tag"), r#"{"tag":"walrus"}"#).status,
+        200
+    );
+    let listed = get(a, "/?tag=walrus").body;
+    assert!(listed.contains("Walrus title"), "{listed}");
+    assert!(!listed.contains(TAGGED));
+    assert_eq!(
+        post_json(a, &format!("{base}/tag"), r#"{"tag":null}"#).status,
+        200
+    );
+    assert!(get(a, "/?tag=walrus").body.contains("No sessions match"));
+    assert_eq!(
+        post_json(a, &format!("{base}/rename"), r#"{"title":"  "}"#).status,
+        400
+    );
+
+    // Fork at the first assistant message: the fork holds the chain up to it.
+    let fork = post_json(
+        a,
+        &format!("{base}/fork"),
+        r#"{"up_to":"11111111-0000-4000-8000-000000000003"}"#,
+    );
+    assert_eq!(fork.status, 200, "{}", fork.body);
+    let forked: serde_json::Value = serde_json::from_str(&fork.body).expect("json");
+    let href = forked["href"].as_str().expect("href");
+    let page = get(a, href);
+    assert_eq!(page.status, 200);
+    assert!(page
+        .body
+        .contains("Let me look at the <em>project</em> files."));
+    assert!(
+        !page.body.contains("three modules"),
+        "the fork ends at the message"
+    );
+
+    // Delete: gone from the listing, its page 404.
+    assert_eq!(post_json(a, &format!("{base}/delete"), "{}").status, 200);
+    assert_eq!(get(a, &base).status, 404);
+    assert!(!get(a, "/").body.contains(READABLE));
+}
+
+#[test]
+fn download_is_the_stored_file() {
+    let (dir, store) = fixture_store();
+    let server = Server::start(store, Config::default());
+    let answer = get(server.addr, &format!("{}/download", session_path(READABLE)));
+    assert_eq!(answer.status, 200);
+    assert_eq!(
+        answer.header("content-disposition"),
+        format!("attachment; filename=\"{READABLE}.jsonl\"")
+    );
+    let source = std::fs::read_to_string(
+        dir.path()
+            .join("tree")
+            .join(PROJECT)
+            .join(format!("{READABLE}.jsonl")),
+    )
+    .expect("source");
+    assert_eq!(answer.body, source);
+}
+
+#[test]
+fn sessions_page_filters_and_pages() {
+    let (_dir, store) = fixture_store();
+    let server = Server::start(store, Config::default());
+    let a = server.addr;
+    let all = get(a, "/").body;
+    let order: Vec<usize> = [READABLE, TAGGED, HOSTILE]
+        .iter()
+        .map(|s| all.find(s).expect("listed"))
+        .collect();
+    assert!(order[0] < order[1] && order[1] < order[2], "newest first");
+    let tagged = get(a, "/?tag=release").body;
+    assert!(tagged.contains(TAGGED) && !tagged.contains(READABLE));
+    let named = get(a, "/?name=readable").body;
+    assert!(named.contains(READABLE) && !named.contains(TAGGED));
+    let range = get(a, "/?since=2026-01-15&until=2026-02-01").body;
+    assert!(
+        range.contains(TAGGED) && !range.contains(READABLE) && !range.contains(HOSTILE),
+        "{range}"
+    );
+    let second = get(a, "/?limit=1&page=2").body;
+    assert!(second.contains(TAGGED) && !second.contains(READABLE));
+    assert!(second.contains("href=\"/?limit=1&amp;page=1\""), "{second}");
+    assert!(second.contains("href=\"/?limit=1&amp;page=3\""), "{second}");
+    assert_eq!(get(a, "/?since=yesterday-ish").status, 400);
+}
+
+#[test]
+fn session_page_shows_the_conversation_and_the_state() {
+    let (_dir, store) = fixture_store();
+    let server = Server::start(store, Config::default());
+    let a = server.addr;
+    let page = get(a, &session_path(READABLE)).body;
+    for needle in [
+        "<details class=\"thinking\"><summary>Thinking</summary>",
+        "<span class=\"tname\">Bash</span> <code>ls -la</code>",
+        "README.md\nsrc\nCargo.toml",
+        "class=\"subagent\" data-src=\"/session/-home-dev-webapp/11111111-1111-4111-8111-111111111111/agent/a1b2c3d4e5f607182?fragment=1\"",
+        "Conversation compacted · manual · 52000 tokens before",
+        "msg user compact-summary",
+        "msg assistant api-error",
+        "msg user interrupted",
+        "<img alt=\"Image from the transcript\" loading=\"lazy\" src=\"data:image/png;base64,",
+        "<td>zebra</td>",
+        "claude-sonnet-4-5",
+        "in 120 · out 45 · cache 1000/10",
+        "sessiondb launch 11111111-1111-4111-8111-111111111111",
+        "claude --resume 11111111-1111-4111-8111-111111111111",
+        "<dt>custom_title</dt><dd>Readable demo session</dd>",
+    ] {
+        assert!(page.contains(needle), "{needle:?} missing");
+    }
+    // Five turns with usage, totalled in the panel.
+    assert!(
+        page.contains("in 600 · out 225 · cache 5000/50<br>5 model turns"),
+        "{page}"
+    );
+    let resume = get(a, &format!("{}?view=resume", session_path(READABLE))).body;
+    assert!(resume.contains("What the model sees on resume</a>"));
+    assert!(resume.contains("aria-current=\"page\">What the model sees"));
+    let agent = get(
+        a,
+        &format!(
+            "{}/agent/a1b2c3d4e5f607182?fragment=1",
+            session_path(READABLE)
+        ),
+    );
+    assert_eq!(agent.status, 200);
+    assert!(agent.body.contains("okapi") && !agent.body.contains("<html"));
+    assert_eq!(
+        get(a, &format!("{}/agent/nope", session_path(READABLE))).status,
+        404
+    );
+    assert_eq!(get(a, &session_path("nope")).status, 404);
+}
+
+#[test]
+fn resume_view_marks_what_the_repair_pass_added() {
+    // A session that ends on a tool call without a result: resume adds a synthetic result.
+    let (dir, store) = temp_store();
+    let tree = dir.path().join("tree").join("p");
+    std::fs::create_dir_all(&tree).expect("mkdir");
+    let s = "44444444-4444-4444-8444-444444444444";
+    let lines = [
+        format!(
+            r#"{{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"{s}","timestamp":"2026-01-01T00:00:00Z","message":{{"role":"user","content":"run it"}}}}"#
+        ),
+        format!(
+            r#"{{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"{s}","timestamp":"2026-01-01T00:00:01Z","message":{{"id":"m1","role":"assistant","content":[{{"type":"tool_use","id":"t1","name":"Bash","input":{{"command":"sleep 100"}}}}]}}}}"#
+        ),
+    ];
+    std::fs::write(tree.join(format!("{s}.jsonl")), lines.join("\n") + "\n").expect("write");
+    import(&store, &[&dir.path().join("tree")]);
+    let server = Server::start(store, Config::default());
+    let transcript = get(server.addr, &format!("/session/p/{s}")).body;
+    assert!(!transcript.contains("added on resume</span>"));
+    let resume = get(server.addr, &format!("/session/p/{s}?view=resume")).body;
+    assert!(resume.contains("<div class=\"tres synthetic\""), "{resume}");
+    assert!(resume.contains("result added on resume</span>"), "{resume}");
+    assert!(resume.contains("msg assistant synthetic"), "{resume}");
+    assert!(
+        resume.contains("<span class=\"badge\">added on resume</span>"),
+        "{resume}"
+    );
+    assert!(resume.contains("Repairs ("), "{resume}");
+}
+
+#[test]
+fn search_hits_link_to_their_message() {
+    let (_dir, store) = fixture_store();
+    let server = Server::start(store, Config::default());
+    let page = get(server.addr, "/search?q=zebra").body;
+    assert!(
+        page.contains(&format!(
+            "href=\"/session/{PROJECT}/{READABLE}#m-11111111-0000-4000-8000-000000000013\""
+        )),
+        "{page}"
+    );
+    assert!(page.contains("<mark>zebra</mark>"), "{page}");
+    let agent = get(server.addr, "/search?q=okapi").body;
+    assert!(agent.contains("/agent/a1b2c3d4e5f607182#m-"), "{agent}");
+    let user_only = get(server.addr, "/search?q=zebra&role=assistant").body;
+    assert!(
+        user_only.contains("<p class=\"count\">1 hit</p>"),
+        "{user_only}"
+    );
+}
+
+#[test]
+fn serve_open_starts_the_browser_on_the_page() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let seen = dir.path().join("opened");
+    let browser = dir.path().join("browser.sh");
+    std::fs::write(
+        &browser,
+        format!("#!/bin/sh\necho \"$1\" > '{}'\n", seen.display()),
+    )
+    .expect("write");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+        .args(["--db"])
+        .arg(dir.path().join("db"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--open"])
+        .env("BROWSER", &browser)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("listening line");
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .expect("address")
+        .to_owned();
+    let mut opened = String::new();
+    for _ in 0..100 {
+        opened = std::fs::read_to_string(&seen).unwrap_or_default();
+        if !opened.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(opened.trim(), format!("{url}/"));
+}

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Benchmark of the web viewer in headless Chromium (a benchmark, not a test).
+
+    tools/web/bench.py [--bin target/release/sessiondb] [--corpus DIR] [--sessions 10000]
+                       [--size 100M] [--runs 7] [--work DIR]
+
+1. Imports the corpus (default ../shared/corpus/claude-code beside the repository) as one
+   project, serves it, and loads the page of its largest session `runs` times.
+2. Builds a tree of `sessions` sessions with tools/gen_sessions.py (`size` bytes in all),
+   imports it, and loads the sessions page (`/`, 50 per page) `runs` times.
+
+For each it prints the median and the worst of: the server's answer (navigation
+responseEnd), DOMContentLoaded, and the load event ("ready": the page laid out, its script
+run), in milliseconds, from the Navigation Timing API. Needs selenium, chromium, chromedriver.
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from conftest import CHROMIUM_FLAGS, find_browser  # noqa: E402
+
+
+def serve(binary, db, log):
+    out = open(log, "w+")
+    proc = subprocess.Popen([binary, "--db", db, "serve", "--addr", "127.0.0.1:0"], stdout=out, stderr=subprocess.STDOUT)
+    for _ in range(400):
+        out.seek(0)
+        for line in out.read().splitlines():
+            if line.startswith("listening on "):
+                return proc, line[len("listening on "):]
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("sessiondb serve did not start")
+
+
+def measure(driver, url, runs):
+    samples = []
+    driver.get(url)  # warm: the database pages and the browser's cache of the assets
+    for _ in range(runs):
+        driver.get("about:blank")
+        driver.get(url)
+        t = driver.execute_script(
+            "const n = performance.getEntriesByType('navigation')[0];"
+            "return [n.responseEnd, n.domContentLoadedEventEnd, n.loadEventEnd, n.transferSize];"
+        )
+        samples.append(t)
+    cols = list(zip(*samples))
+    return {
+        "response_ms": (statistics.median(cols[0]), max(cols[0])),
+        "dom_ms": (statistics.median(cols[1]), max(cols[1])),
+        "ready_ms": (statistics.median(cols[2]), max(cols[2])),
+        "bytes": cols[3][-1],
+    }
+
+
+def show(name, m):
+    print(
+        f"{name}: ready median {m['ready_ms'][0]:.0f} ms (worst {m['ready_ms'][1]:.0f}); "
+        f"DOMContentLoaded {m['dom_ms'][0]:.0f} ms; server answer {m['response_ms'][0]:.0f} ms; "
+        f"{m['bytes'] / 1e6:.2f} MB HTML",
+        flush=True,
+    )
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "sessiondb"))
+    ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus", "claude-code"))
+    ap.add_argument("--sessions", type=int, default=10_000)
+    ap.add_argument("--size", default="100M")
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--work")
+    a = ap.parse_args()
+    found = find_browser()
+    if not found:
+        raise SystemExit("chromium and chromedriver are needed")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    work = a.work or tempfile.mkdtemp(prefix="sessiondb-webbench-")
+    profile = tempfile.mkdtemp(prefix="sessiondb-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = found[0]
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={profile}")
+    driver = webdriver.Chrome(service=Service(found[1]), options=options)
+    driver.set_page_load_timeout(120)
+    procs = []
+    try:
+        # 1. The largest corpus session.
+        tree = os.path.join(work, "corpus", "bench")
+        os.makedirs(tree, exist_ok=True)
+        mains = [f for f in os.listdir(a.corpus) if f.endswith(".jsonl") and "agent-" not in f]
+        for f in mains:
+            shutil.copyfile(os.path.join(a.corpus, f), os.path.join(tree, f))
+        largest = max(mains, key=lambda f: os.path.getsize(os.path.join(a.corpus, f)))
+        db = os.path.join(work, "corpus.db")
+        subprocess.run([a.bin, "--db", db, "import", os.path.dirname(tree)], check=True, capture_output=True)
+        proc, url = serve(a.bin, db, os.path.join(work, "serve1.out"))
+        procs.append(proc)
+        size = os.path.getsize(os.path.join(a.corpus, largest))
+        show(f"session page of {largest} ({size / 1e6:.1f} MB)", measure(driver, f"{url}/session/bench/{largest[:-6]}", a.runs))
+        show("session page, resume view", measure(driver, f"{url}/session/bench/{largest[:-6]}?view=resume", a.runs))
+
+        # 2. The sessions page of a many-session tree.
+        many = os.path.join(work, "many")
+        if not os.path.isdir(many):
+            subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gen_sessions.py"), many, str(a.sessions), a.size,
+                            "--corpus", a.corpus], check=True, capture_output=True)
+        db = os.path.join(work, "many.db")
+        if not os.path.exists(db):
+            subprocess.run([a.bin, "--db", db, "import", many], check=True, capture_output=True)
+        proc, url = serve(a.bin, db, os.path.join(work, "serve2.out"))
+        procs.append(proc)
+        show(f"sessions page, {a.sessions} sessions", measure(driver, f"{url}/", a.runs))
+        show(f"sessions page, {a.sessions} sessions, page 100", measure(driver, f"{url}/?page=100", a.runs))
+        show(f"sessions page, {a.sessions} sessions, name filter", measure(driver, f"{url}/?name=phase", a.runs))
+    finally:
+        driver.quit()
+        for p in procs:
+            p.terminate()
+            p.wait()
+        shutil.rmtree(profile, ignore_errors=True)
+        if not a.work:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
