@@ -2,6 +2,7 @@ mod append;
 mod catalog;
 mod cli;
 mod fork;
+mod fuzz;
 mod import_edge;
 mod resume_cli;
 mod resume_oracle;
