@@ -14,11 +14,13 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod capture;
 pub mod catalog;
 pub mod checkpoint;
 pub mod error;
 pub mod export;
 pub mod fork;
+pub mod hooks;
 pub mod import;
 pub mod jsonl;
 pub mod metadata;
@@ -26,6 +28,7 @@ pub mod model;
 pub mod paths;
 pub mod query;
 pub mod record;
+pub mod restore;
 pub mod resume;
 pub mod schema;
 pub mod sdk;

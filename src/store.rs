@@ -74,6 +74,21 @@ impl Store {
         Ok(self.pool.get()?)
     }
 
+    /// Sets how long a write waits for another process's write to finish before it fails
+    /// (Store::open sets 10 s). Hook capture waits less: it must not hold Claude Code up,
+    /// and the next capture catches up.
+    ///
+    /// # Errors
+    /// Fails when SQLite rejects the setting.
+    pub fn set_busy_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        let conn = self
+            .writer
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        conn.busy_timeout(timeout)?;
+        Ok(())
+    }
+
     /// Sets how many WAL pages the writer lets accumulate before it checkpoints.
     ///
     /// # Errors

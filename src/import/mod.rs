@@ -350,6 +350,57 @@ pub fn import_paths(
             scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
         }
     }
+    import_sources(store, sources, &scanned_dirs, progress, started)
+}
+
+/// Imports the files of one session: its main transcript `transcript`
+/// (`<project>/<session>.jsonl`) and whatever its session folder holds (sub-agents, their
+/// sidecars, tool results). What hook capture calls: one transcript changed, so nothing
+/// else is scanned. A main transcript that does not exist is skipped (a session folder can
+/// exist without one); files that vanished are marked, as a folder import does.
+///
+/// # Errors
+/// Fails when the session folder cannot be scanned or the database cannot be written.
+pub fn import_session(
+    store: &Store,
+    transcript: &Path,
+    progress: &dyn Progress,
+) -> Result<ImportReport> {
+    let started = Instant::now();
+    let transcript = std::path::absolute(transcript).map_err(|e| Error::io(transcript, e))?;
+    let mut sources = Vec::new();
+    if transcript.is_file() {
+        sources.push(classify_file(&transcript)?);
+    }
+    let folder = transcript.with_extension("");
+    let mut scanned_dirs = Vec::new();
+    if folder.is_dir() && folder != transcript {
+        let project_dir = folder.parent().unwrap_or(Path::new("/"));
+        let project = project_dir
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        discover_session_dir(
+            &folder,
+            &folder,
+            &project,
+            &file_stem(&transcript),
+            &mut sources,
+        )?;
+        scanned_dirs.push(folder);
+    }
+    import_sources(store, sources, &scanned_dirs, progress, started)
+}
+
+/// Imports `sources` (found by [`discover`] or [`import_session`]); ledger entries under
+/// `scanned_dirs` whose file is gone are marked vanished.
+fn import_sources(
+    store: &Store,
+    sources: Vec<Source>,
+    scanned_dirs: &[PathBuf],
+    progress: &dyn Progress,
+    started: Instant,
+) -> Result<ImportReport> {
     let mut report = ImportReport {
         files: sources.len() as u64,
         ..ImportReport::default()
@@ -446,7 +497,7 @@ pub fn import_paths(
         report.rows += n as u64;
     }
     drop(reader);
-    report.vanished_files = mark_vanished(store, &scanned_dirs)?;
+    report.vanished_files = mark_vanished(store, scanned_dirs)?;
     report.sessions = sessions.len() as u64;
     report.seconds = started.elapsed().as_secs_f64();
     report.mb_per_s = if report.seconds > 0.0 {

@@ -1,4 +1,5 @@
 mod append;
+mod capture;
 mod catalog;
 mod cli;
 mod fork;

@@ -66,6 +66,97 @@ pub enum Command {
     /// verbs (sessions, resume, messages, search). Stops on SIGINT/SIGTERM after the requests
     /// in flight finish.
     Serve(ServeArgs),
+    /// Hook entry point: import the session a Claude Code hook names (its JSON on standard
+    /// input). Always exits 0 and prints nothing; failures go to
+    /// $XDG_STATE_HOME/sessiondb/capture.log (else ~/.local/state/sessiondb/capture.log).
+    Capture,
+    /// Install, remove or show the Claude Code hooks that run `sessiondb capture`.
+    Hooks(HooksArgs),
+    /// Write a stored session back into Claude Code's tree, with its recorded mtimes.
+    Restore(RestoreArgs),
+    /// Restore a session, then run `claude --resume` on it.
+    Launch(LaunchArgs),
+}
+
+/// `sessiondb hooks`.
+#[derive(Debug, Args)]
+pub struct HooksArgs {
+    /// What to do with the hooks.
+    #[command(subcommand)]
+    pub action: HooksAction,
+}
+
+/// `sessiondb hooks install | uninstall | status`.
+#[derive(Debug, Subcommand)]
+pub enum HooksAction {
+    /// Add Stop, SubagentStop, PreCompact and SessionEnd hooks running `sessiondb capture`
+    /// (this binary's absolute path, plus --db when given). Other settings and hooks are kept;
+    /// the old file is kept beside it as settings.json.sessiondb.bak.
+    Install(HooksTarget),
+    /// Remove exactly the hooks `install` added.
+    Uninstall(HooksTarget),
+    /// Show which capture hooks are installed, and when capture last ran and last failed.
+    Status(HooksTarget),
+}
+
+/// The settings file the hooks go into.
+#[derive(Debug, Args)]
+pub struct HooksTarget {
+    /// Claude Code's settings file [default: $CLAUDE_CONFIG_DIR/settings.json, else
+    /// ~/.claude/settings.json].
+    #[arg(long, value_name = "PATH")]
+    pub settings: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sessiondb restore`.
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    pub session: String,
+    #[command(flatten)]
+    pub target: RestoreTarget,
+    /// When a different file is already there, write the conversation under a new session id
+    /// (as `fork` does) and print it.
+    #[arg(long)]
+    pub as_new: bool,
+    /// Print what was written as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Where a session is restored to.
+#[derive(Debug, Args)]
+pub struct RestoreTarget {
+    /// Claude Code's config folder [default: $CLAUDE_CONFIG_DIR, else ~/.claude].
+    #[arg(long, value_name = "DIR")]
+    pub config_dir: Option<PathBuf>,
+    /// Put the session under this folder's project and rewrite every record's `cwd` that is
+    /// the recorded cwd (or under it) to this folder (or the same place under it).
+    #[arg(long, value_name = "PATH")]
+    pub cwd: Option<PathBuf>,
+}
+
+/// `sessiondb launch`.
+#[derive(Debug, Args)]
+pub struct LaunchArgs {
+    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    pub session: String,
+    /// Run Claude Code in this folder [default: the recorded cwd if it exists, else the
+    /// current folder]; the session is restored for it (see `restore --cwd`).
+    #[arg(long, value_name = "PATH")]
+    pub cwd: Option<PathBuf>,
+    /// Resume with --fork-session (Claude Code writes a new session).
+    #[arg(long)]
+    pub fork: bool,
+    /// Print the command instead of running it (the session is restored all the same).
+    #[arg(long)]
+    pub print: bool,
+    /// Arguments passed on to Claude Code.
+    #[arg(last = true, value_name = "CLAUDE_ARGS")]
+    pub claude_args: Vec<String>,
 }
 
 /// `sessiondb serve`.

@@ -2,14 +2,18 @@
 
 mod agents;
 mod append;
+mod capture;
 mod delete;
 mod export;
 mod fork;
+mod hooks;
 mod import;
 mod info;
+mod launch;
 mod messages;
 mod reindex;
 mod rename;
+mod restore;
 mod resume;
 mod search;
 mod serve;
@@ -23,6 +27,13 @@ use std::path::PathBuf;
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    // These two never need the default database: capture must not fail before it can log,
+    // and hooks name --db in the hook only when it was given.
+    let cli = match cli.command {
+        Command::Capture => return capture::run(cli.db),
+        Command::Hooks(args) => return hooks::run(cli.db, args),
+        command => Cli { command, ..cli },
+    };
     let db = database_path(cli.db)?;
     match cli.command {
         Command::Import(args) => import::run(&db, args),
@@ -41,6 +52,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Fork(args) => fork::run(&db, args),
         Command::Append(args) => append::run(&db, args),
         Command::Serve(args) => serve::run(&db, args),
+        Command::Restore(args) => restore::run(&db, args),
+        Command::Launch(args) => launch::run(&db, args),
+        Command::Capture | Command::Hooks(_) => unreachable!("handled above"),
     }
 }
 
