@@ -17,6 +17,7 @@
 pub mod capture;
 pub mod catalog;
 pub mod checkpoint;
+pub mod config;
 pub mod error;
 pub mod export;
 pub mod fork;
@@ -36,6 +37,8 @@ pub mod search;
 pub mod serve;
 pub mod store;
 pub mod time;
+pub mod watch;
+pub mod write_back;
 
 pub use error::{Error, Result};
 pub use store::Store;

@@ -389,7 +389,40 @@ pub fn import_session(
         )?;
         scanned_dirs.push(folder);
     }
-    import_sources(store, sources, &scanned_dirs, progress, started)
+    let main_gone = !transcript.exists();
+    let mut report = import_sources(store, sources, &scanned_dirs, progress, started)?;
+    if main_gone {
+        report.vanished_files += mark_gone(store, &[path_key(&transcript)])?;
+    }
+    Ok(report)
+}
+
+/// Records in the ledger that the file at `path` now holds exactly the stored rows of
+/// `transcript`, as an import of it would have: sessiondb wrote the file itself (write-back,
+/// a fork written for Claude Code), so the next import finds it unchanged instead of taking
+/// the lines it already has a second time. The caller guarantees the bytes match.
+///
+/// # Errors
+/// Fails when the file cannot be read or the database cannot be written.
+pub fn adopt_file(store: &Store, transcript: i64, path: &Path) -> Result<()> {
+    let path = std::path::absolute(path).map_err(|e| Error::io(path, e))?;
+    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+    let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64);
+    let key = path_key(&path);
+    let stamp = FileStamp {
+        key: &key,
+        size: bytes.len() as i64,
+        mtime_ns,
+    };
+    store.write(|tx| {
+        write_ledger(tx, &stamp, Some(transcript), None, &bytes)?;
+        crate::catalog::refresh_transcript(tx, transcript)
+    })
 }
 
 /// Imports `sources` (found by [`discover`] or [`import_session`]); ledger entries under
@@ -1205,6 +1238,24 @@ fn mark_vanished(store: &Store, dirs: &[PathBuf]) -> Result<u64> {
             }
         }
     }
+    mark_gone(store, &gone)
+}
+
+/// Marks the ledger entries of `gone` (source paths) vanished, keeping their rows; paths
+/// without an entry, or already marked, are skipped. Returns how many were marked.
+fn mark_gone(store: &Store, gone: &[String]) -> Result<u64> {
+    let gone: Vec<&String> = {
+        let reader = store.reader()?;
+        let mut stmt =
+            reader.prepare_cached("SELECT 1 FROM source_files WHERE path = ?1 AND vanished = 0")?;
+        let mut known = Vec::new();
+        for path in gone {
+            if stmt.exists([path])? {
+                known.push(path);
+            }
+        }
+        known
+    };
     if gone.is_empty() {
         return Ok(0);
     }

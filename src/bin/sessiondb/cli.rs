@@ -76,6 +76,62 @@ pub enum Command {
     Restore(RestoreArgs),
     /// Restore a session, then run `claude --resume` on it.
     Launch(LaunchArgs),
+    /// Import what changes under the projects folders as it changes, until Ctrl-C: one line
+    /// per imported change. A file Claude Code deletes keeps its rows (marked vanished).
+    Watch(WatchArgs),
+    /// sessiondb's own settings ($XDG_CONFIG_HOME/sessiondb/config.toml, else
+    /// ~/.config/sessiondb/config.toml).
+    Config(ConfigArgs),
+}
+
+/// `sessiondb watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Projects roots, project folders or transcripts [default: $CLAUDE_CONFIG_DIR/projects,
+    /// else ~/.claude/projects].
+    pub paths: Vec<PathBuf>,
+    /// Import once and exit (a plain `import`).
+    #[arg(long)]
+    pub once: bool,
+}
+
+/// `--write-back` / `--no-write-back` (default: `write_back` of `sessiondb config`).
+#[derive(Debug, Args)]
+pub struct WriteBackArgs {
+    /// Also write the change to Claude Code's file (only when it still holds exactly what
+    /// was imported; otherwise exit 1 saying why, changing nothing).
+    #[arg(long, conflicts_with = "no_write_back")]
+    pub write_back: bool,
+    /// Do not write back, whatever the config says.
+    #[arg(long)]
+    pub no_write_back: bool,
+}
+
+/// `sessiondb config`.
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// What to do with the config.
+    #[command(subcommand)]
+    pub action: ConfigAction,
+}
+
+/// `sessiondb config set KEY VALUE | get KEY | path`.
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Set a value (keys: write_back).
+    Set {
+        /// The setting.
+        key: String,
+        /// Its value.
+        value: String,
+    },
+    /// Print a value.
+    Get {
+        /// The setting.
+        key: String,
+    },
+    /// Print where the config file is.
+    Path,
 }
 
 /// `sessiondb hooks`.
@@ -188,6 +244,8 @@ pub struct ForkArgs {
     /// Print a JSON object (session_id, project, source, counts) instead of the id alone.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub write_back: WriteBackArgs,
 }
 
 /// `sessiondb append`.
@@ -205,6 +263,8 @@ pub struct AppendArgs {
     /// Print what was written as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub write_back: WriteBackArgs,
 }
 
 /// How a resume is shown and which Claude Code options it emulates.
@@ -407,6 +467,8 @@ pub struct RenameArgs {
     pub session: String,
     /// The new title (trimmed; must not be empty).
     pub title: String,
+    #[command(flatten)]
+    pub write_back: WriteBackArgs,
 }
 
 /// `sessiondb tag`.
@@ -420,6 +482,8 @@ pub struct TagArgs {
     /// Remove the tag.
     #[arg(long)]
     pub clear: bool,
+    #[command(flatten)]
+    pub write_back: WriteBackArgs,
 }
 
 /// `sessiondb delete`.

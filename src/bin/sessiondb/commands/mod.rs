@@ -3,6 +3,7 @@
 mod agents;
 mod append;
 mod capture;
+mod config;
 mod delete;
 mod export;
 mod fork;
@@ -19,6 +20,7 @@ mod search;
 mod serve;
 mod sessions;
 mod tag;
+mod watch;
 
 use crate::cli::{Cli, Command};
 use anyhow::Context;
@@ -32,6 +34,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let cli = match cli.command {
         Command::Capture => return capture::run(cli.db),
         Command::Hooks(args) => return hooks::run(cli.db, args),
+        Command::Config(args) => return config::run(args),
         command => Cli { command, ..cli },
     };
     let db = database_path(cli.db)?;
@@ -54,7 +57,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => serve::run(&db, args),
         Command::Restore(args) => restore::run(&db, args),
         Command::Launch(args) => launch::run(&db, args),
-        Command::Capture | Command::Hooks(_) => unreachable!("handled above"),
+        Command::Watch(args) => watch::run(&db, args),
+        Command::Capture | Command::Hooks(_) | Command::Config(_) => {
+            unreachable!("handled above")
+        }
     }
 }
 
@@ -84,4 +90,15 @@ pub fn project_key_of_dir(dir: &std::path::Path) -> anyhow::Result<String> {
 /// listing reports for sessions that record none.
 pub fn project_directory(arg: &str) -> Option<String> {
     sessiondb::paths::project_argument(arg).1
+}
+
+/// Whether to write a change back to Claude Code's file: the flags, else the config.
+pub fn write_back_wanted(flags: &crate::cli::WriteBackArgs) -> anyhow::Result<bool> {
+    if flags.write_back || flags.no_write_back {
+        return Ok(flags.write_back);
+    }
+    match sessiondb::config::config_path() {
+        Some(path) => Ok(sessiondb::config::load(&path)?.write_back),
+        None => Ok(false),
+    }
 }

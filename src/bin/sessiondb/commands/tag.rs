@@ -1,7 +1,7 @@
 //! `sessiondb tag SESSION TAG` and `sessiondb tag SESSION --clear`.
 
 use crate::cli::TagArgs;
-use sessiondb::{metadata, query};
+use sessiondb::{metadata, query, write_back};
 use std::path::Path;
 
 pub fn run(db: &Path, args: TagArgs) -> anyhow::Result<()> {
@@ -12,6 +12,11 @@ pub fn run(db: &Path, args: TagArgs) -> anyhow::Result<()> {
     } else {
         args.tag.as_deref()
     };
+    let target = if super::write_back_wanted(&args.write_back)? {
+        Some(write_back::check(&store, &session)?)
+    } else {
+        None
+    };
     metadata::tag_session(&store, &session, tag)?;
     match tag {
         Some(_) => eprintln!("tagged {}/{}", session.project, session.session_id),
@@ -19,6 +24,10 @@ pub fn run(db: &Path, args: TagArgs) -> anyhow::Result<()> {
             "cleared the tag of {}/{}",
             session.project, session.session_id
         ),
+    }
+    if let Some(target) = target {
+        write_back::apply(&store, &target)?;
+        eprintln!("written back to {}", target.path.display());
     }
     Ok(())
 }
