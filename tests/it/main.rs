@@ -15,3 +15,4 @@ mod search;
 mod serve;
 mod support;
 mod watch;
+mod write_back;
