@@ -110,8 +110,10 @@ fn rename_tag_and_append_write_the_same_lines_to_claude_codes_file() {
 
     ok(&s.run(&["tag", SESSION, "review", "--write-back"], b""));
     ok(&s.run(&["tag", SESSION, "--clear", "--write-back"], b""));
-    let entry = format!(
-        "{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"one more\"}},\"uuid\":\"11111111-0000-4000-8000-000000000001\",\"timestamp\":\"2026-12-03T10:00:00.000Z\"}}\n"
+    let entry = concat!(
+        r#"{"type":"user","message":{"role":"user","content":"one more"},"#,
+        r#""uuid":"11111111-0000-4000-8000-000000000001","timestamp":"2026-12-03T10:00:00.000Z"}"#,
+        "\n"
     );
     ok(&s.run(&["append", SESSION, "--write-back"], entry.as_bytes()));
     let file = std::fs::read(s.file(SESSION)).expect("read");
