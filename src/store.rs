@@ -89,6 +89,26 @@ impl Store {
         Ok(())
     }
 
+    /// Whether closing the store copies the WAL into the database file (SQLite does when
+    /// the last connection closes, with two fsyncs, and deletes the WAL, which the next
+    /// writer creates again with two more). A short-lived process that writes little (hook
+    /// capture) skips it while the WAL is small: the next process goes on appending to it,
+    /// and the checkpoint happens once the WAL has grown.
+    ///
+    /// # Errors
+    /// Fails when SQLite rejects the setting.
+    pub fn set_checkpoint_on_close(&self, checkpoint: bool) -> Result<()> {
+        let conn = self
+            .writer
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            !checkpoint,
+        )?;
+        Ok(())
+    }
+
     /// Sets how many WAL pages the writer lets accumulate before it checkpoints.
     ///
     /// # Errors

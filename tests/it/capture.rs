@@ -444,3 +444,32 @@ fn install_honours_an_explicit_settings_path_and_keeps_its_mode() {
         assert_eq!(mode & 0o777, 0o640);
     }
 }
+
+#[test]
+fn small_captures_leave_their_pages_in_the_wal_and_a_large_one_copies_it_back() {
+    let home = Home::new();
+    let main = home
+        .config
+        .join("projects")
+        .join(home.project())
+        .join(format!("{SESSION}.jsonl"));
+    let wal = PathBuf::from(format!("{}-wal", home.db.display()));
+    append(&main, &line(1, ""));
+    home.capture(&home.payload("stop"));
+    append(&main, &line(2, ""));
+    home.capture(&home.payload("stop"));
+    let small = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    assert!(small > 0, "the WAL is kept between two small captures");
+    // A turn with a large tool result grows the WAL past the limit: that capture copies it
+    // into the database file on exit, and SQLite removes the WAL.
+    let big = "x".repeat(6 * 1024 * 1024);
+    append(&main, &line(3, &format!(",\"toolUseResult\":\"{big}\"")));
+    home.capture(&home.payload("stop"));
+    assert!(
+        std::fs::metadata(&wal).map_or(0, |m| m.len()) == 0,
+        "the large capture checkpointed on close"
+    );
+    let store = Store::open(&home.db).expect("open");
+    assert_eq!(rows_of(&store, ""), 3);
+    assert_eq!(home.log(), "");
+}

@@ -11,6 +11,11 @@ use std::time::Duration;
 /// import is incremental).
 const BUSY: Duration = Duration::from_secs(2);
 
+/// The WAL size up to which capture leaves its pages in the WAL on exit (see
+/// `Store::set_checkpoint_on_close`). Small enough that the next process's WAL recovery
+/// (it reads the whole WAL) stays cheap.
+const KEEP_WAL_BYTES: u64 = 4 * 1024 * 1024;
+
 pub fn run(db: Option<PathBuf>) -> anyhow::Result<()> {
     let mut input = Vec::new();
     let read = std::io::stdin()
@@ -27,6 +32,10 @@ pub fn run(db: Option<PathBuf>) -> anyhow::Result<()> {
         let store = super::open(&db)?;
         store.set_busy_timeout(BUSY)?;
         let report = capture::capture(&store, &payload)?;
+        // Most captures add a few pages: leave them in the WAL for the next one, and let the
+        // capture that finds it past KEEP_WAL_BYTES copy it back on close.
+        let wal = std::fs::metadata(format!("{}-wal", db.display())).map_or(0, |m| m.len());
+        store.set_checkpoint_on_close(wal > KEEP_WAL_BYTES)?;
         if let Some(first) = report.errors.first() {
             anyhow::bail!("{} files failed, first: {first}", report.files_failed);
         }
