@@ -402,3 +402,28 @@ fn launch_restores_then_runs_claude_resume_in_the_folder() {
     );
     assert!(!log.with_extension("args").exists(), "not run");
 }
+
+#[test]
+fn a_session_claude_code_deleted_comes_back_where_it_was() {
+    let s = Setup::new();
+    let main = s.source.join(PROJECT).join(format!("{PLAIN}.jsonl"));
+    let bytes = std::fs::read(&main).expect("read");
+    let when = mtime(&main);
+    std::fs::remove_file(&main).expect("cleanup deletes it");
+    ok(&s.sessiondb(&["import", &s.source.to_string_lossy()], &[]));
+    let out = s.sessiondb(&["info", PLAIN, "--json"], &[]);
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(info["source_state"], "vanished", "{info}");
+    // Restored into the tree it was imported from: same bytes, same mtime, present again.
+    let config = s.source.parent().expect("config dir").to_path_buf();
+    ok(&s.restore(&config, &[], PLAIN));
+    assert_eq!(std::fs::read(&main).expect("restored"), bytes);
+    assert_eq!(mtime(&main), when);
+    let out = s.sessiondb(&["import", &s.source.to_string_lossy(), "--json"], &[]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["new_rows"], 0, "{report}");
+    assert_eq!(report["files_rewritten"], 0, "{report}");
+    let out = s.sessiondb(&["info", PLAIN, "--json"], &[]);
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(info["source_state"], "present", "{info}");
+}
