@@ -3,6 +3,7 @@ mod capture;
 mod catalog;
 mod cli;
 mod fork;
+mod fuzz;
 mod import_edge;
 mod restore;
 mod resume_cli;
