@@ -29,14 +29,35 @@ pub struct ExportReport {
 /// # Errors
 /// Fails on a database or write error.
 pub fn write_transcript(conn: &Connection, transcript: i64, out: &mut dyn Write) -> Result<u64> {
+    write_transcript_mapped(conn, transcript, out, &mut |_| None)
+}
+
+/// [`write_transcript`] with a change on the way out: `map` gets each line that is a JSON
+/// object and returns its replacement, or `None` to keep it (restore's cwd rewrite).
+///
+/// # Errors
+/// Fails on a database or write error.
+pub fn write_transcript_mapped(
+    conn: &Connection,
+    transcript: i64,
+    out: &mut dyn Write,
+    map: &mut dyn FnMut(&[u8]) -> Option<Vec<u8>>,
+) -> Result<u64> {
     let mut stmt = conn.prepare_cached(
-        "SELECT raw, terminated FROM rows WHERE transcript_id = ?1 ORDER BY ordinal",
+        "SELECT raw, terminated, status FROM rows WHERE transcript_id = ?1 ORDER BY ordinal",
     )?;
     let mut rows = stmt.query([transcript])?;
     let mut written = 0u64;
     while let Some(row) = rows.next()? {
         let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
         let terminated: bool = row.get(1)?;
+        let status: i64 = row.get(2)?;
+        let mapped = if status == crate::jsonl::LineStatus::Record as i64 {
+            map(raw)
+        } else {
+            None
+        };
+        let raw = mapped.as_deref().unwrap_or(raw);
         out.write_all(raw).map_err(|e| Error::io("<output>", e))?;
         written += raw.len() as u64;
         if terminated {
@@ -109,10 +130,9 @@ pub fn export_tree(store: &Store, dir: &Path, project: Option<&str>) -> Result<E
             .query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
         let mut files = conn.prepare_cached(
-            "SELECT relpath, length(content) FROM session_files WHERE session_id = ?1
-             ORDER BY relpath",
+            "SELECT id, relpath FROM session_files WHERE session_id = ?1 ORDER BY relpath",
         )?;
-        let files: Vec<(String, i64)> = files
+        let files: Vec<(i64, String)> = files
             .query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
         if let Err(e) = names {
@@ -128,11 +148,14 @@ pub fn export_tree(store: &Store, dir: &Path, project: Option<&str>) -> Result<E
             } else {
                 format!("{project}/{session}/{subpath}.jsonl")
             };
-            let outcome = claim(dir, &relative, &mut written)
-                .and_then(|path| write_atomically(&path, |out| write_transcript(&conn, id, out)));
+            let outcome = claim(dir, &relative, &mut written).and_then(|path| {
+                let bytes = write_atomically(&path, |out| write_transcript(&conn, id, out))?;
+                set_recorded_mtime(&path, recorded_mtime_ns(&conn, Recorded::Transcript(id))?)?;
+                Ok(bytes)
+            });
             tally(&mut report, &relative, outcome)?;
         }
-        for (relpath, _) in files {
+        for (file_id, relpath) in files {
             let relative = format!("{project}/{session}/{relpath}");
             let outcome = claim(dir, &relative, &mut written).and_then(|path| {
                 let content: Vec<u8> = conn
@@ -140,11 +163,13 @@ pub fn export_tree(store: &Store, dir: &Path, project: Option<&str>) -> Result<E
                         "SELECT content FROM session_files WHERE session_id = ?1 AND relpath = ?2",
                     )?
                     .query_row(rusqlite::params![key, relpath], |r| r.get(0))?;
-                write_atomically(&path, |out| {
+                let bytes = write_atomically(&path, |out| {
                     out.write_all(&content)
                         .map_err(|e| Error::io("<output>", e))?;
                     Ok(content.len() as u64)
-                })
+                })?;
+                set_recorded_mtime(&path, recorded_mtime_ns(&conn, Recorded::File(file_id))?)?;
+                Ok(bytes)
             });
             tally(&mut report, &relative, outcome)?;
         }
@@ -182,8 +207,58 @@ fn tally(report: &mut ExportReport, relative: &str, outcome: Result<u64>) -> Res
     }
 }
 
+/// A stored file whose source's mtime the import ledger recorded.
+#[derive(Debug, Clone, Copy)]
+pub enum Recorded {
+    /// A transcript (main or sub-agent).
+    Transcript(i64),
+    /// A session-folder file.
+    File(i64),
+}
+
+/// The mtime (ns since the epoch) that import recorded for the file a stored transcript or
+/// session file came from (the latest import of it); `None` for what import never saw
+/// (forks, appended sessions).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn recorded_mtime_ns(conn: &Connection, what: Recorded) -> Result<Option<i64>> {
+    let (sql, id) = match what {
+        Recorded::Transcript(id) => (
+            "SELECT mtime_ns FROM source_files WHERE transcript_id = ?1 ORDER BY rowid DESC LIMIT 1",
+            id,
+        ),
+        Recorded::File(id) => (
+            "SELECT mtime_ns FROM source_files WHERE session_file_id = ?1 ORDER BY rowid DESC LIMIT 1",
+            id,
+        ),
+    };
+    Ok(conn
+        .prepare_cached(sql)?
+        .query_row([id], |r| r.get(0))
+        .optional()?)
+}
+
+/// Gives `path` the recorded mtime, when there is one: Claude Code's `--continue` and its
+/// picker order sessions by mtime, so an export must not make every file the newest.
+///
+/// # Errors
+/// Fails when the file's times cannot be set.
+pub fn set_recorded_mtime(path: &Path, mtime_ns: Option<i64>) -> Result<()> {
+    // Import records 0 when the file system gave no time.
+    let Some(ns) = mtime_ns.filter(|&ns| ns > 0) else {
+        return Ok(());
+    };
+    let time = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns.unsigned_abs());
+    let file = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    file.set_modified(time).map_err(|e| Error::io(path, e))
+}
+
 /// A stored name turned into a relative path, refusing anything that could escape `dir`.
-fn safe_relative(name: &str) -> Result<PathBuf> {
+pub(crate) fn safe_relative(name: &str) -> Result<PathBuf> {
     let path = PathBuf::from(name);
     let ok = !name.is_empty()
         && !name.contains('\0')

@@ -14,11 +14,14 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod capture;
 pub mod catalog;
 pub mod checkpoint;
+pub mod config;
 pub mod error;
 pub mod export;
 pub mod fork;
+pub mod hooks;
 pub mod import;
 pub mod jsonl;
 pub mod metadata;
@@ -27,6 +30,7 @@ pub mod names;
 pub mod paths;
 pub mod query;
 pub mod record;
+pub mod restore;
 pub mod resume;
 pub mod schema;
 pub mod sdk;
@@ -34,6 +38,8 @@ pub mod search;
 pub mod serve;
 pub mod store;
 pub mod time;
+pub mod watch;
+pub mod write_back;
 
 pub use error::{Error, Result};
 pub use store::Store;

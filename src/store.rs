@@ -258,22 +258,48 @@ impl Store {
         }
     }
 
+    /// Sets how long a write waits for another process's write to finish before it fails
+    /// (Store::open sets 10 s). Hook capture waits less: it must not hold Claude Code up,
+    /// and the next capture catches up.
+    ///
+    /// # Errors
+    /// Fails when SQLite rejects the setting.
+    pub fn set_busy_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        self.on_writer(|conn| Ok(conn.busy_timeout(timeout)?))
+    }
+
+    /// Whether closing the store copies the WAL into the database file (SQLite does when
+    /// the last connection closes, with two fsyncs, and deletes the WAL, which the next
+    /// writer creates again with two more). A short-lived process that writes little (hook
+    /// capture) skips it while the WAL is small: the next process goes on appending to it,
+    /// and the checkpoint happens once the WAL has grown.
+    ///
+    /// # Errors
+    /// Fails when SQLite rejects the setting.
+    pub fn set_checkpoint_on_close(&self, checkpoint: bool) -> Result<()> {
+        self.on_writer(|conn| {
+            conn.set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                !checkpoint,
+            )?;
+            Ok(())
+        })
+    }
+
     /// Sets how many WAL pages the writer lets accumulate before it checkpoints.
     ///
     /// # Errors
     /// Fails when SQLite rejects the pragma.
     pub(crate) fn set_wal_autocheckpoint(&self, pages: i64) -> Result<()> {
+        self.on_writer(|conn| Ok(conn.pragma_update(None, "wal_autocheckpoint", pages)?))
+    }
+
+    /// Runs `f` on the connection that writes (a setting that must hold for the writes).
+    fn on_writer<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         match &self.access {
-            Access::Pooled { writer, .. } => {
-                let conn = writer.lock().unwrap_or_else(|p| p.into_inner());
-                conn.pragma_update(None, "wal_autocheckpoint", pages)?;
-            }
-            Access::Single { .. } => {
-                self.reader()?
-                    .pragma_update(None, "wal_autocheckpoint", pages)?;
-            }
+            Access::Pooled { writer, .. } => f(&writer.lock().unwrap_or_else(|p| p.into_inner())),
+            Access::Single { .. } => f(&*self.reader()?),
         }
-        Ok(())
     }
 
     /// Runs `f` in one IMMEDIATE transaction on the writer: it takes the write lock up front,

@@ -423,6 +423,92 @@ pub fn import_paths_with(
             scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
         }
     }
+    import_sources(store, found, &scanned_dirs, progress, limits, started)
+}
+
+/// Imports the files of one session: its main transcript `transcript`
+/// (`<project>/<session>.jsonl`) and whatever its session folder holds (sub-agents, their
+/// sidecars, tool results). What hook capture calls: one transcript changed, so nothing
+/// else is scanned. A main transcript that does not exist is skipped (a session folder can
+/// exist without one); files that vanished are marked, as a folder import does.
+///
+/// # Errors
+/// Fails when the session folder cannot be scanned or the database cannot be written.
+pub fn import_session(
+    store: &Store,
+    transcript: &Path,
+    progress: &dyn Progress,
+) -> Result<ImportReport> {
+    let started = Instant::now();
+    let transcript = std::path::absolute(transcript).map_err(|e| Error::io(transcript, e))?;
+    let mut found = Discovery::default();
+    if transcript.is_file() {
+        found.sources.push(classify_file(&transcript)?);
+    }
+    let folder = transcript.with_extension("");
+    let mut scanned_dirs = Vec::new();
+    if folder.is_dir() && folder != transcript {
+        let project_dir = folder.parent().unwrap_or(Path::new("/"));
+        let project = project_dir
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        discover_session_dir(
+            &folder,
+            &folder,
+            &project,
+            &file_stem(&transcript),
+            &mut found,
+        )?;
+        scanned_dirs.push(folder);
+    }
+    let main_gone = !transcript.exists();
+    let limits = ImportLimits::default();
+    let mut report = import_sources(store, found, &scanned_dirs, progress, &limits, started)?;
+    if main_gone {
+        report.vanished_files += mark_gone(store, &[path_key(&transcript)])?;
+    }
+    Ok(report)
+}
+
+/// Records in the ledger that the file at `path` now holds exactly the stored rows of
+/// `transcript`, as an import of it would have: sessiondb wrote the file itself (write-back,
+/// a fork written for Claude Code), so the next import finds it unchanged instead of taking
+/// the lines it already has a second time. The caller guarantees the bytes match.
+///
+/// # Errors
+/// Fails when the file cannot be read or the database cannot be written.
+pub fn adopt_file(store: &Store, transcript: i64, path: &Path) -> Result<()> {
+    let path = std::path::absolute(path).map_err(|e| Error::io(path, e))?;
+    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+    let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64);
+    let key = path_key(&path);
+    let stamp = FileStamp {
+        key: &key,
+        size: bytes.len() as i64,
+        mtime_ns,
+    };
+    store.write(|tx| {
+        write_ledger(tx, &stamp, Some(transcript), None, &bytes)?;
+        crate::catalog::refresh_transcript(tx, transcript)
+    })
+}
+
+/// Imports `sources` (found by [`discover`] or [`import_session`]); ledger entries under
+/// `scanned_dirs` whose file is gone are marked vanished.
+fn import_sources(
+    store: &Store,
+    found: Discovery,
+    scanned_dirs: &[PathBuf],
+    progress: &dyn Progress,
+    limits: &ImportLimits,
+    started: Instant,
+) -> Result<ImportReport> {
     let mut report = ImportReport {
         files: found.sources.len() as u64,
         symlinks_skipped: found.skipped_links.len() as u64,
@@ -538,7 +624,7 @@ pub fn import_paths_with(
         report.rows += n as u64;
     }
     drop(reader);
-    report.vanished_files = mark_vanished(store, &scanned_dirs)?;
+    report.vanished_files = mark_vanished(store, scanned_dirs)?;
     report.sessions = sessions.len() as u64;
     report.seconds = started.elapsed().as_secs_f64();
     report.mb_per_s = if report.seconds > 0.0 {
@@ -1346,6 +1432,24 @@ fn mark_vanished(store: &Store, dirs: &[PathBuf]) -> Result<u64> {
             }
         }
     }
+    mark_gone(store, &gone)
+}
+
+/// Marks the ledger entries of `gone` (source paths) vanished, keeping their rows; paths
+/// without an entry, or already marked, are skipped. Returns how many were marked.
+fn mark_gone(store: &Store, gone: &[String]) -> Result<u64> {
+    let gone: Vec<&String> = {
+        let reader = store.reader()?;
+        let mut stmt =
+            reader.prepare_cached("SELECT 1 FROM source_files WHERE path = ?1 AND vanished = 0")?;
+        let mut known = Vec::new();
+        for path in gone {
+            if stmt.exists([path])? {
+                known.push(path);
+            }
+        }
+        known
+    };
     if gone.is_empty() {
         return Ok(0);
     }

@@ -35,7 +35,7 @@ macro_rules! skip_scalars {
 pub(crate) use skip_scalars;
 
 mod envelope;
-mod fields;
+pub(crate) mod fields;
 pub mod lenient;
 mod search_text;
 

@@ -93,6 +93,153 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout: `sessiondb man > sessiondb.1`.
     Man,
+    /// Hook entry point: import the session a Claude Code hook names (its JSON on standard
+    /// input). Always exits 0 and prints nothing; failures go to
+    /// $XDG_STATE_HOME/sessiondb/capture.log (else ~/.local/state/sessiondb/capture.log).
+    Capture,
+    /// Install, remove or show the Claude Code hooks that run `sessiondb capture`.
+    Hooks(HooksArgs),
+    /// Write a stored session back into Claude Code's tree, with its recorded mtimes.
+    Restore(RestoreArgs),
+    /// Restore a session, then run `claude --resume` on it.
+    Launch(LaunchArgs),
+    /// Import what changes under the projects folders as it changes, until Ctrl-C: one line
+    /// per imported change. A file Claude Code deletes keeps its rows (marked vanished).
+    Watch(WatchArgs),
+    /// sessiondb's own settings ($XDG_CONFIG_HOME/sessiondb/config.toml, else
+    /// ~/.config/sessiondb/config.toml).
+    Config(ConfigArgs),
+}
+
+/// `sessiondb watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Projects roots, project folders or transcripts [default: $CLAUDE_CONFIG_DIR/projects,
+    /// else ~/.claude/projects].
+    pub paths: Vec<PathBuf>,
+    /// Import once and exit (a plain `import`).
+    #[arg(long)]
+    pub once: bool,
+}
+
+/// `--write-back` / `--no-write-back` (default: `write_back` of `sessiondb config`).
+#[derive(Debug, Args)]
+pub struct WriteBackArgs {
+    /// Also write the change to Claude Code's file (only when it still holds exactly what
+    /// was imported; otherwise exit 1 saying why, changing nothing).
+    #[arg(long, conflicts_with = "no_write_back")]
+    pub write_back: bool,
+    /// Do not write back, whatever the config says.
+    #[arg(long)]
+    pub no_write_back: bool,
+}
+
+/// `sessiondb config`.
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// What to do with the config.
+    #[command(subcommand)]
+    pub action: ConfigAction,
+}
+
+/// `sessiondb config set KEY VALUE | get KEY | path`.
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Set a value (keys: write_back).
+    Set {
+        /// The setting.
+        key: String,
+        /// Its value.
+        value: String,
+    },
+    /// Print a value.
+    Get {
+        /// The setting.
+        key: String,
+    },
+    /// Print where the config file is.
+    Path,
+}
+
+/// `sessiondb hooks`.
+#[derive(Debug, Args)]
+pub struct HooksArgs {
+    /// What to do with the hooks.
+    #[command(subcommand)]
+    pub action: HooksAction,
+}
+
+/// `sessiondb hooks install | uninstall | status`.
+#[derive(Debug, Subcommand)]
+pub enum HooksAction {
+    /// Add Stop, SubagentStop, PreCompact and SessionEnd hooks running `sessiondb capture`
+    /// (this binary's absolute path, plus --db when given). Other settings and hooks are kept;
+    /// the old file is kept beside it as settings.json.sessiondb.bak.
+    Install(HooksTarget),
+    /// Remove exactly the hooks `install` added.
+    Uninstall(HooksTarget),
+    /// Show which capture hooks are installed, and when capture last ran and last failed.
+    Status(HooksTarget),
+}
+
+/// The settings file the hooks go into.
+#[derive(Debug, Args)]
+pub struct HooksTarget {
+    /// Claude Code's settings file [default: $CLAUDE_CONFIG_DIR/settings.json, else
+    /// ~/.claude/settings.json].
+    #[arg(long, value_name = "PATH")]
+    pub settings: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sessiondb restore`.
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    pub session: String,
+    #[command(flatten)]
+    pub target: RestoreTarget,
+    /// When a different file is already there, write the conversation under a new session id
+    /// (as `fork` does) and print it.
+    #[arg(long)]
+    pub as_new: bool,
+    /// Print what was written as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Where a session is restored to.
+#[derive(Debug, Args)]
+pub struct RestoreTarget {
+    /// Claude Code's config folder [default: $CLAUDE_CONFIG_DIR, else ~/.claude].
+    #[arg(long, value_name = "DIR")]
+    pub config_dir: Option<PathBuf>,
+    /// Put the session under this folder's project and rewrite every record's `cwd` that is
+    /// the recorded cwd (or under it) to this folder (or the same place under it).
+    #[arg(long, value_name = "PATH")]
+    pub cwd: Option<PathBuf>,
+}
+
+/// `sessiondb launch`.
+#[derive(Debug, Args)]
+pub struct LaunchArgs {
+    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    pub session: String,
+    /// Run Claude Code in this folder [default: the recorded cwd if it exists, else the
+    /// current folder]; the session is restored for it (see `restore --cwd`).
+    #[arg(long, value_name = "PATH")]
+    pub cwd: Option<PathBuf>,
+    /// Resume with --fork-session (Claude Code writes a new session).
+    #[arg(long)]
+    pub fork: bool,
+    /// Print the command instead of running it (the session is restored all the same).
+    #[arg(long)]
+    pub print: bool,
+    /// Arguments passed on to Claude Code.
+    #[arg(last = true, value_name = "CLAUDE_ARGS")]
+    pub claude_args: Vec<String>,
 }
 
 /// `sessiondb completions`.
@@ -147,6 +294,8 @@ pub struct ForkArgs {
     /// Print a JSON object (session_id, project, source, counts) instead of the id alone.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub write_back: WriteBackArgs,
 }
 
 /// `sessiondb append`.
@@ -164,6 +313,8 @@ pub struct AppendArgs {
     /// Print what was written as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub write_back: WriteBackArgs,
 }
 
 /// How a resume is shown and which Claude Code options it emulates.
@@ -389,6 +540,8 @@ pub struct RenameArgs {
     pub session: String,
     /// The new title (trimmed; must not be empty).
     pub title: String,
+    #[command(flatten)]
+    pub write_back: WriteBackArgs,
 }
 
 /// `sessiondb tag`.
@@ -403,6 +556,8 @@ pub struct TagArgs {
     /// Remove the tag.
     #[arg(long)]
     pub clear: bool,
+    #[command(flatten)]
+    pub write_back: WriteBackArgs,
 }
 
 /// `sessiondb delete`.

@@ -3,13 +3,17 @@
 use crate::cli::ForkArgs;
 use crate::output::print_json;
 use sessiondb::fork::ForkOptions;
-use sessiondb::query;
+use sessiondb::{query, write_back};
 use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: ForkArgs) -> anyhow::Result<()> {
     let store = super::open_existing(db)?;
     let source = query::resolve_session(&*store.reader()?, &args.session)?;
+    let write_back = super::write_back_wanted(&args.write_back)?;
+    if write_back {
+        write_back::check(&store, &source)?;
+    }
     let forked = store.fork(
         &source,
         &ForkOptions {
@@ -18,6 +22,10 @@ pub fn run(db: &Path, args: ForkArgs) -> anyhow::Result<()> {
             session_id: args.session_id,
         },
     )?;
+    if write_back {
+        let path = write_back::write_new(&store, &source, &forked.session)?;
+        eprintln!("written for Claude Code to {}", path.display());
+    }
     if args.json {
         return print_json(&forked);
     }

@@ -2,19 +2,25 @@
 
 mod agents;
 mod append;
+mod capture;
+mod config;
 mod delete;
 mod export;
 mod fork;
+mod hooks;
 mod import;
 mod info;
+mod launch;
 mod messages;
 mod reindex;
 mod rename;
+mod restore;
 mod resume;
 mod search;
 mod serve;
 mod sessions;
 mod tag;
+mod watch;
 
 use crate::cli::{Cli, Command};
 use anyhow::Context;
@@ -23,12 +29,16 @@ use std::path::PathBuf;
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
-    // These two need no database.
-    match cli.command {
+    // These need no database (completions, man, config), or never the default one: capture
+    // must not fail before it can log, and hooks name --db in the hook only when it was given.
+    let cli = match cli.command {
         Command::Completions(args) => return completions(args.shell),
         Command::Man => return man(),
-        _ => {}
-    }
+        Command::Capture => return capture::run(cli.db),
+        Command::Hooks(args) => return hooks::run(cli.db, args),
+        Command::Config(args) => return config::run(args),
+        command => Cli { command, ..cli },
+    };
     let db = database_path(cli.db)?;
     match cli.command {
         Command::Import(args) => import::run(&db, args),
@@ -47,7 +57,14 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Fork(args) => fork::run(&db, args),
         Command::Append(args) => append::run(&db, args),
         Command::Serve(args) => serve::run(&db, args),
-        Command::Completions(_) | Command::Man => unreachable!("handled above"),
+        Command::Restore(args) => restore::run(&db, args),
+        Command::Launch(args) => launch::run(&db, args),
+        Command::Watch(args) => watch::run(&db, args),
+        Command::Completions(_)
+        | Command::Man
+        | Command::Capture
+        | Command::Hooks(_)
+        | Command::Config(_) => unreachable!("handled above"),
     }
 }
 
@@ -149,4 +166,15 @@ pub fn absolute_dir(dir: &std::path::Path) -> anyhow::Result<PathBuf> {
 /// listing reports for sessions that record none.
 pub fn project_directory(arg: &str) -> Option<String> {
     sessiondb::paths::project_argument(arg).1
+}
+
+/// Whether to write a change back to Claude Code's file: the flags, else the config.
+pub fn write_back_wanted(flags: &crate::cli::WriteBackArgs) -> anyhow::Result<bool> {
+    if flags.write_back || flags.no_write_back {
+        return Ok(flags.write_back);
+    }
+    match sessiondb::config::config_path() {
+        Some(path) => Ok(sessiondb::config::load(&path)?.write_back),
+        None => Ok(false),
+    }
 }

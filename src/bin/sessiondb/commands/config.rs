@@ -1,0 +1,28 @@
+//! `sessiondb config set KEY VALUE | get KEY | path`.
+
+use crate::cli::{ConfigAction, ConfigArgs};
+use anyhow::Context;
+use sessiondb::config;
+
+pub fn run(args: ConfigArgs) -> anyhow::Result<()> {
+    let path = config::config_path()
+        .context("neither XDG_CONFIG_HOME nor HOME is set: no place for the config")?;
+    match args.action {
+        ConfigAction::Set { key, value } => {
+            config::set(&path, &key, &value)?;
+            eprintln!("{key} = {value} in {}", path.display());
+        }
+        ConfigAction::Get { key } => {
+            let loaded = config::load(&path)?;
+            match key.as_str() {
+                "write_back" => println!("{}", loaded.write_back),
+                _ => anyhow::bail!(
+                    "unknown setting {key:?} (known: {})",
+                    config::KEYS.join(", ")
+                ),
+            }
+        }
+        ConfigAction::Path => println!("{}", path.display()),
+    }
+    Ok(())
+}

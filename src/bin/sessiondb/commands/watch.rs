@@ -1,0 +1,123 @@
+//! `sessiondb watch [PATH…] [--once]`: import what changes under the projects folders until
+//! Ctrl-C (or SIGTERM), one line per imported change.
+
+use crate::cli::{ImportArgs, WatchArgs};
+use anyhow::Context;
+use sessiondb::watch::{self, Watch};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often the loop looks at the stop flag while nothing happens.
+const TICK: Duration = Duration::from_millis(200);
+
+pub fn run(db: &Path, args: WatchArgs) -> anyhow::Result<()> {
+    if args.once {
+        return super::import::run(
+            db,
+            ImportArgs {
+                paths: args.paths,
+                json: false,
+            },
+        );
+    }
+    let roots = if args.paths.is_empty() {
+        vec![sessiondb::paths::default_projects_dir()
+            .context("no PATH given and neither CLAUDE_CONFIG_DIR nor HOME is set")?]
+    } else {
+        args.paths
+    };
+    for root in &roots {
+        if !root.exists() {
+            anyhow::bail!("{} does not exist", root.display());
+        }
+    }
+    let store = super::open(db)?;
+    let stop = stop_on_signal()?;
+    // Watch first, then catch up, so nothing written in between is missed.
+    let watcher = Watch::start(&roots)?;
+    let report = sessiondb::import::import_paths(&store, &roots, &sessiondb::model::NoProgress)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "watching {} ({} files, {} new rows on start)",
+        roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        report.files,
+        report.new_rows
+    )?;
+    out.flush()?;
+    while !stop.load(Ordering::SeqCst) {
+        let batch = watcher.next_batch(TICK)?;
+        if batch.is_empty() {
+            continue;
+        }
+        for change in watch::import_batch(&store, &batch)? {
+            let t = &change.transcript;
+            let project = t
+                .parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            let session = t
+                .file_stem()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            let r = &change.report;
+            let mut line = format!("{project}/{session}: {} new rows", r.new_rows);
+            if r.files_rewritten > 0 {
+                line.push_str(&format!(", {} files rewritten", r.files_rewritten));
+            }
+            if r.vanished_files > 0 {
+                line.push_str(&format!(
+                    ", {} files vanished (rows kept)",
+                    r.vanished_files
+                ));
+            }
+            for error in &r.errors {
+                line.push_str(&format!(", failed: {error}"));
+            }
+            writeln!(out, "{}", line.escape_debug())?;
+            out.flush()?;
+        }
+    }
+    writeln!(out, "stopped")?;
+    Ok(())
+}
+
+/// A flag set on SIGINT or SIGTERM, so the loop stops between imports (never inside one).
+fn stop_on_signal() -> anyhow::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the signal handler")?;
+    std::thread::spawn(move || {
+        runtime.block_on(async {
+            #[cfg(unix)]
+            {
+                use tokio::signal::unix::{signal, SignalKind};
+                let Ok(mut term) = signal(SignalKind::terminate()) else {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                };
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        });
+        flag.store(true, Ordering::SeqCst);
+    });
+    Ok(stop)
+}

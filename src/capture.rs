@@ -1,0 +1,223 @@
+//! Hook capture: Claude Code's hook payload → an incremental import of one session.
+//!
+//! A thin layer over [`crate::import::import_session`]: the payload names the transcript
+//! that changed, and import does the rest exactly as `sessiondb import` would. Beside it, a
+//! small log of failures and a record of the last run, which `hooks status` reads; hooks
+//! must never disturb Claude Code, so the caller reports failures here, not on a terminal.
+
+use crate::error::{Error, Result};
+use crate::model::{ImportReport, NoProgress};
+use crate::store::Store;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The fields of a hook's standard input that capture uses (Claude Code sends more; they are
+/// ignored). Recorded payloads are under `tests/fixtures/hooks/`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+pub struct HookPayload {
+    /// The session the hook fired for.
+    pub session_id: String,
+    /// The session's main transcript.
+    pub transcript_path: PathBuf,
+    /// Claude Code's working directory.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// `Stop`, `SubagentStop`, `PreCompact`, `SessionEnd`, ...
+    pub hook_event_name: String,
+    /// A sub-agent's transcript (`SubagentStop`).
+    #[serde(default)]
+    pub agent_transcript_path: Option<PathBuf>,
+}
+
+impl HookPayload {
+    /// Parses a hook's standard input.
+    ///
+    /// # Errors
+    /// Fails when it is not a JSON object with `session_id`, `transcript_path` and
+    /// `hook_event_name`.
+    pub fn parse(input: &[u8]) -> Result<HookPayload> {
+        serde_json::from_slice(input).map_err(|e| {
+            Error::Invalid(format!(
+                "the hook payload on standard input is not what Claude Code sends: {e}"
+            ))
+        })
+    }
+}
+
+/// Imports what a hook payload names: the main transcript and its session folder
+/// (sub-agents, sidecars, tool results), incrementally. A sub-agent transcript outside that
+/// folder is imported on its own. Files that do not exist are skipped: Claude Code names
+/// some agents' transcripts without writing them (the compaction agent).
+///
+/// # Errors
+/// Fails when a transcript path is not absolute or is not a `.jsonl` file, or when import
+/// fails.
+pub fn capture(store: &Store, payload: &HookPayload) -> Result<ImportReport> {
+    let transcript = &payload.transcript_path;
+    check_transcript_path(transcript)?;
+    let mut report = crate::import::import_session(store, transcript, &NoProgress)?;
+    if let Some(agent) = &payload.agent_transcript_path {
+        check_transcript_path(agent)?;
+        let folder = transcript.with_extension("");
+        if !agent.starts_with(&folder) && agent.is_file() {
+            let more =
+                crate::import::import_paths(store, std::slice::from_ref(agent), &NoProgress)?;
+            report.files += more.files;
+            report.files_imported += more.files_imported;
+            report.new_rows += more.new_rows;
+            report.errors.extend(more.errors);
+            report.files_failed += more.files_failed;
+        }
+    }
+    Ok(report)
+}
+
+fn check_transcript_path(path: &Path) -> Result<()> {
+    if !path.is_absolute() || path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+        return Err(Error::Invalid(format!(
+            "the hook payload names {} as a transcript: not an absolute .jsonl path",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The log is started over (the old one kept as `capture.log.1`) past this size.
+pub const LOG_LIMIT: u64 = 1024 * 1024;
+
+/// Where capture keeps its log and its last-run record: `$XDG_STATE_HOME/sessiondb`, else
+/// `~/.local/state/sessiondb`.
+pub fn state_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(dir).join("sessiondb"));
+    }
+    let home = std::env::var_os("HOME").filter(|v| !v.is_empty())?;
+    Some(
+        PathBuf::from(home)
+            .join(".local")
+            .join("state")
+            .join("sessiondb"),
+    )
+}
+
+/// The last capture run and the last failure, as `hooks status` shows them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CaptureState {
+    /// When capture last ran (ISO 8601, UTC).
+    pub last_run: Option<String>,
+    /// The hook event of that run.
+    pub last_event: Option<String>,
+    /// The session of that run.
+    pub last_session: Option<String>,
+    /// When capture last failed.
+    pub last_failure: Option<String>,
+    /// Why it failed.
+    pub last_error: Option<String>,
+}
+
+const STATE_FILE: &str = "capture-state.json";
+const LOG_FILE: &str = "capture.log";
+
+/// Reads the last-run record in `dir` (empty when there is none or it cannot be read).
+pub fn read_state(dir: &Path) -> CaptureState {
+    std::fs::read(dir.join(STATE_FILE))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+/// Records one capture run in `dir`: its time, event and session, and on failure the error,
+/// which also goes into `capture.log` (started over past [`LOG_LIMIT`]).
+///
+/// # Errors
+/// Fails when the folder or files cannot be written.
+pub fn record_run(
+    dir: &Path,
+    event: Option<&str>,
+    session: Option<&str>,
+    failure: Option<&str>,
+) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let now = crate::time::format_ms(crate::time::now_ms());
+    let mut state = read_state(dir);
+    state.last_run = Some(now.clone());
+    state.last_event = event.map(str::to_owned);
+    state.last_session = session.map(str::to_owned);
+    if let Some(error) = failure {
+        state.last_failure = Some(now.clone());
+        state.last_error = Some(error.to_owned());
+        append_log(
+            dir,
+            &format!(
+                "{now} {} {}: {error}",
+                event.unwrap_or("-"),
+                session.unwrap_or("-")
+            ),
+        )?;
+    }
+    let bytes = serde_json::to_vec_pretty(&state)?;
+    crate::export::write_atomically(&dir.join(STATE_FILE), |out| {
+        out.write_all(&bytes)
+            .map_err(|e| Error::io(dir.join(STATE_FILE), e))?;
+        Ok(bytes.len() as u64)
+    })?;
+    Ok(())
+}
+
+/// Appends one line to `capture.log`, first moving a log past [`LOG_LIMIT`] to
+/// `capture.log.1`. Newlines inside the message are escaped: one failure, one line.
+fn append_log(dir: &Path, line: &str) -> Result<()> {
+    let path = dir.join(LOG_FILE);
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() >= LOG_LIMIT) {
+        let old = dir.join(format!("{LOG_FILE}.1"));
+        std::fs::rename(&path, &old).map_err(|e| Error::io(&path, e))?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&path).map_err(|e| Error::io(&path, e))?;
+    let line = line.replace('\n', "\\n");
+    file.write_all(format!("{line}\n").as_bytes())
+        .map_err(|e| Error::io(&path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_payload_and_names_what_is_missing() {
+        let p = HookPayload::parse(
+            br#"{"session_id":"s","transcript_path":"/a/b/s.jsonl","cwd":"/w","hook_event_name":"Stop","extra":1}"#,
+        )
+        .expect("valid");
+        assert_eq!(p.hook_event_name, "Stop");
+        assert_eq!(p.agent_transcript_path, None);
+        let err = HookPayload::parse(br#"{"session_id":"s"}"#).expect_err("incomplete");
+        assert!(err.to_string().contains("transcript_path"), "{err}");
+        assert!(HookPayload::parse(b"not json").is_err());
+    }
+
+    #[test]
+    fn the_log_is_started_over_past_its_limit() {
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(dir.path().join(LOG_FILE), vec![b'x'; LOG_LIMIT as usize]).expect("w");
+        record_run(dir.path(), Some("Stop"), Some("s"), Some("bad\nthing")).expect("record");
+        let log = std::fs::read_to_string(dir.path().join(LOG_FILE)).expect("log");
+        assert!(log.ends_with("Stop s: bad\\nthing\n"), "{log}");
+        assert_eq!(log.lines().count(), 1);
+        let old = std::fs::metadata(dir.path().join("capture.log.1")).expect("old log");
+        assert_eq!(old.len(), LOG_LIMIT);
+        let state = read_state(dir.path());
+        assert_eq!(state.last_error.as_deref(), Some("bad\nthing"));
+        assert_eq!(state.last_run, state.last_failure);
+        record_run(dir.path(), Some("Stop"), Some("s"), None).expect("record");
+        let state = read_state(dir.path());
+        assert_eq!(state.last_error.as_deref(), Some("bad\nthing"), "kept");
+    }
+}

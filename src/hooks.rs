@@ -1,0 +1,350 @@
+//! Claude Code's settings file and the command hooks that run `sessiondb capture`.
+//!
+//! Only what sessiondb adds is touched: one matcher group per event whose single command hook
+//! runs `… sessiondb … capture`. Every other key, hook and group stays as it was, in its
+//! order (serde_json keeps object order). A file that is not valid JSON is refused.
+
+use crate::error::{Error, Result};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// The hook events capture runs on: the end of a turn, of a sub-agent, before compaction
+/// (which may rewrite nothing but marks a boundary) and at the session's end.
+pub const EVENTS: [&str; 4] = ["Stop", "SubagentStop", "PreCompact", "SessionEnd"];
+
+/// Claude Code's user settings: `$CLAUDE_CONFIG_DIR/settings.json`, else
+/// `~/.claude/settings.json`.
+pub fn default_settings_path() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(dir).join("settings.json"));
+    }
+    let home = std::env::var_os("HOME").filter(|v| !v.is_empty())?;
+    Some(PathBuf::from(home).join(".claude").join("settings.json"))
+}
+
+/// The shell command a hook runs: the binary (quoted for the shell when it needs it), `--db`
+/// when one was given, then `capture`.
+pub fn capture_command(binary: &Path, db: Option<&Path>) -> String {
+    let mut command = shell_quote(&binary.to_string_lossy());
+    if let Some(db) = db {
+        command.push_str(" --db ");
+        command.push_str(&shell_quote(&db.to_string_lossy()));
+    }
+    command.push_str(" capture");
+    command
+}
+
+/// Quotes a word for a POSIX shell (Claude Code runs command hooks through one).
+fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:=@%".contains(&b));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Whether a hook command is one sessiondb installed: its program is a file named
+/// `sessiondb` and its last word is `capture`.
+fn is_capture_command(command: &str) -> bool {
+    let Some(rest) = command.strip_suffix(" capture") else {
+        return false;
+    };
+    let program = match rest.strip_prefix('\'') {
+        Some(quoted) => quoted.split('\'').next().unwrap_or(""),
+        None => rest.split(' ').next().unwrap_or(""),
+    };
+    Path::new(program)
+        .file_name()
+        .is_some_and(|n| n == "sessiondb")
+}
+
+/// A matcher group sessiondb added: exactly `{"hooks":[{"type":"command","command":C}]}`
+/// with C a capture command.
+fn capture_group_command(group: &Value) -> Option<&str> {
+    let group = group.as_object()?;
+    if group.len() != 1 {
+        return None;
+    }
+    let hooks = group.get("hooks")?.as_array()?;
+    let [hook] = hooks.as_slice() else {
+        return None;
+    };
+    let hook = hook.as_object()?;
+    if hook.len() != 2 || hook.get("type")?.as_str()? != "command" {
+        return None;
+    }
+    let command = hook.get("command")?.as_str()?;
+    is_capture_command(command).then_some(command)
+}
+
+fn capture_group(command: &str) -> Value {
+    serde_json::json!({"hooks": [{"type": "command", "command": command}]})
+}
+
+/// Reads a settings file: `{}` when it does not exist.
+///
+/// # Errors
+/// Fails when it cannot be read, is not valid JSON (naming line and column) or is not a
+/// JSON object, or when its `hooks` are not shaped as Claude Code reads them.
+pub fn read_settings(path: &Path) -> Result<Value> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Value::Object(Map::new())),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::Invalid(format!(
+            "{} is not valid JSON (line {}, column {}: {e}); it was left untouched",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+    })?;
+    if !value.is_object() {
+        return Err(Error::Invalid(format!(
+            "{} is not a JSON object; it was left untouched",
+            path.display()
+        )));
+    }
+    check_hooks_shape(path, &value)?;
+    Ok(value)
+}
+
+fn check_hooks_shape(path: &Path, settings: &Value) -> Result<()> {
+    let Some(hooks) = settings.get("hooks") else {
+        return Ok(());
+    };
+    let bad = |what: String| {
+        Error::Invalid(format!(
+            "{}: {what}, not what Claude Code reads; it was left untouched",
+            path.display()
+        ))
+    };
+    let hooks = hooks
+        .as_object()
+        .ok_or_else(|| bad("\"hooks\" is not an object".into()))?;
+    for event in EVENTS {
+        if let Some(groups) = hooks.get(event) {
+            if !groups.is_array() {
+                return Err(bad(format!("\"hooks\".\"{event}\" is not a list")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Adds a capture group running `command` to every event of [`EVENTS`]; a capture group
+/// already there with another command (another binary path or database) is replaced in
+/// place. Returns whether anything changed.
+pub fn install(settings: &mut Value, command: &str) -> bool {
+    let Some(root) = settings.as_object_mut() else {
+        return false;
+    };
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(hooks) = hooks.as_object_mut() else {
+        return false;
+    };
+    let mut changed = false;
+    for event in EVENTS {
+        let groups = hooks
+            .entry(event)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Some(groups) = groups.as_array_mut() else {
+            continue;
+        };
+        let ours: Vec<usize> = (0..groups.len())
+            .filter(|&i| capture_group_command(&groups[i]).is_some())
+            .collect();
+        match ours.as_slice() {
+            [] => {
+                groups.push(capture_group(command));
+                changed = true;
+            }
+            [first, rest @ ..] => {
+                if capture_group_command(&groups[*first]) != Some(command) {
+                    groups[*first] = capture_group(command);
+                    changed = true;
+                }
+                for &i in rest.iter().rev() {
+                    groups.remove(i);
+                    changed = true;
+                }
+            }
+        }
+    }
+    changed
+}
+
+/// Removes the capture groups (and an event list or `hooks` object left empty by that, which
+/// install created). Returns whether anything changed.
+pub fn uninstall(settings: &mut Value) -> bool {
+    let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else {
+        return false;
+    };
+    let mut changed = false;
+    for event in EVENTS {
+        let Some(groups) = hooks.get_mut(event).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        let before = groups.len();
+        groups.retain(|g| capture_group_command(g).is_none());
+        if groups.len() != before {
+            changed = true;
+            if groups.is_empty() {
+                hooks.remove(event);
+            }
+        }
+    }
+    if changed && hooks.is_empty() {
+        if let Some(root) = settings.as_object_mut() {
+            root.remove("hooks");
+        }
+    }
+    changed
+}
+
+/// One event's capture hook, as `hooks status` reports it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Installed {
+    /// The hook event.
+    pub event: String,
+    /// The command it runs, when a capture hook is installed.
+    pub command: Option<String>,
+}
+
+/// Which events have a capture hook, and its command.
+pub fn status(settings: &Value) -> Vec<Installed> {
+    EVENTS
+        .iter()
+        .map(|event| Installed {
+            event: (*event).to_owned(),
+            command: settings
+                .get("hooks")
+                .and_then(|h| h.get(*event))
+                .and_then(Value::as_array)
+                .and_then(|groups| groups.iter().find_map(capture_group_command))
+                .map(str::to_owned),
+        })
+        .collect()
+}
+
+/// Writes `settings` to `path` atomically (a temporary file and a rename, keeping the file's
+/// permissions), after copying the current file to `<path>.sessiondb.bak` beside it.
+/// Claude Code writes its settings with two-space indentation; so does this.
+///
+/// # Errors
+/// Fails when the backup or the file cannot be written.
+pub fn write_settings(path: &Path, settings: &Value) -> Result<Option<PathBuf>> {
+    let mut backup = None;
+    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
+    if path.exists() {
+        let bak = backup_path(path);
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        crate::export::write_atomically(&bak, |out| {
+            out.write_all(&bytes).map_err(|e| Error::io(&bak, e))?;
+            Ok(bytes.len() as u64)
+        })?;
+        backup = Some(bak);
+    }
+    let mut bytes = serde_json::to_vec_pretty(settings)?;
+    bytes.push(b'\n');
+    crate::export::write_atomically(path, |out| {
+        out.write_all(&bytes).map_err(|e| Error::io(path, e))?;
+        Ok(bytes.len() as u64)
+    })?;
+    if let Some(permissions) = permissions {
+        std::fs::set_permissions(path, permissions).map_err(|e| Error::io(path, e))?;
+    }
+    Ok(backup)
+}
+
+/// Where [`write_settings`] keeps the previous file.
+pub fn backup_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".sessiondb.bak");
+    path.with_file_name(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const CMD: &str = "/opt/bin/sessiondb capture";
+
+    #[test]
+    fn commands_are_quoted_and_recognised() {
+        let cmd = capture_command(Path::new("/my tools/sessiondb"), Some(Path::new("/d/s.db")));
+        assert_eq!(cmd, "'/my tools/sessiondb' --db /d/s.db capture");
+        assert!(is_capture_command(&cmd));
+        assert!(is_capture_command(CMD));
+        assert!(is_capture_command("sessiondb capture"));
+        assert!(!is_capture_command("/bin/notify capture"));
+        assert!(!is_capture_command("/opt/bin/sessiondb import"));
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+
+    #[test]
+    fn install_keeps_other_hooks_and_is_idempotent() {
+        let mut s = json!({
+            "model": "opus",
+            "hooks": {
+                "Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "say done"}]}],
+                "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x"}]}]
+            },
+            "z": [1, 2]
+        });
+        let original = s.clone();
+        assert!(install(&mut s, CMD));
+        let once = s.clone();
+        assert!(!install(&mut s, CMD), "a second install changes nothing");
+        assert_eq!(s, once);
+        assert_eq!(s["hooks"]["Stop"][0], original["hooks"]["Stop"][0]);
+        assert_eq!(s["hooks"]["Stop"][1]["hooks"][0]["command"], CMD);
+        assert_eq!(s["hooks"]["PreToolUse"], original["hooks"]["PreToolUse"]);
+        assert!(status(&s).iter().all(|i| i.command.as_deref() == Some(CMD)));
+        let keys: Vec<_> = s.as_object().expect("obj").keys().cloned().collect();
+        assert_eq!(keys, ["model", "hooks", "z"], "key order kept");
+        assert!(uninstall(&mut s));
+        assert_eq!(s, original, "uninstall removes exactly what install added");
+        assert!(!uninstall(&mut s));
+    }
+
+    #[test]
+    fn install_into_empty_settings_and_back() {
+        let mut s = json!({});
+        assert!(install(&mut s, CMD));
+        for event in EVENTS {
+            assert_eq!(s["hooks"][event].as_array().map(Vec::len), Some(1));
+        }
+        assert!(uninstall(&mut s));
+        assert_eq!(s, json!({}));
+    }
+
+    #[test]
+    fn a_moved_binary_replaces_the_old_group() {
+        let mut s = json!({});
+        install(&mut s, "/old/sessiondb capture");
+        assert!(install(&mut s, CMD));
+        assert_eq!(s["hooks"]["Stop"].as_array().map(Vec::len), Some(1));
+        assert_eq!(s["hooks"]["Stop"][0]["hooks"][0]["command"], CMD);
+    }
+
+    #[test]
+    fn a_group_with_more_than_our_hook_is_not_ours() {
+        let shared = json!({"hooks": [
+            {"type": "command", "command": CMD},
+            {"type": "command", "command": "other"}
+        ]});
+        let mut s = json!({"hooks": {"Stop": [shared.clone()]}});
+        assert!(!uninstall(&mut s));
+        assert_eq!(s["hooks"]["Stop"][0], shared);
+    }
+}

@@ -1,0 +1,180 @@
+//! Watching projects folders: file-system events (the `notify` crate), debounced, become
+//! incremental imports of the sessions they touched. For people who do not install hooks,
+//! and for transcripts written by other programs (Agent SDK apps).
+//!
+//! A thin layer over import: every change is [`crate::import::import_session`] of the
+//! session a changed path belongs to, so a deleted file keeps its rows and is marked
+//! vanished, as a folder import does.
+
+use crate::error::{Error, Result};
+use crate::model::{ImportReport, NoProgress};
+use crate::store::Store;
+use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// Quiet time after the last event before a batch is imported: Claude Code writes a turn as
+/// several appends in a row.
+pub const QUIET: Duration = Duration::from_millis(300);
+
+/// The longest a batch waits while events keep coming.
+pub const MAX_WAIT: Duration = Duration::from_secs(2);
+
+/// Whether a name is a Claude Code session id (spec §1.5: a UUID, any case).
+fn is_session_id(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    bytes.len() == 36
+        && bytes.iter().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => *b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+}
+
+/// The main transcript of the session a changed path belongs to: the path itself for
+/// `<project>/<id>.jsonl`, `<project>/<id>.jsonl` for anything inside `<project>/<id>/`.
+/// Another `.jsonl` file is its own transcript; anything else belongs to no session.
+pub fn session_transcript(path: &Path) -> Option<PathBuf> {
+    let mut prefix = PathBuf::new();
+    for component in path.components() {
+        if let Component::Normal(name) = component {
+            let name = name.to_string_lossy();
+            let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+            if is_session_id(stem) && prefix.parent().is_some() {
+                return Some(prefix.join(format!("{stem}.jsonl")));
+            }
+        }
+        prefix.push(component);
+    }
+    (path.extension().is_some_and(|e| e == "jsonl")).then(|| path.to_path_buf())
+}
+
+/// What one imported change did, for the one line `watch` prints about it.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// The session's main transcript.
+    pub transcript: PathBuf,
+    /// What the import did.
+    pub report: ImportReport,
+}
+
+/// A watch over projects folders.
+pub struct Watch {
+    _watcher: RecommendedWatcher,
+    events: Receiver<notify::Result<notify::Event>>,
+}
+
+impl Watch {
+    /// Starts watching `roots` (recursively).
+    ///
+    /// # Errors
+    /// Fails when a root does not exist or cannot be watched.
+    pub fn start(roots: &[PathBuf]) -> Result<Watch> {
+        let (tx, events) = mpsc::channel();
+        let mut watcher = notify::recommended_watcher(tx)
+            .map_err(|e| Error::Invalid(format!("cannot watch files: {e}")))?;
+        for root in roots {
+            watcher
+                .watch(root, RecursiveMode::Recursive)
+                .map_err(|e| Error::Invalid(format!("cannot watch {}: {e}", root.display())))?;
+        }
+        Ok(Watch {
+            _watcher: watcher,
+            events,
+        })
+    }
+
+    /// Waits up to `wait` for events, then collects more until [`QUIET`] passes without one
+    /// (or [`MAX_WAIT`] in all); returns the session transcripts they touched, in order.
+    /// Empty when nothing happened in `wait`.
+    ///
+    /// # Errors
+    /// Fails when the watcher reports an error (for instance too many watches).
+    pub fn next_batch(&self, wait: Duration) -> Result<BTreeSet<PathBuf>> {
+        let mut touched = BTreeSet::new();
+        let first = match self.events.recv_timeout(wait) {
+            Ok(event) => event,
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return Ok(touched),
+        };
+        let started = Instant::now();
+        let mut next = Some(first);
+        while let Some(event) = next.take() {
+            let event = event.map_err(|e| Error::Invalid(format!("watching failed: {e}")))?;
+            if !event.kind.is_access() {
+                touched.extend(event.paths.iter().filter_map(|p| session_transcript(p)));
+            }
+            let left = MAX_WAIT.saturating_sub(started.elapsed());
+            if left.is_zero() {
+                break;
+            }
+            next = self.events.recv_timeout(QUIET.min(left)).ok();
+        }
+        Ok(touched)
+    }
+}
+
+/// Imports the sessions of a batch, one by one; returns those where something changed
+/// (new or rewritten lines, files that vanished).
+///
+/// # Errors
+/// Fails when the database cannot be written; a session folder that cannot be read is
+/// reported in its change's `errors`.
+pub fn import_batch(store: &Store, batch: &BTreeSet<PathBuf>) -> Result<Vec<Change>> {
+    let mut changes = Vec::new();
+    for transcript in batch {
+        let report = match crate::import::import_session(store, transcript, &NoProgress) {
+            Ok(report) => report,
+            Err(e @ Error::Io { .. }) => ImportReport {
+                errors: vec![e.to_string()],
+                files_failed: 1,
+                ..ImportReport::default()
+            },
+            Err(e) => return Err(e),
+        };
+        let changed = report.new_rows > 0
+            || report.files_rewritten > 0
+            || report.vanished_files > 0
+            || report.files_imported > 0
+            || report.files_failed > 0;
+        if changed {
+            changes.push(Change {
+                transcript: transcript.clone(),
+                report,
+            });
+        }
+    }
+    Ok(changes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ID: &str = "5992899e-5e2b-4509-8109-e2acee6ef1ef";
+
+    #[test]
+    fn changed_paths_map_to_their_session() {
+        let main = PathBuf::from(format!("/c/projects/-w/{ID}.jsonl"));
+        assert_eq!(session_transcript(&main), Some(main.clone()));
+        for inner in [
+            format!("/c/projects/-w/{ID}/subagents/agent-a1.jsonl"),
+            format!("/c/projects/-w/{ID}/subagents/agent-a1.meta.json"),
+            format!("/c/projects/-w/{ID}/tool-results/toolu_1.txt"),
+            format!("/c/projects/-w/{ID}"),
+        ] {
+            assert_eq!(
+                session_transcript(Path::new(&inner)),
+                Some(main.clone()),
+                "{inner}"
+            );
+        }
+        assert_eq!(
+            session_transcript(Path::new("/c/projects/-w/memory/x.md")),
+            None
+        );
+        let other = Path::new("/c/projects/-w/notes.jsonl");
+        assert_eq!(session_transcript(other), Some(other.to_path_buf()));
+        assert!(!is_session_id("5992899e-5e2b-4509-8109-e2acee6ef1eg"));
+    }
+}
