@@ -38,6 +38,11 @@ pub struct ApiOptions {
     /// [`pick_leaf`] answer). Unlike `at`, nothing is cut after it, so the
     /// result equals the automatic choice when it is the same record.
     pub leaf: Option<String>,
+    /// The model the conversation is sent to, as the CLI calls it (B14 rewrites already
+    /// applied, see [`super::model::resolve_model`]). Send-time rules depend on it (B1
+    /// thinking of other models, B10 reminder style). `None`: no model known; nothing is
+    /// dropped for a model mismatch and reminders are folded.
+    pub model: Option<String>,
 }
 
 /// The repaired conversation a resume starts from.
@@ -152,9 +157,12 @@ fn repair_chain(
     }
 }
 
-/// The API view: [`load_conversation`] followed by [`normalize`].
+/// The API view: [`load_conversation`] followed by [`normalize_for`].
 pub fn api_view(records: &[Value], opts: &ApiOptions) -> Result<Vec<Value>, ChainError> {
-    Ok(normalize(&load_conversation(records, opts)?.messages))
+    Ok(normalize_for(
+        load_conversation(records, opts)?.messages,
+        opts.model.as_deref(),
+    ))
 }
 
 /// R6: attachments move earlier past user records until they reach an
@@ -305,7 +313,7 @@ fn push_user(out: &mut Vec<Msg>, c: Value) {
 /// text, R8–R10 user merges, R14 shape (unmerged user string content stays a
 /// string), R15 task-notification wrapping. Other record types are ignored.
 pub fn normalize(msgs: &[Value]) -> Vec<Value> {
-    normalize_owned(msgs.to_vec())
+    normalize_for(msgs.to_vec(), None)
 }
 
 /// What [`normalize_owned`] does with a record.
@@ -320,6 +328,13 @@ enum Kind {
 /// [`normalize`] taking the records: their contents move into the messages instead of
 /// being copied (a long session's contents are megabytes of JSON).
 pub fn normalize_owned(msgs: Vec<Value>) -> Vec<Value> {
+    normalize_for(msgs, None)
+}
+
+/// [`normalize_owned`] for a target model (`ApiOptions::model`): the send-time rules
+/// that depend on the model (B1, B10) use it. `None` = no model known.
+pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
+    let _ = model;
     let order = reordered_positions(&msgs);
     let mut slots: Vec<Option<Value>> = msgs.into_iter().map(Some).collect();
     let mut out: Vec<Msg> = Vec::new();

@@ -21,15 +21,17 @@ pub mod api;
 pub mod chain;
 pub mod gather;
 pub mod history;
+pub mod model;
 pub mod repair;
 pub(crate) mod util;
 pub mod validate;
 
 pub use api::{
-    api_view, load_conversation, load_conversation_owned, normalize, normalize_owned, ApiOptions,
-    Conversation,
+    api_view, load_conversation, load_conversation_owned, normalize, normalize_for,
+    normalize_owned, ApiOptions, Conversation,
 };
 pub use chain::{build_chain, build_chain_from, chain_positions, pick_leaf, ChainError};
+pub use model::{model_profile, resolve_model, same_model, ModelProfile, ReminderStyle};
 pub use repair::{Interruption, Repair, RepairKind};
 pub use validate::{validate, Violation, ViolationKind};
 
@@ -52,6 +54,9 @@ pub struct ResumeOptions {
     pub continue_interrupted: bool,
     /// How the leaf is chosen when `at` is not given.
     pub leaf_rule: gather::LeafRule,
+    /// `--model`: the model the resumed conversation is sent to, as given (aliases are
+    /// resolved, B14). `None`: the model of the session's last assistant message.
+    pub model: Option<String>,
 }
 
 /// Where the next writes of a resumed session go.
@@ -89,6 +94,9 @@ pub struct Resumed {
     pub write_target: WriteTarget,
     /// The record the conversation ends at.
     pub leaf_uuid: Option<String>,
+    /// The model the conversation is sent to (after B14 rewrites); `None` when neither
+    /// `--model` was given nor the session has an assistant message.
+    pub model: Option<String>,
     /// The interruption state of the stored chain (spec §6.6).
     pub interruption: Interruption,
     /// The repaired chain as stored records; repair additions carry `"synthetic": true`.
@@ -108,13 +116,13 @@ pub struct Resumed {
 impl Resumed {
     /// The provider-valid `messages` array for this state (the API view).
     pub fn api_view(&self) -> Vec<Value> {
-        normalize(&self.messages)
+        normalize_for(self.messages.clone(), self.model.as_deref())
     }
 
     /// [`Resumed::api_view`] consuming the state: the messages' contents move into the
     /// view instead of being copied.
     pub fn into_api_view(self) -> Vec<Value> {
-        normalize_owned(self.messages)
+        normalize_for(self.messages, self.model.as_deref())
     }
 }
 
@@ -152,11 +160,19 @@ impl Store {
                 }
             }
         };
+        let model = match options.model.as_deref() {
+            Some(m) => Some(model::resolve_model(m)),
+            None => match transcript {
+                Some(t) => session_model(&conn, t)?.map(|m| model::resolve_model(&m)),
+                None => None,
+            },
+        };
         let api = ApiOptions {
             interactive: options.interactive,
             at: options.at.clone(),
             resume_interrupted_turn: options.continue_interrupted,
             leaf: if options.at.is_some() { None } else { leaf },
+            model: model.clone(),
         };
         let conversation =
             load_conversation_owned(records, &api).map_err(|e| Error::NotFound(e.to_string()))?;
@@ -183,6 +199,7 @@ impl Store {
                 fork: false,
             },
             leaf_uuid: conversation.leaf,
+            model,
             interruption: conversation.interruption,
             messages: conversation.messages,
             repairs: conversation.repairs,
@@ -296,6 +313,26 @@ fn restore_metadata(
         }
     }
     Ok(out)
+}
+
+/// `message.model` of the transcript's last assistant row that names a real model
+/// (not `<synthetic>`): the model a resume without `--model` is sent to.
+fn session_model(conn: &Connection, transcript: i64) -> Result<Option<String>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT r.raw FROM rows r INDEXED BY idx_rows_transcript_ordinal
+         WHERE r.transcript_id = ?1 AND r.type = 'assistant' ORDER BY r.ordinal DESC",
+    )?;
+    let mut rows = stmt.query([transcript])?;
+    while let Some(row) = rows.next()? {
+        let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+        let Some(record) = crate::jsonl::parse_record(raw) else {
+            continue;
+        };
+        if let Some(m) = model::last_assistant_model(std::slice::from_ref(&record)) {
+            return Ok(Some(m.to_owned()));
+        }
+    }
+    Ok(None)
 }
 
 fn file_history_records(conn: &Connection, transcript: i64) -> Result<Vec<Value>> {

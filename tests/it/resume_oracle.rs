@@ -120,6 +120,7 @@ fn load_cases(shared: &Path) -> Vec<Case> {
                 resume_interrupted_turn: cj["env"]["CLAUDE_CODE_RESUME_INTERRUPTED_TURN"].as_str()
                     == Some("1"),
                 leaf: None,
+                model: cj["model"].as_str().map(sessiondb::resume::resolve_model),
             };
             Case {
                 name: dir

@@ -30,6 +30,7 @@ fn compare(
             at: options.at.clone(),
             resume_interrupted_turn: options.continue_interrupted,
             leaf: None,
+            model: resumed.model.clone(),
         },
     )
     .map_err(|e| e.to_string())?;

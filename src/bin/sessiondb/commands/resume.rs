@@ -35,6 +35,7 @@ fn show(store: &Store, session: &SessionRef, view: &ResumeView) -> anyhow::Resul
         interactive: view.interactive,
         continue_interrupted: view.continue_interrupted,
         leaf_rule: view.leaf_rule.into(),
+        model: view.model.clone(),
     };
     let resumed = store.resume(session, &options)?;
     if view.api {
@@ -55,6 +56,7 @@ fn summary(r: &Resumed) -> anyhow::Result<()> {
     writeln!(out, "session   {}/{}", r.project, r.session_id)?;
     writeln!(out, "title     {title}")?;
     writeln!(out, "leaf      {}", r.leaf_uuid.as_deref().unwrap_or("-"))?;
+    writeln!(out, "model     {}", r.model.as_deref().unwrap_or("-"))?;
     writeln!(
         out,
         "messages  {} records, {} API messages",
