@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::chain::{build_chain, build_chain_from, chain_positions, pick_leaf, ChainError};
+use super::legacy;
 use super::repair::{
     apply_content_replacements, detect_interruption, recover_conversation, rewind_interrupted_turn,
     strip_invalid_permission_modes, Interruption, Repair,
@@ -334,7 +335,6 @@ pub fn normalize_owned(msgs: Vec<Value>) -> Vec<Value> {
 /// [`normalize_owned`] for a target model (`ApiOptions::model`): the send-time rules
 /// that depend on the model (B1, B10) use it. `None` = no model known.
 pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
-    let _ = model;
     let order = reordered_positions(&msgs);
     let mut slots: Vec<Option<Value>> = msgs.into_iter().map(Some).collect();
     let mut out: Vec<Msg> = Vec::new();
@@ -368,6 +368,9 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
                     .and_then(Value::as_str)
                     == Some("task-notification");
                 let mut c = take_content(&mut m).unwrap_or(Value::Null);
+                if let Value::Array(blocks) = c {
+                    c = Value::Array(legacy::tool_references(blocks, model));
+                }
                 if task {
                     if let Value::String(s) = &c {
                         c = Value::String(format!(
@@ -409,6 +412,8 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
             Kind::Assistant => {
                 let mid = msg_id(&m).map(str::to_owned);
                 let blocks = take_content(&mut m).map(into_blocks).unwrap_or_default();
+                let record_model = m.get("message").and_then(|x| str_field(x, "model"));
+                let blocks = legacy::assistant_blocks(blocks, record_model, model);
                 let mut target = None;
                 if let Some(id) = &mid {
                     for k in (0..out.len()).rev() {
@@ -438,9 +443,11 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
             Kind::Other => {}
         }
     }
-    out.into_iter()
+    let msgs = out
+        .into_iter()
         .map(|m| json!({"role": m.role, "content": m.content}))
-        .collect()
+        .collect();
+    legacy::pair_tool_results(msgs)
 }
 
 /// Takes `message.content` out of a record.

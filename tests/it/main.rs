@@ -6,6 +6,7 @@ mod import_edge;
 mod resume_cli;
 mod resume_oracle;
 mod resume_props;
+mod resume_real;
 mod resume_store;
 mod roundtrip;
 mod sdk_goldens;
