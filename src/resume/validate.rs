@@ -2,8 +2,10 @@
 //! (as produced by [`super::api::api_view`]).
 //!
 //! Rules checked:
-//! * every message is an object with role `user` or `assistant` and string or
-//!   array content;
+//! * every message is an object with role `user`, `assistant` or `system` and
+//!   string or array content; a `system` message (B10: reminders for newer models,
+//!   sent between a user message and the next assistant message) has non-empty string
+//!   content and is transparent for the rules below, which look at its neighbours;
 //! * the first message has role `user`;
 //! * roles alternate (the API view is already merged);
 //! * every `tool_use` of an assistant message is answered by a `tool_result`
@@ -72,6 +74,10 @@ fn role(m: &Value) -> Option<&str> {
         .filter(|r| *r == "user" || *r == "assistant")
 }
 
+fn is_system(m: &Value) -> bool {
+    m.get("role").and_then(Value::as_str) == Some("system")
+}
+
 fn blocks(m: &Value) -> &[Value] {
     m.get("content")
         .and_then(Value::as_array)
@@ -102,7 +108,34 @@ pub fn validate(messages: &[Value]) -> Vec<Violation> {
         })
     };
     let mut seen_uses: HashSet<&str> = HashSet::new();
+    // Positions of the user/assistant messages: `system` messages sit between them.
+    let turns: Vec<usize> = (0..messages.len())
+        .filter(|&i| !is_system(&messages[i]))
+        .collect();
     for (i, m) in messages.iter().enumerate() {
+        if is_system(m) {
+            match m.get("content") {
+                Some(Value::String(s)) if !s.trim().is_empty() => {}
+                Some(Value::String(_)) => push(
+                    i,
+                    ViolationKind::EmptyContent,
+                    "empty system message".into(),
+                ),
+                _ => push(
+                    i,
+                    ViolationKind::Malformed,
+                    "system message content is not a string".into(),
+                ),
+            }
+            if i == 0 {
+                push(
+                    i,
+                    ViolationKind::FirstNotUser,
+                    "first message role system".into(),
+                );
+            }
+            continue;
+        }
         let Some(r) = role(m) else {
             push(
                 i,
@@ -169,8 +202,12 @@ pub fn validate(messages: &[Value]) -> Vec<Violation> {
                 format!("first message role {r}"),
             );
         }
-        let prev = i.checked_sub(1).and_then(|p| messages.get(p));
-        if i > 0 && prev.and_then(role) == Some(r) {
+        let at = turns.binary_search(&i).unwrap_or(0);
+        let prev = at
+            .checked_sub(1)
+            .and_then(|p| turns.get(p))
+            .and_then(|&p| messages.get(p));
+        if prev.and_then(role) == Some(r) {
             push(
                 i,
                 ViolationKind::RolesNotAlternating,
@@ -179,7 +216,7 @@ pub fn validate(messages: &[Value]) -> Vec<Violation> {
         }
         if r == "assistant" {
             let uses = ids(m, "tool_use", "id");
-            let next = messages.get(i + 1);
+            let next = turns.get(at + 1).and_then(|&n| messages.get(n));
             let answered: HashSet<&str> = match next {
                 Some(n) if role(n) == Some("user") => {
                     ids(n, "tool_result", "tool_use_id").into_iter().collect()
@@ -297,8 +334,18 @@ mod tests {
             ),
             (
                 "bad role",
-                json!([{"role":"system","content":"a"}]),
+                json!([{"role":"tool","content":"a"}]),
                 vec![(0, Malformed)],
+            ),
+            (
+                "system messages between turns (B10)",
+                json!([{"role":"user","content":"a"},{"role":"system","content":"r1\n\nr2"},{"role":"assistant","content":[tu("a")]},{"role":"user","content":[tr("a")]},{"role":"system","content":"r3"},{"role":"assistant","content":[t("ok")]}]),
+                vec![],
+            ),
+            (
+                "system first or empty",
+                json!([{"role":"system","content":"x"},{"role":"user","content":"a"},{"role":"system","content":" "},{"role":"system","content":[t("x")]}]),
+                vec![(0, FirstNotUser), (2, EmptyContent), (3, Malformed)],
             ),
             (
                 "duplicate id",
