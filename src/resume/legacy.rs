@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::model::{is_real_model, model_profile, same_model, ReminderStyle};
+use super::model::{is_real_model, model_profile, same_model};
 use super::util::block_type;
 
 /// B2: tool names older CLIs wrote that 2.1.332 sends under their current name.
@@ -123,16 +123,17 @@ pub const OFFLINE_TOOLS: &[&str] = &[
     "WebSearch",
 ];
 
-/// B6: deferred task-list tools that models with reminders as `system` messages are not
-/// offered (`oracle-made/tool_references__claude-opus-4-8`; the deferred-tools listings of
-/// the real pack's `claude-opus-4-8` and `MiniMax-M2.7` requests lack them too).
+/// B6: the deferred task-list tools, offered only to the models of
+/// [`super::model::TASK_TOOL_MODELS`] (`ModelProfile::task_tools`):
+/// `oracle-made/tool_references__claude-opus-4-8` loses its `TaskCreate` reference; the
+/// deferred-tools listings of the real pack's `claude-opus-4-8` and `MiniMax-M2.7` requests
+/// lack them too.
 pub const TASK_LIST_TOOLS: &[&str] = &["TaskCreate", "TaskGet", "TaskList", "TaskUpdate"];
 
 /// B6: whether the CLI, resuming offline for `model`, has a tool of this name.
 pub fn tool_available(name: &str, model: Option<&str>) -> bool {
     OFFLINE_TOOLS.contains(&name)
-        || (TASK_LIST_TOOLS.contains(&name)
-            && model_profile(model).reminders == ReminderStyle::Folded)
+        || (TASK_LIST_TOOLS.contains(&name) && model_profile(model).task_tools)
 }
 
 /// B6: ToolSearch results (`tool_result` content of `tool_reference` blocks) in a user

@@ -18,6 +18,7 @@
 //! [`Store::resume`] puts them together and restores the runtime state beside the messages.
 
 pub mod api;
+pub mod attachments;
 pub mod chain;
 pub mod gather;
 pub mod history;

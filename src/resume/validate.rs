@@ -112,6 +112,23 @@ pub fn validate(messages: &[Value]) -> Vec<Violation> {
             );
             continue;
         };
+        if r == "system" {
+            // The CLI sends an empty array when a turn's reminders all render to nothing
+            // (`oracle-made/model_mix__opus`); the API ignores such a message.
+            let text_only = match m.get("content") {
+                Some(Value::String(_)) => true,
+                Some(Value::Array(a)) => a.iter().all(|b| btype(b) == Some("text")),
+                _ => false,
+            };
+            if !text_only {
+                push(
+                    i,
+                    ViolationKind::Malformed,
+                    "system message content is not text".into(),
+                );
+            }
+            continue;
+        }
         match m.get("content") {
             Some(Value::String(s)) => {
                 if s.trim().is_empty() {
@@ -162,21 +179,6 @@ pub fn validate(messages: &[Value]) -> Vec<Violation> {
                 );
                 continue;
             }
-        }
-        if r == "system" {
-            let text_only = match m.get("content") {
-                Some(Value::String(_)) => true,
-                Some(Value::Array(a)) => a.iter().all(|b| btype(b) == Some("text")),
-                _ => false,
-            };
-            if !text_only {
-                push(
-                    i,
-                    ViolationKind::Malformed,
-                    "system message content is not text".into(),
-                );
-            }
-            continue;
         }
         // The neighbours that pairing looks at: system messages are not between them.
         let prev = messages[..i]

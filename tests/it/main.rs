@@ -3,6 +3,7 @@ mod catalog;
 mod cli;
 mod fork;
 mod import_edge;
+mod resume_attachments;
 mod resume_cli;
 mod resume_oracle;
 mod resume_props;
