@@ -57,7 +57,7 @@ pub struct ResumeOptions {
     /// How the leaf is chosen when `at` is not given.
     pub leaf_rule: gather::LeafRule,
     /// `--model`: the model the resumed conversation is sent to, as given (aliases are
-    /// resolved, B14). `None`: the model of the session's last assistant message.
+    /// resolved, B14). `None`: the model of the conversation's last assistant message.
     pub model: Option<String>,
 }
 
@@ -162,25 +162,25 @@ impl Store {
                 }
             }
         };
-        let model = match options.model.as_deref() {
-            Some(m) => Some(model::resolve_model(m)),
-            None => match transcript {
-                Some(t) => session_model(&conn, t)?.map(|m| model::resolve_model(&m)),
-                None => None,
-            },
-        };
         let api = ApiOptions {
             interactive: options.interactive,
             at: options.at.clone(),
             resume_interrupted_turn: options.continue_interrupted,
             leaf: if options.at.is_some() { None } else { leaf },
-            model: model.clone(),
+            model: None, // only the send-time half reads it
         };
         let conversation =
             load_conversation_owned(records, &api).map_err(|e| Error::NotFound(e.to_string()))?;
         if refusal(&conversation.messages, &session.session_id).is_some() {
             return Err(Error::NoConversation(session.session_id.clone()));
         }
+        // Without --model: the model of the conversation's last assistant message, so a
+        // fork (which holds only the conversation) resumes with the same model.
+        let model = options
+            .model
+            .as_deref()
+            .or_else(|| model::last_assistant_model(&conversation.messages))
+            .map(model::resolve_model);
         // Metadata is keyed by the session id the records carry (spec §5.8).
         let keyed_by = conversation
             .messages
@@ -331,26 +331,6 @@ fn restore_metadata(
         }
     }
     Ok(out)
-}
-
-/// `message.model` of the transcript's last assistant row that names a real model
-/// (not `<synthetic>`): the model a resume without `--model` is sent to.
-fn session_model(conn: &Connection, transcript: i64) -> Result<Option<String>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT r.raw FROM rows r INDEXED BY idx_rows_transcript_ordinal
-         WHERE r.transcript_id = ?1 AND r.type = 'assistant' ORDER BY r.ordinal DESC",
-    )?;
-    let mut rows = stmt.query([transcript])?;
-    while let Some(row) = rows.next()? {
-        let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
-        let Some(record) = crate::jsonl::parse_record(raw) else {
-            continue;
-        };
-        if let Some(m) = model::last_assistant_model(std::slice::from_ref(&record)) {
-            return Ok(Some(m.to_owned()));
-        }
-    }
-    Ok(None)
 }
 
 fn file_history_records(conn: &Connection, transcript: i64) -> Result<Vec<Value>> {

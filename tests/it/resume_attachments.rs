@@ -32,7 +32,7 @@ fn case_dirs(root: &Path) -> Vec<PathBuf> {
         .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.join("case.json").is_file())
+        .filter(|p| p.join("case.json").is_file() && p.join("expected-api-view.json").is_file())
         .collect();
     dirs.sort();
     dirs

@@ -39,8 +39,19 @@ fn real_cases() -> Option<Vec<Case>> {
     Some(cases)
 }
 
+/// The made cases with a view or a refusal to compare (a few only record which model id
+/// the CLI called, `case.json.view_not_compared` says why).
 fn made_cases() -> Vec<Case> {
-    cases_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oracle-made"))
+    cases_in(&made_dir())
+        .into_iter()
+        .filter(|c| {
+            c.str("expected_error").is_some() || c.dir.join("expected-api-view.json").is_file()
+        })
+        .collect()
+}
+
+fn made_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oracle-made")
 }
 
 /// The case's session file, as the CLI reads it (lines trimmed, bad lines skipped).
@@ -198,6 +209,21 @@ fn made_cases_equal_the_cli() {
     run(&cases, check_store, "made cases (store)");
 }
 
+/// B14: every made case records the model id the CLI actually called for its `--model`
+/// (`case.json.request_model`); [`resume::resolve_model`] gives the same id.
+#[test]
+fn model_ids_are_rewritten_as_the_cli_does() {
+    let mut seen = 0;
+    for case in cases_in(&made_dir()) {
+        let (Some(asked), Some(called)) = (case.str("model"), case.str("request_model")) else {
+            continue;
+        };
+        seen += 1;
+        assert_eq!(resume::resolve_model(asked), called, "{}", case.name());
+    }
+    assert!(seen >= 8, "only {seen} made cases record the called model");
+}
+
 /// B9: `resume` of a session without conversation exits 1 with exactly the CLI's message.
 #[test]
 fn refusals_exit_1_with_the_cli_message() {
@@ -241,4 +267,59 @@ fn refusals_exit_1_with_the_cli_message() {
         }
     }
     assert_eq!(seen, 3, "the pack has 3 refusals");
+}
+
+/// `fork` and `append` of an old transcript keep it resuming as the CLI resumes the
+/// original: a fork (its records re-recorded under a new id, no `--model` given) picks the
+/// same model and gives the case's view for the case's model; writing a resume's repairs
+/// back with `append` (what the CLI writes before its new turn) changes nothing either.
+#[test]
+fn forks_and_write_backs_of_real_transcripts_resume_like_the_original() {
+    let Some(cases) = real_cases() else { return };
+    let mut failures = Vec::new();
+    for case in cases.iter().filter(|c| c.str("expected_error").is_none()) {
+        let dir = tempfile::tempdir().expect("tmp");
+        let projects = lay_out(case, dir.path());
+        let (_d, store) = temp_store();
+        import(&store, &[&projects]);
+        let target = case.str("target_session_id").expect("target");
+        let source =
+            query::resolve_session(&store.reader().expect("reader"), target).expect("source");
+        let with_model = ResumeOptions {
+            model: model(case),
+            ..ResumeOptions::default()
+        };
+        let want = case.expected_view();
+        let original = store
+            .resume(&source, &ResumeOptions::default())
+            .expect("resume");
+        let forked = store
+            .fork(&source, &sessiondb::fork::ForkOptions::default())
+            .expect("fork");
+        let fork_default = store
+            .resume(&forked.session, &ResumeOptions::default())
+            .expect("resume fork");
+        if fork_default.model != original.model {
+            failures.push(format!(
+                "{}: fork model {:?} != {:?}",
+                case.name(),
+                fork_default.model,
+                original.model
+            ));
+        }
+        let fork_view = store.resume(&forked.session, &with_model).expect("fork");
+        if Value::Array(fork_view.into_api_view()) != want {
+            failures.push(format!("{}: the fork resumes to another view", case.name()));
+        }
+        let resumed = store.resume(&source, &with_model).expect("resume");
+        store.append(&source, &resumed.messages).expect("append");
+        let again = store.resume(&source, &with_model).expect("resume again");
+        if again.repairs.iter().any(|r| r.kind.adds_record()) {
+            failures.push(format!("{}: repairs again after write-back", case.name()));
+        }
+        if Value::Array(again.into_api_view()) != want {
+            failures.push(format!("{}: view changed after write-back", case.name()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
