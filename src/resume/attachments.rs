@@ -97,6 +97,8 @@ pub const RENDERERS: &[Entry] = &[
     entry("agent_mention", agent_mention),
     entry("opened_file_in_ide", opened_file_in_ide),
     entry("plan_mode_exit", plan_mode_exit),
+    entry("diagnostics", diagnostics),
+    entry("read_truncation_notice", read_truncation_notice),
 ];
 
 const fn entry(kind: &'static str, render: Renderer) -> Entry {
@@ -533,6 +535,104 @@ fn plan_mode_exit(a: &Value, _: &ModelProfile) -> Vec<String> {
     vec![format!("## Exited Plan Mode\n\nYou have exited plan mode. You can now make edits, run tools, and take actions.{at}")]
 }
 
+/// Longest diagnostics body (UTF-16 units, as JavaScript counts) before it is cut.
+const DIAGNOSTICS_MAX: usize = 4000;
+
+/// The glyph of a diagnostic's severity (`figures` on Linux/macOS).
+fn severity_glyph(severity: Option<&str>) -> &'static str {
+    match severity.map(str::to_ascii_lowercase).as_deref() {
+        Some("error") => "\u{2718}",
+        Some("warning") => "\u{26a0}",
+        Some("info" | "information") => "\u{2139}",
+        Some("hint") => "\u{2605}",
+        _ => "\u{25cf}",
+    }
+}
+
+/// One diagnostic line, or `None` when the CLI drops it as malformed (no string
+/// message or no numeric start position).
+fn diagnostic_line(d: &Value) -> Option<String> {
+    let message = str_of(d, "message")?;
+    let start = d.get("range")?.get("start")?;
+    let line = start.get("line")?.as_f64()?;
+    let character = start.get("character")?.as_f64()?;
+    let num = |n: f64| {
+        let n = n + 1.0;
+        if n.fract() == 0.0 && n.abs() < 1e15 {
+            format!("{}", n as i64)
+        } else {
+            n.to_string()
+        }
+    };
+    let code = str_of(d, "code")
+        .filter(|c| !c.is_empty())
+        .map(|c| format!(" [{c}]"))
+        .unwrap_or_default();
+    let source = str_of(d, "source")
+        .filter(|c| !c.is_empty())
+        .map(|c| format!(" ({c})"))
+        .unwrap_or_default();
+    Some(format!(
+        "  {} [Line {}:{}] {message}{code}{source}",
+        severity_glyph(str_of(d, "severity")),
+        num(line),
+        num(character)
+    ))
+}
+
+/// `diagnostics` (new IDE/LSP diagnostics): `<new-diagnostics>The following new
+/// diagnostic issues were detected:\n\n{file}:\n  {glyph} [Line l:c] {message} [code]
+/// (source)…</new-diagnostics>`, files separated by a blank line, the body cut at 4000
+/// characters. Not in the corpus: made case `made_attachments__*`.
+fn diagnostics(a: &Value, _: &ModelProfile) -> Vec<String> {
+    let files: Vec<String> = a
+        .get("files")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|f| {
+            let uri = str_of(f, "uri")?;
+            let lines: Vec<String> = f
+                .get("diagnostics")?
+                .as_array()?
+                .iter()
+                .filter_map(diagnostic_line)
+                .collect();
+            if lines.is_empty() {
+                return None;
+            }
+            let name = match uri.rsplit('/').next() {
+                Some(n) if !n.is_empty() => n,
+                _ => uri,
+            };
+            Some(format!("{name}:\n{}", lines.join("\n")))
+        })
+        .collect();
+    if files.is_empty() {
+        return Vec::new();
+    }
+    let mut body = files.join("\n\n");
+    if body.encode_utf16().count() > DIAGNOSTICS_MAX {
+        let mut units = 0;
+        let cut: String = body
+            .chars()
+            .take_while(|c| {
+                units += c.len_utf16();
+                units <= DIAGNOSTICS_MAX - 12
+            })
+            .collect();
+        body = format!("{cut}\u{2026}[truncated]");
+    }
+    vec![format!("<new-diagnostics>The following new diagnostic issues were detected:\n\n{body}</new-diagnostics>")]
+}
+
+/// `read_truncation_notice`: its `banner`, HTML-escaped (`&`, `<`, `>`). Not in the
+/// corpus: made case `made_attachments__*`.
+fn read_truncation_notice(a: &Value, _: &ModelProfile) -> Vec<String> {
+    str_of(a, "banner").map(escape_html).into_iter().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -615,6 +715,27 @@ mod tests {
                 "The following skills are available for use with the Skill tool:\n\n- a: b".into()
             ])
         );
+    }
+
+    #[test]
+    fn diagnostics_format() {
+        let a = json!({"type":"diagnostics","files":[
+            {"uri":"file:///p/src/main.rs","diagnostics":[
+                {"message":"m1","severity":"warning","range":{"start":{"line":0,"character":2}},"code":"c","source":"s"},
+                {"message":"bad","range":{}},
+                {"message":"m2","severity":"odd","range":{"start":{"line":3,"character":0}},"code":""}]},
+            {"uri":"x","diagnostics":[]}]});
+        assert_eq!(
+            r(a),
+            Some(vec!["<new-diagnostics>The following new diagnostic issues were detected:\n\nmain.rs:\n  \u{26a0} [Line 1:3] m1 [c] (s)\n  \u{25cf} [Line 4:1] m2</new-diagnostics>".into()])
+        );
+        assert_eq!(r(json!({"type":"diagnostics","files":[]})), Some(vec![]));
+        let many: Vec<Value> = (0..200)
+            .map(|i| json!({"message":format!("message number {i}"),"severity":"Error","range":{"start":{"line":i,"character":0}}}))
+            .collect();
+        let long = r(json!({"type":"diagnostics","files":[{"uri":"a.rs","diagnostics":many}]}))
+            .expect("known");
+        assert!(long[0].ends_with("\u{2026}[truncated]</new-diagnostics>"));
     }
 
     #[test]
