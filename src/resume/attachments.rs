@@ -99,6 +99,18 @@ pub const RENDERERS: &[Entry] = &[
     entry("plan_mode_exit", plan_mode_exit),
     entry("diagnostics", diagnostics),
     entry("read_truncation_notice", read_truncation_notice),
+    entry("compact_file_reference", compact_file_reference),
+    entry("plan_file_reference", plan_file_reference),
+    entry("hook_blocking_error", hook_blocking_error),
+    entry("hook_stopped_continuation", hook_stopped_continuation),
+    entry("already_read_file", nothing),
+    entry("edited_image_file", nothing),
+    entry("hook_cancelled", nothing),
+    entry("hook_error_during_execution", nothing),
+    entry("hook_non_blocking_error", nothing),
+    entry("hook_permission_decision", nothing),
+    entry("structured_output", nothing),
+    entry("max_turns_reached", nothing),
 ];
 
 const fn entry(kind: &'static str, render: Renderer) -> Entry {
@@ -157,7 +169,7 @@ fn opens_reminder_tag(rest: &str) -> bool {
         && !rest[15..]
             .chars()
             .next()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Hook text as the CLI embeds it: reminder tags escaped, and a dangling `<` or `</` at
@@ -514,12 +526,62 @@ fn agent_mention(a: &Value, _: &ModelProfile) -> Vec<String> {
     vec![format!("The user has expressed a desire to invoke the agent \"{}\". Please invoke the agent appropriately, passing in the required context to it. ", js(a, "agentType"))]
 }
 
-/// `opened_file_in_ide` (not in the corpus; no case yet).
+/// A file path as the CLI shows it in a reminder: `<` and `>` escaped.
+fn shown_path(a: &Value, key: &str) -> String {
+    js(a, key).replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// `opened_file_in_ide`: made case `made_attachments__*`.
 fn opened_file_in_ide(a: &Value, _: &ModelProfile) -> Vec<String> {
     vec![format!(
         "The user opened the file {} in the IDE. This may or may not be related to the current task.",
-        js(a, "filename")
+        shown_path(a, "filename")
     )]
+}
+
+/// `compact_file_reference` (a file read before a compaction, too large to include):
+/// made case `made_attachments_more__*`.
+fn compact_file_reference(a: &Value, _: &ModelProfile) -> Vec<String> {
+    vec![format!(
+        "Note: {} was read before the last conversation was summarized, but the contents are too large to include. Use Read tool if you need to access it.",
+        shown_path(a, "filename")
+    )]
+}
+
+/// `plan_file_reference`: the plan of plan mode, restated. Made case
+/// `made_attachments_more__*`.
+fn plan_file_reference(a: &Value, _: &ModelProfile) -> Vec<String> {
+    let head = match str_of(a, "planFilePath").filter(|p| !p.is_empty()) {
+        Some(p) => format!("A plan file exists from plan mode at: {p}"),
+        None => "A plan exists from plan mode.".to_owned(),
+    };
+    vec![format!(
+        "{head}\n\nPlan contents:\n\n{}\n\nIf this plan is relevant to the current work and not already complete, continue working on it.",
+        js(a, "planContent")
+    )]
+}
+
+/// `hook_blocking_error`: `{hookName} hook blocking error from command: "{command}":
+/// {blockingError}` (hook text escaping as for `hook_success`). Made case
+/// `made_attachments_more__*`.
+fn hook_blocking_error(a: &Value, _: &ModelProfile) -> Vec<String> {
+    let err = a.get("blockingError").unwrap_or(&Value::Null);
+    vec![hook_text(&format!(
+        "{} hook blocking error from command: \"{}\": {}",
+        js(a, "hookName"),
+        js(err, "command"),
+        js(err, "blockingError")
+    ))]
+}
+
+/// `hook_stopped_continuation`: `{hookName} hook stopped continuation: {message}`.
+/// Made case `made_attachments_more__*`.
+fn hook_stopped_continuation(a: &Value, _: &ModelProfile) -> Vec<String> {
+    vec![hook_text(&format!(
+        "{} hook stopped continuation: {}",
+        js(a, "hookName"),
+        js(a, "message")
+    ))]
 }
 
 /// `plan_mode_exit` (not in the corpus; no case yet).
