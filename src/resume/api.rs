@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::attachments;
 use super::chain::{build_chain, build_chain_from, chain_positions, pick_leaf, ChainError};
+use super::legacy;
 use super::model::{model_profile, ModelProfile, ReminderStyle};
 use super::repair::{
     apply_content_replacements, detect_interruption, recover_conversation, rewind_interrupted_turn,
@@ -410,6 +411,9 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
                     .and_then(Value::as_str)
                     == Some("task-notification");
                 let mut c = take_content(&mut m).unwrap_or(Value::Null);
+                if let Value::Array(blocks) = c {
+                    c = Value::Array(legacy::tool_references(blocks, model));
+                }
                 if task {
                     if let Value::String(s) = &c {
                         c = Value::String(format!(
@@ -462,6 +466,8 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
             Kind::Assistant => {
                 let mid = msg_id(&m).map(str::to_owned);
                 let blocks = take_content(&mut m).map(into_blocks).unwrap_or_default();
+                let record_model = m.get("message").and_then(|x| str_field(x, "model"));
+                let blocks = legacy::assistant_blocks(blocks, record_model, model);
                 let mut target = None;
                 if let Some(id) = &mid {
                     for k in (0..out.len()).rev() {
@@ -498,9 +504,11 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
         }
     }
     flush_system(&mut out, &mut pending, &profile);
-    out.into_iter()
+    let msgs = out
+        .into_iter()
         .map(|m| json!({"role": m.role, "content": m.content}))
-        .collect()
+        .collect();
+    legacy::pair_tool_results(msgs)
 }
 
 /// The reminder texts an attachment record sends, in the CLI's wrapped form: its stored
@@ -860,9 +868,14 @@ mod tests {
 
     #[test]
     fn key_order_is_kept() {
-        let recs = vec![user(json!([tr("t1", json!("o"))])), att(&["r"])];
+        let recs = vec![
+            user(json!("go")),
+            asst("m", json!([tu("t1")])),
+            user(json!([tr("t1", json!("o"))])),
+            att(&["r"]),
+        ];
         let v = normalize(&recs);
-        let keys: Vec<&String> = v[0]["content"][0]
+        let keys: Vec<&String> = v[2]["content"][0]
             .as_object()
             .expect("obj")
             .keys()

@@ -22,6 +22,7 @@ pub mod attachments;
 pub mod chain;
 pub mod gather;
 pub mod history;
+pub mod legacy;
 pub mod model;
 pub mod repair;
 pub(crate) mod util;
@@ -177,6 +178,9 @@ impl Store {
         };
         let conversation =
             load_conversation_owned(records, &api).map_err(|e| Error::NotFound(e.to_string()))?;
+        if refusal(&conversation.messages, &session.session_id).is_some() {
+            return Err(Error::NoConversation(session.session_id.clone()));
+        }
         // Metadata is keyed by the session id the records carry (spec §5.8).
         let keyed_by = conversation
             .messages
@@ -244,6 +248,19 @@ impl Store {
             Err(e) => Err(e.into()),
         }
     }
+}
+
+/// B9: the message CLI 2.1.332 refuses a resume with when the loaded chain holds no user
+/// or assistant record (a file of only `summary` or `file-history-snapshot` lines, or a
+/// lone attachment): `No conversation found with session ID: <id>`, exit 1, no request
+/// sent (`episodic__medium-conversation__own`, `happy__goal-status-completed__own`,
+/// `swordintel__4734107e-ab8b-4034-bb65-423eaf94d5ba__own`). `None` when there is a
+/// conversation to resume.
+pub fn refusal(messages: &[Value], session_id: &str) -> Option<String> {
+    let conversation = messages
+        .iter()
+        .any(|m| matches!(util::rec_type(m), Some("user" | "assistant")));
+    (!conversation).then(|| format!("No conversation found with session ID: {session_id}"))
 }
 
 /// Metadata kinds restored on resume and the names they get in the bundle.

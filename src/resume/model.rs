@@ -12,10 +12,14 @@ use super::util::{rec_type, str_field};
 /// B14: what `--model` ids the CLI rewrites before calling the API. Aliases resolve to
 /// the current model of their family; retired Opus 4.0/4.1 ids are remapped to the latest
 /// Opus. Shown by `happycli__0-say-lol-session__own` (`model_note`: `--model
-/// claude-opus-4-20250514` is sent as `claude-opus-5-5`).
+/// claude-opus-4-20250514` is sent as `claude-opus-5-5`) and the `oracle-made/model_mix__*`
+/// cases (`case.json.request_model`: `opus`, `haiku`, `fable`, `claude-opus-4-1-20250805`;
+/// `claude-3-7-sonnet-latest` and `claude-sonnet-4-0` are sent unchanged).
 pub const MODEL_REWRITES: &[(&str, &str)] = &[
     ("opus", "claude-opus-5-5"),
     ("sonnet", "claude-sonnet-5-5"),
+    ("haiku", "claude-haiku-5-5"),
+    ("fable", "claude-fable-5-2"),
     ("claude-opus-4-20250514", "claude-opus-5-5"),
     ("claude-opus-4-1-20250805", "claude-opus-5-5"),
     ("claude-opus-4-0", "claude-opus-5-5"),
@@ -46,11 +50,12 @@ pub fn undated(model: &str) -> &str {
     }
 }
 
-/// True when two ids name the same model, a date suffix ignored (B1:
-/// `claude-sonnet-4-5` keeps `claude-sonnet-4-5-20250929` thinking,
-/// `entirecli__63590d292e96_0_full__own`).
+/// True when two ids name the same model ([`canonical_model`]). B1:
+/// `claude-sonnet-4-5` keeps `claude-sonnet-4-5-20250929` thinking
+/// (`entirecli__63590d292e96_0_full__own`), `claude-sonnet-4-0` keeps
+/// `claude-sonnet-4-20250514` thinking (`oracle-made/model_mix__claude-sonnet-4-0`).
 pub fn same_model(a: &str, b: &str) -> bool {
-    undated(a) == undated(b)
+    a == b || canonical_model(a) == canonical_model(b)
 }
 
 /// How a model is sent reminders (B10).
@@ -278,6 +283,7 @@ mod tests {
     fn rewrites_and_dates() {
         assert_eq!(resolve_model("opus"), "claude-opus-5-5");
         assert_eq!(resolve_model("Sonnet"), "claude-sonnet-5-5");
+        assert_eq!(resolve_model("haiku"), "claude-haiku-5-5");
         assert_eq!(resolve_model("claude-opus-4-20250514"), "claude-opus-5-5");
         assert_eq!(
             resolve_model("claude-sonnet-4-20250514"),
@@ -292,6 +298,12 @@ mod tests {
             "claude-sonnet-4-5-20250929"
         ));
         assert!(!same_model("claude-sonnet-4-5", "claude-opus-4-6"));
+        assert!(same_model("claude-sonnet-4-0", "claude-sonnet-4-20250514"));
+        assert!(same_model(
+            "claude-3-7-sonnet-latest",
+            "claude-3-7-sonnet-20250219"
+        ));
+        assert!(!same_model("claude-sonnet-4-0", "claude-sonnet-4-5"));
     }
 
     #[test]

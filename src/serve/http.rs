@@ -76,7 +76,9 @@ impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
         let status = match &e {
             Error::Invalid(_) => StatusCode::BAD_REQUEST,
-            Error::SessionNotFound(_) | Error::NotFound(_) => StatusCode::NOT_FOUND,
+            Error::SessionNotFound(_) | Error::NotFound(_) | Error::NoConversation(_) => {
+                StatusCode::NOT_FOUND
+            }
             Error::AmbiguousSession { .. } => StatusCode::CONFLICT,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };

@@ -7,6 +7,7 @@ mod resume_attachments;
 mod resume_cli;
 mod resume_oracle;
 mod resume_props;
+mod resume_real;
 mod resume_store;
 mod roundtrip;
 mod sdk_goldens;
