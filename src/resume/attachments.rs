@@ -97,6 +97,20 @@ pub const RENDERERS: &[Entry] = &[
     entry("agent_mention", agent_mention),
     entry("opened_file_in_ide", opened_file_in_ide),
     entry("plan_mode_exit", plan_mode_exit),
+    entry("diagnostics", diagnostics),
+    entry("read_truncation_notice", read_truncation_notice),
+    entry("compact_file_reference", compact_file_reference),
+    entry("plan_file_reference", plan_file_reference),
+    entry("hook_blocking_error", hook_blocking_error),
+    entry("hook_stopped_continuation", hook_stopped_continuation),
+    entry("already_read_file", nothing),
+    entry("edited_image_file", nothing),
+    entry("hook_cancelled", nothing),
+    entry("hook_error_during_execution", nothing),
+    entry("hook_non_blocking_error", nothing),
+    entry("hook_permission_decision", nothing),
+    entry("structured_output", nothing),
+    entry("max_turns_reached", nothing),
 ];
 
 const fn entry(kind: &'static str, render: Renderer) -> Entry {
@@ -155,7 +169,7 @@ fn opens_reminder_tag(rest: &str) -> bool {
         && !rest[15..]
             .chars()
             .next()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Hook text as the CLI embeds it: reminder tags escaped, and a dangling `<` or `</` at
@@ -512,12 +526,62 @@ fn agent_mention(a: &Value, _: &ModelProfile) -> Vec<String> {
     vec![format!("The user has expressed a desire to invoke the agent \"{}\". Please invoke the agent appropriately, passing in the required context to it. ", js(a, "agentType"))]
 }
 
-/// `opened_file_in_ide` (not in the corpus; no case yet).
+/// A file path as the CLI shows it in a reminder: `<` and `>` escaped.
+fn shown_path(a: &Value, key: &str) -> String {
+    js(a, key).replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// `opened_file_in_ide`: made case `made_attachments__*`.
 fn opened_file_in_ide(a: &Value, _: &ModelProfile) -> Vec<String> {
     vec![format!(
         "The user opened the file {} in the IDE. This may or may not be related to the current task.",
-        js(a, "filename")
+        shown_path(a, "filename")
     )]
+}
+
+/// `compact_file_reference` (a file read before a compaction, too large to include):
+/// made case `made_attachments_more__*`.
+fn compact_file_reference(a: &Value, _: &ModelProfile) -> Vec<String> {
+    vec![format!(
+        "Note: {} was read before the last conversation was summarized, but the contents are too large to include. Use Read tool if you need to access it.",
+        shown_path(a, "filename")
+    )]
+}
+
+/// `plan_file_reference`: the plan of plan mode, restated. Made case
+/// `made_attachments_more__*`.
+fn plan_file_reference(a: &Value, _: &ModelProfile) -> Vec<String> {
+    let head = match str_of(a, "planFilePath").filter(|p| !p.is_empty()) {
+        Some(p) => format!("A plan file exists from plan mode at: {p}"),
+        None => "A plan exists from plan mode.".to_owned(),
+    };
+    vec![format!(
+        "{head}\n\nPlan contents:\n\n{}\n\nIf this plan is relevant to the current work and not already complete, continue working on it.",
+        js(a, "planContent")
+    )]
+}
+
+/// `hook_blocking_error`: `{hookName} hook blocking error from command: "{command}":
+/// {blockingError}` (hook text escaping as for `hook_success`). Made case
+/// `made_attachments_more__*`.
+fn hook_blocking_error(a: &Value, _: &ModelProfile) -> Vec<String> {
+    let err = a.get("blockingError").unwrap_or(&Value::Null);
+    vec![hook_text(&format!(
+        "{} hook blocking error from command: \"{}\": {}",
+        js(a, "hookName"),
+        js(err, "command"),
+        js(err, "blockingError")
+    ))]
+}
+
+/// `hook_stopped_continuation`: `{hookName} hook stopped continuation: {message}`.
+/// Made case `made_attachments_more__*`.
+fn hook_stopped_continuation(a: &Value, _: &ModelProfile) -> Vec<String> {
+    vec![hook_text(&format!(
+        "{} hook stopped continuation: {}",
+        js(a, "hookName"),
+        js(a, "message")
+    ))]
 }
 
 /// `plan_mode_exit` (not in the corpus; no case yet).
@@ -531,6 +595,104 @@ fn plan_mode_exit(a: &Value, _: &ModelProfile) -> Vec<String> {
         String::new()
     };
     vec![format!("## Exited Plan Mode\n\nYou have exited plan mode. You can now make edits, run tools, and take actions.{at}")]
+}
+
+/// Longest diagnostics body (UTF-16 units, as JavaScript counts) before it is cut.
+const DIAGNOSTICS_MAX: usize = 4000;
+
+/// The glyph of a diagnostic's severity (`figures` on Linux/macOS).
+fn severity_glyph(severity: Option<&str>) -> &'static str {
+    match severity.map(str::to_ascii_lowercase).as_deref() {
+        Some("error") => "\u{2718}",
+        Some("warning") => "\u{26a0}",
+        Some("info" | "information") => "\u{2139}",
+        Some("hint") => "\u{2605}",
+        _ => "\u{25cf}",
+    }
+}
+
+/// One diagnostic line, or `None` when the CLI drops it as malformed (no string
+/// message or no numeric start position).
+fn diagnostic_line(d: &Value) -> Option<String> {
+    let message = str_of(d, "message")?;
+    let start = d.get("range")?.get("start")?;
+    let line = start.get("line")?.as_f64()?;
+    let character = start.get("character")?.as_f64()?;
+    let num = |n: f64| {
+        let n = n + 1.0;
+        if n.fract() == 0.0 && n.abs() < 1e15 {
+            format!("{}", n as i64)
+        } else {
+            n.to_string()
+        }
+    };
+    let code = str_of(d, "code")
+        .filter(|c| !c.is_empty())
+        .map(|c| format!(" [{c}]"))
+        .unwrap_or_default();
+    let source = str_of(d, "source")
+        .filter(|c| !c.is_empty())
+        .map(|c| format!(" ({c})"))
+        .unwrap_or_default();
+    Some(format!(
+        "  {} [Line {}:{}] {message}{code}{source}",
+        severity_glyph(str_of(d, "severity")),
+        num(line),
+        num(character)
+    ))
+}
+
+/// `diagnostics` (new IDE/LSP diagnostics): `<new-diagnostics>The following new
+/// diagnostic issues were detected:\n\n{file}:\n  {glyph} [Line l:c] {message} [code]
+/// (source)…</new-diagnostics>`, files separated by a blank line, the body cut at 4000
+/// characters. Not in the corpus: made case `made_attachments__*`.
+fn diagnostics(a: &Value, _: &ModelProfile) -> Vec<String> {
+    let files: Vec<String> = a
+        .get("files")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|f| {
+            let uri = str_of(f, "uri")?;
+            let lines: Vec<String> = f
+                .get("diagnostics")?
+                .as_array()?
+                .iter()
+                .filter_map(diagnostic_line)
+                .collect();
+            if lines.is_empty() {
+                return None;
+            }
+            let name = match uri.rsplit('/').next() {
+                Some(n) if !n.is_empty() => n,
+                _ => uri,
+            };
+            Some(format!("{name}:\n{}", lines.join("\n")))
+        })
+        .collect();
+    if files.is_empty() {
+        return Vec::new();
+    }
+    let mut body = files.join("\n\n");
+    if body.encode_utf16().count() > DIAGNOSTICS_MAX {
+        let mut units = 0;
+        let cut: String = body
+            .chars()
+            .take_while(|c| {
+                units += c.len_utf16();
+                units <= DIAGNOSTICS_MAX - 12
+            })
+            .collect();
+        body = format!("{cut}\u{2026}[truncated]");
+    }
+    vec![format!("<new-diagnostics>The following new diagnostic issues were detected:\n\n{body}</new-diagnostics>")]
+}
+
+/// `read_truncation_notice`: its `banner`, HTML-escaped (`&`, `<`, `>`). Not in the
+/// corpus: made case `made_attachments__*`.
+fn read_truncation_notice(a: &Value, _: &ModelProfile) -> Vec<String> {
+    str_of(a, "banner").map(escape_html).into_iter().collect()
 }
 
 #[cfg(test)]
@@ -615,6 +777,27 @@ mod tests {
                 "The following skills are available for use with the Skill tool:\n\n- a: b".into()
             ])
         );
+    }
+
+    #[test]
+    fn diagnostics_format() {
+        let a = json!({"type":"diagnostics","files":[
+            {"uri":"file:///p/src/main.rs","diagnostics":[
+                {"message":"m1","severity":"warning","range":{"start":{"line":0,"character":2}},"code":"c","source":"s"},
+                {"message":"bad","range":{}},
+                {"message":"m2","severity":"odd","range":{"start":{"line":3,"character":0}},"code":""}]},
+            {"uri":"x","diagnostics":[]}]});
+        assert_eq!(
+            r(a),
+            Some(vec!["<new-diagnostics>The following new diagnostic issues were detected:\n\nmain.rs:\n  \u{26a0} [Line 1:3] m1 [c] (s)\n  \u{25cf} [Line 4:1] m2</new-diagnostics>".into()])
+        );
+        assert_eq!(r(json!({"type":"diagnostics","files":[]})), Some(vec![]));
+        let many: Vec<Value> = (0..200)
+            .map(|i| json!({"message":format!("message number {i}"),"severity":"Error","range":{"start":{"line":i,"character":0}}}))
+            .collect();
+        let long = r(json!({"type":"diagnostics","files":[{"uri":"a.rs","diagnostics":many}]}))
+            .expect("known");
+        assert!(long[0].ends_with("\u{2026}[truncated]</new-diagnostics>"));
     }
 
     #[test]
