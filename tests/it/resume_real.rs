@@ -323,3 +323,59 @@ fn forks_and_write_backs_of_real_transcripts_resume_like_the_original() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `resume --model` through the binary: the same transcript gives the `__own` and the
+/// `__other` view, and `--json` reports the model called (B14 rewrite applied).
+#[test]
+fn the_cli_takes_a_model() {
+    let Some(cases) = real_cases() else { return };
+    let pick = |name: &str| {
+        cases
+            .iter()
+            .find(|c| c.name() == name)
+            .unwrap_or_else(|| panic!("case {name}"))
+    };
+    let own = pick("entirecli__c9883595c929_0_full__own");
+    let other = pick("entirecli__c9883595c929_0_full__other");
+    let dir = tempfile::tempdir().expect("tmp");
+    let projects = lay_out(own, dir.path());
+    let db = dir.path().join("s.db");
+    let out = sessiondb(
+        &db,
+        &["import".into(), projects.to_string_lossy().into_owned()],
+    );
+    assert!(out.status.success());
+    let target = own.str("target_session_id").expect("target").to_owned();
+    assert_ne!(own.expected_view(), other.expected_view());
+    for case in [own, other] {
+        let out = sessiondb(
+            &db,
+            &[
+                "resume".into(),
+                target.clone(),
+                "--api".into(),
+                "--model".into(),
+                case.str("model").expect("model").into(),
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(got, case.expected_view(), "{}", case.name());
+    }
+    let out = sessiondb(
+        &db,
+        &[
+            "resume".into(),
+            target,
+            "--json".into(),
+            "--model".into(),
+            "opus".into(),
+        ],
+    );
+    let bundle: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(bundle["model"], "claude-opus-5-5");
+}
