@@ -229,13 +229,17 @@ pub fn pair_tool_results(msgs: Vec<Value>) -> Vec<Value> {
         if role(&m) != Some("assistant") {
             let after_assistant = out.last().and_then(role) == Some("assistant");
             if role(&m) == Some("user") && !after_assistant {
-                if let Some(Value::Array(blocks)) = m.get("content") {
+                let orphans = m
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| a.iter().any(|b| block_type(b) == Some("tool_result")));
+                if let (true, Some(Value::Array(blocks))) = (orphans, m.get("content")) {
                     let kept: Vec<Value> = blocks
                         .iter()
                         .filter(|b| block_type(b) != Some("tool_result"))
                         .cloned()
                         .collect();
-                    if kept.len() != blocks.len() {
+                    {
                         let content = if !kept.is_empty() {
                             Some(Value::Array(kept))
                         } else if out.is_empty() {
@@ -265,10 +269,11 @@ pub fn pair_tool_results(msgs: Vec<Value>) -> Vec<Value> {
             }
             None => Vec::new(),
         };
-        let cited: std::collections::HashSet<&str> = blocks
+        let cited: std::collections::HashSet<String> = blocks
             .iter()
             .filter(|b| block_type(b) != Some("tool_result"))
             .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
+            .map(str::to_owned)
             .collect();
         let mut uses: Vec<String> = Vec::new();
         let mut kept: Vec<Value> = Vec::with_capacity(blocks.len());
@@ -278,8 +283,9 @@ pub fn pair_tool_results(msgs: Vec<Value>) -> Vec<Value> {
                 Some("thinking" | "redacted_thinking")
             )
         };
-        for (i, b) in blocks.iter().enumerate() {
-            let drop = match block_type(b) {
+        let thinking_at: Vec<bool> = blocks.iter().map(|b| is_thinking(Some(b))).collect();
+        for (i, b) in blocks.into_iter().enumerate() {
+            let drop = match block_type(&b) {
                 Some("tool_use") => {
                     let id = b.get("id").and_then(Value::as_str).unwrap_or("");
                     if seen_uses.contains(id) {
@@ -297,8 +303,11 @@ pub fn pair_tool_results(msgs: Vec<Value>) -> Vec<Value> {
                 _ => false,
             };
             if !drop {
-                kept.push(b.clone());
-            } else if i > 0 && is_thinking(blocks.get(i - 1)) && is_thinking(blocks.get(i + 1)) {
+                kept.push(b);
+            } else if i > 0
+                && thinking_at.get(i - 1) == Some(&true)
+                && thinking_at.get(i + 1) == Some(&true)
+            {
                 kept.push(cited_text(TOOL_USE_REMOVED));
             }
         }
