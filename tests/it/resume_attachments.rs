@@ -32,7 +32,7 @@ fn case_dirs(root: &Path) -> Vec<PathBuf> {
         .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.join("case.json").is_file() && p.join("expected-api-view.json").is_file())
+        .filter(|p| p.join("case.json").is_file())
         .collect();
     dirs.sort();
     dirs
@@ -61,7 +61,11 @@ fn made_cases_match_the_cli() {
     let dirs = case_dirs(&root);
     assert!(dirs.len() >= 3, "made cases missing in {}", root.display());
     let mut failures = Vec::new();
-    for dir in &dirs {
+    // Cases kept only for the model id the CLI called have no view (`view_not_compared`).
+    for dir in dirs
+        .iter()
+        .filter(|d| d.join("expected-api-view.json").is_file())
+    {
         let (records, opts) = case_input(dir);
         let want = read_json(&dir.join("expected-api-view.json"));
         let view = api_view(&records, &opts).expect("view");
