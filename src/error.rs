@@ -23,6 +23,36 @@ pub enum Error {
     /// Applying the embedded migrations failed.
     #[error("migration failed: {0}")]
     Migration(String),
+    /// A verb that only reads (or writes to an existing database) was pointed at a path
+    /// that holds no database; nothing was created.
+    #[error("no database at {}", path.display())]
+    NoDatabase {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The database file exists but cannot be opened.
+    #[error("cannot open {}: {reason}", path.display())]
+    CannotOpen {
+        /// The database file.
+        path: PathBuf,
+        /// Why, in a few words (`permission denied`, `it is a folder`).
+        reason: String,
+    },
+    /// The file is not a sessiondb database (not SQLite, or SQLite without sessiondb's
+    /// schema); it is left untouched.
+    #[error("{} is not a sessiondb database", path.display())]
+    NotADatabase {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A write was asked of a database that can only be read.
+    #[error("cannot write to {}: {reason}", path.display())]
+    ReadOnly {
+        /// The database file.
+        path: PathBuf,
+        /// Why it is read-only (`the file is read-only (mode 0400)`, …).
+        reason: String,
+    },
     /// The database was written by a newer sessiondb; it is left untouched.
     #[error(
         "{} has schema migration V{found} ({name}) that this sessiondb does not know \

@@ -74,23 +74,40 @@ pub fn newest_known() -> (i64, String) {
         .expect("at least one migration is embedded")
 }
 
-/// Refuses a database that holds a migration this binary does not know. Runs before any
-/// statement that could modify the file, so a refused database is left untouched.
+/// The table in which applied migrations are recorded (refinery's name and layout, so that
+/// databases made before sessiondb ran its own migrations keep their history).
+const HISTORY: &str = "refinery_schema_history";
+
+/// Refuses a database that holds a migration this binary does not know, and a file that is
+/// SQLite but not sessiondb's. Runs before any statement that could modify the file, so a
+/// refused database is left untouched.
 ///
 /// # Errors
-/// [`Error::SchemaTooNew`] for a database from a newer sessiondb.
+/// [`Error::SchemaTooNew`] for a database from a newer sessiondb, [`Error::NotADatabase`]
+/// for a file that is not a sessiondb database.
 pub fn check_version(conn: &Connection, path: &Path) -> Result<()> {
-    let has_history: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'refinery_schema_history')",
-        [],
-        |row| row.get(0),
-    )?;
+    let (has_history, objects): (bool, i64) = conn
+        .query_row(
+            &format!(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{HISTORY}'),
+                        (SELECT count(*) FROM sqlite_master)"
+            ),
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .map_err(|e| open_error(e, path))?;
     if !has_history {
-        return Ok(());
+        return if objects == 0 {
+            Ok(())
+        } else {
+            Err(Error::NotADatabase {
+                path: path.to_owned(),
+            })
+        };
     }
     let newest: Option<(i64, String)> = conn
         .query_row(
-            "SELECT version, name FROM refinery_schema_history ORDER BY version DESC LIMIT 1",
+            &format!("SELECT version, name FROM {HISTORY} ORDER BY version DESC LIMIT 1"),
             [],
             |row| Ok((row.get(0)?, row.get(1)?)),
         )
@@ -107,15 +124,137 @@ pub fn check_version(conn: &Connection, path: &Path) -> Result<()> {
     }
 }
 
-/// Applies the migrations this database lacks, each in its own transaction.
+/// The error SQLite gave while opening or first reading `path`, as one that names the cause.
+pub fn open_error(e: rusqlite::Error, path: &Path) -> Error {
+    use rusqlite::ErrorCode;
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => Error::NotADatabase {
+            path: path.to_owned(),
+        },
+        Some(ErrorCode::CannotOpen) => Error::CannotOpen {
+            path: path.to_owned(),
+            reason: "SQLite cannot open the file or create its journal beside it".to_owned(),
+        },
+        Some(ErrorCode::ReadOnly) => Error::ReadOnly {
+            path: path.to_owned(),
+            reason: "the database is read-only".to_owned(),
+        },
+        _ => Error::Sqlite(e),
+    }
+}
+
+/// The embedded migrations, oldest first.
+fn embedded() -> Vec<refinery::Migration> {
+    let mut all = embedded::migrations::runner().get_migrations().clone();
+    all.sort_by_key(|m| m.version());
+    all
+}
+
+/// A migration as recorded in the database: (version, name, checksum).
+type Applied = (i64, String, String);
+
+fn applied(conn: &Connection) -> rusqlite::Result<Vec<Applied>> {
+    let exists: bool = conn.query_row(
+        &format!("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{HISTORY}')"),
+        [],
+        |r| r.get(0),
+    )?;
+    if !exists {
+        return Ok(Vec::new());
+    }
+    conn.prepare(&format!(
+        "SELECT version, name, checksum FROM {HISTORY} ORDER BY version"
+    ))?
+    .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+    .collect()
+}
+
+/// Whether the database lacks a migration, or records one that differs from the shipped file.
 ///
 /// # Errors
-/// Fails when a migration fails or a shipped migration was edited after it was applied.
-pub fn migrate(conn: &mut Connection) -> Result<()> {
-    embedded::migrations::runner()
-        .set_abort_divergent(true)
-        .set_abort_missing(true)
-        .run(conn)
-        .map_err(|e| Error::Migration(e.to_string()))?;
-    Ok(())
+/// Fails on a database error.
+pub fn needs_migration(conn: &Connection) -> Result<bool> {
+    let applied = applied(conn)?;
+    let shipped = embedded();
+    Ok(applied.len() != shipped.len()
+        || shipped
+            .iter()
+            .zip(&applied)
+            .any(|(m, (version, _, checksum))| {
+                i64::from(m.version()) != *version || m.checksum().to_string() != *checksum
+            }))
+}
+
+/// Migrations as they were shipped before migrations were frozen: a database made by one of
+/// those commits records the old checksum. Each entry is (version, old checksum, the SQL that
+/// brings that version's objects to what the shipped file creates).
+const EARLIER: &[(i64, u64, &str)] = &[];
+
+/// Applies the migrations this database lacks, all in one IMMEDIATE transaction: a process
+/// that opens a new database at the same time waits for the first one and then finds every
+/// migration applied (each used to create the same tables and fail). A migration recorded
+/// with the checksum of an earlier shipped version is brought up to date (see [`EARLIER`]).
+/// Returns how many migrations were applied.
+///
+/// # Errors
+/// Fails when a migration fails, when the database records a migration this binary does not
+/// ship, or one that was changed in a way no shipped version was.
+pub fn migrate(conn: &mut Connection, path: &Path) -> Result<usize> {
+    if !needs_migration(conn)? {
+        return Ok(0);
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute_batch(&format!(
+        "CREATE TABLE IF NOT EXISTS {HISTORY} (
+             version INT4 PRIMARY KEY,
+             name VARCHAR(255),
+             applied_on VARCHAR(255),
+             checksum VARCHAR(255))"
+    ))?;
+    let shipped = embedded();
+    let recorded = applied(&tx)?;
+    for (version, name, checksum) in &recorded {
+        let Some(m) = shipped.iter().find(|m| i64::from(m.version()) == *version) else {
+            return Err(Error::Migration(format!(
+                "{} records migration V{version} ({name}), which this sessiondb does not ship",
+                path.display()
+            )));
+        };
+        let current = m.checksum().to_string();
+        if *checksum == current {
+            continue;
+        }
+        let Some((_, _, fixup)) = EARLIER
+            .iter()
+            .find(|(v, old, _)| v == version && old.to_string() == *checksum)
+        else {
+            return Err(Error::Migration(format!(
+                "{} records migration V{version} ({name}) with checksum {checksum}, which no \
+                 shipped sessiondb had (this one ships {current})",
+                path.display()
+            )));
+        };
+        tx.execute_batch(fixup)?;
+        tx.execute(
+            &format!("UPDATE {HISTORY} SET checksum = ?1 WHERE version = ?2"),
+            rusqlite::params![current, version],
+        )?;
+    }
+    let now = crate::time::format_ms(crate::time::now_ms());
+    let mut count = 0;
+    for m in &shipped {
+        let version = i64::from(m.version());
+        if recorded.iter().any(|(v, _, _)| *v == version) {
+            continue;
+        }
+        tx.execute_batch(m.sql().unwrap_or_default())
+            .map_err(|e| Error::Migration(format!("V{version} ({}): {e}", m.name())))?;
+        tx.execute(
+            &format!("INSERT INTO {HISTORY} (version, name, applied_on, checksum) VALUES (?1, ?2, ?3, ?4)"),
+            rusqlite::params![version, m.name(), now, m.checksum().to_string()],
+        )?;
+        count += 1;
+    }
+    tx.commit()?;
+    Ok(count)
 }

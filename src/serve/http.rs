@@ -496,6 +496,7 @@ async fn sessions(
         };
         let filter = SessionFilter {
             project,
+            project_contains: None,
             directory,
             tag: q.tag,
             name: q.name,
@@ -627,8 +628,9 @@ async fn search(
             limit: q.limit,
             marks: Some(("**".to_owned(), "**".to_owned())),
         };
-        // Lines appended since the last search are still queued for the index.
-        search::catch_up(&state.store)?;
+        // Lines appended since the last search are still queued for the index. A write that
+        // fails (a full disk) must not fail the read: the queued lines are left out.
+        let _ = search::catch_up(&state.store);
         let hits = search::search(&*state.store.reader()?, &query)?;
         Ok(json_response(StatusCode::OK, pretty(&hits)?))
     })

@@ -1,8 +1,11 @@
 mod append;
 mod catalog;
 mod cli;
+mod cli_output;
 mod fork;
+mod fuzz;
 mod import_edge;
+mod opening;
 mod resume_attachments;
 mod resume_cli;
 mod resume_oracle;

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: AgentsArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_read(db)?;
     let conn = store.reader()?;
     let session = query::resolve_session(&conn, &args.session)?;
     let agents = sdk::list_subagents(&conn, &session)?;

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: ForkArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_existing(db)?;
     let source = query::resolve_session(&*store.reader()?, &args.session)?;
     let forked = store.fork(
         &source,
@@ -22,5 +22,12 @@ pub fn run(db: &Path, args: ForkArgs) -> anyhow::Result<()> {
         return print_json(&forked);
     }
     writeln!(std::io::stdout().lock(), "{}", forked.session_id)?;
+    crate::style::note(format_args!(
+        "forked {}/{} into {} in {}",
+        source.project,
+        source.session_id,
+        forked.session_id,
+        db.display()
+    ));
     Ok(())
 }

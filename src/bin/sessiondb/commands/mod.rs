@@ -23,6 +23,12 @@ use std::path::PathBuf;
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    // These two need no database.
+    match cli.command {
+        Command::Completions(args) => return completions(args.shell),
+        Command::Man => return man(),
+        _ => {}
+    }
     let db = database_path(cli.db)?;
     match cli.command {
         Command::Import(args) => import::run(&db, args),
@@ -41,7 +47,26 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Fork(args) => fork::run(&db, args),
         Command::Append(args) => append::run(&db, args),
         Command::Serve(args) => serve::run(&db, args),
+        Command::Completions(_) | Command::Man => unreachable!("handled above"),
     }
+}
+
+/// `sessiondb completions SHELL`: clap_complete's script for the whole grammar.
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
+    use clap::CommandFactory;
+    let mut out = crate::output::stdout();
+    clap_complete::generate(shell, &mut Cli::command(), "sessiondb", &mut out);
+    std::io::Write::flush(&mut out)?;
+    Ok(())
+}
+
+/// `sessiondb man`: the manual page in roff.
+fn man() -> anyhow::Result<()> {
+    use clap::CommandFactory;
+    let mut out = crate::output::stdout();
+    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    std::io::Write::flush(&mut out)?;
+    Ok(())
 }
 
 fn database_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
@@ -49,9 +74,35 @@ fn database_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
         .context("no database path: pass --db PATH or set SESSIONDB_PATH (HOME is not set either)")
 }
 
-/// Opens the store, naming the file in any error.
+/// Opens the store for a verb that may create it (`import`, `append`, `serve`).
 pub fn open(db: &std::path::Path) -> anyhow::Result<Store> {
-    Store::open(db).with_context(|| format!("cannot open database {}", db.display()))
+    named(db, Store::open(db))
+}
+
+/// Opens an existing store for a verb that changes it (`rename`, `tag`, `fork`, `delete`,
+/// `reindex`): nothing is created at a path that holds no database.
+pub fn open_existing(db: &std::path::Path) -> anyhow::Result<Store> {
+    named(db, Store::open_existing(db))
+}
+
+/// Opens an existing store for a verb that only reads: one connection, no thread, read-only
+/// when the file or its folder is; nothing is created at a path that holds no database.
+pub fn open_read(db: &std::path::Path) -> anyhow::Result<Store> {
+    named(db, Store::open_read(db))
+}
+
+/// An opening error, named once: the errors that already name the file pass unchanged.
+fn named(db: &std::path::Path, opened: sessiondb::Result<Store>) -> anyhow::Result<Store> {
+    use sessiondb::Error;
+    opened.map_err(|e| match e {
+        Error::NoDatabase { .. }
+        | Error::CannotOpen { .. }
+        | Error::NotADatabase { .. }
+        | Error::ReadOnly { .. }
+        | Error::SchemaTooNew { .. }
+        | Error::Io { .. } => anyhow::Error::new(e),
+        other => anyhow::Error::new(other).context(format!("cannot open {}", db.display())),
+    })
 }
 
 /// A `--project` value as a project folder name: paths are sanitized as Claude Code does.
@@ -59,11 +110,39 @@ pub fn project_key(arg: &str) -> String {
     sessiondb::paths::project_argument(arg).0
 }
 
-/// The project folder Claude Code uses for a directory: its real path, sanitized.
+/// The project folder Claude Code uses for a directory: its real path, sanitized. A
+/// directory that does not exist on this machine (a session made elsewhere) is taken as
+/// written, made absolute: only its sanitized form matters.
 pub fn project_key_of_dir(dir: &std::path::Path) -> anyhow::Result<String> {
-    let real = std::fs::canonicalize(dir)
-        .with_context(|| format!("cannot resolve directory {}", dir.display()))?;
-    Ok(sessiondb::paths::sanitize_path(&real.to_string_lossy()))
+    Ok(sessiondb::paths::sanitize_path(
+        &absolute_dir(dir)?.to_string_lossy(),
+    ))
+}
+
+/// `dir` resolved as Claude Code resolves its cwd: the real path when it exists, else the
+/// path made absolute with `.` and `..` taken out.
+pub fn absolute_dir(dir: &std::path::Path) -> anyhow::Result<PathBuf> {
+    if let Ok(real) = std::fs::canonicalize(dir) {
+        return Ok(real);
+    }
+    let joined = if dir.is_absolute() {
+        dir.to_owned()
+    } else {
+        std::env::current_dir()
+            .context("cannot read the current directory")?
+            .join(dir)
+    };
+    let mut out = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    Ok(out)
 }
 
 /// A `--project` path (not a folder name), as the SDK's `directory` argument: the `cwd` the

@@ -6,14 +6,16 @@ use sessiondb::search;
 use std::path::Path;
 
 pub fn run(db: &Path, args: ReindexArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_existing(db)?;
     let report = search::reindex(&store)?;
     if args.json {
         return print_json(&report);
     }
-    println!(
-        "{} records indexed, {} catalog entries recomputed",
-        report.indexed, report.sessions
-    );
+    crate::style::note(format_args!(
+        "{} indexed, {} recomputed in {}",
+        crate::human::plural(report.indexed as u64, "record", "records"),
+        crate::human::plural(report.sessions as u64, "catalog entry", "catalog entries"),
+        db.display()
+    ));
     Ok(())
 }

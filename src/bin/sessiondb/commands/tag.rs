@@ -5,7 +5,7 @@ use sessiondb::{metadata, query};
 use std::path::Path;
 
 pub fn run(db: &Path, args: TagArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
+    let store = super::open_existing(db)?;
     let session = query::resolve_session(&*store.reader()?, &args.session)?;
     let tag = if args.clear {
         None
@@ -13,12 +13,16 @@ pub fn run(db: &Path, args: TagArgs) -> anyhow::Result<()> {
         args.tag.as_deref()
     };
     metadata::tag_session(&store, &session, tag)?;
-    match tag {
-        Some(_) => eprintln!("tagged {}/{}", session.project, session.session_id),
-        None => eprintln!(
-            "cleared the tag of {}/{}",
-            session.project, session.session_id
-        ),
-    }
+    let what = if tag.is_some() {
+        "tagged"
+    } else {
+        "cleared the tag of"
+    };
+    crate::style::note(format_args!(
+        "{what} {}/{} in {}",
+        session.project,
+        session.session_id,
+        db.display()
+    ));
     Ok(())
 }
