@@ -80,6 +80,10 @@ pub enum Error {
         /// Some of the sessions it matches (project/session id).
         candidates: Vec<String>,
     },
+    /// The session has no conversation to resume (no user or assistant record on its
+    /// chain); the message is Claude Code's own, word for word (B9).
+    #[error("No conversation found with session ID: {0}")]
+    NoConversation(String),
     /// A record named by the caller does not exist.
     #[error("{0}")]
     NotFound(String),

@@ -10,7 +10,10 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use super::attachments;
 use super::chain::{build_chain, build_chain_from, chain_positions, pick_leaf, ChainError};
+use super::legacy;
+use super::model::{model_profile, ModelProfile, ReminderStyle};
 use super::repair::{
     apply_content_replacements, detect_interruption, recover_conversation, rewind_interrupted_turn,
     strip_invalid_permission_modes, Interruption, Repair,
@@ -38,6 +41,11 @@ pub struct ApiOptions {
     /// [`pick_leaf`] answer). Unlike `at`, nothing is cut after it, so the
     /// result equals the automatic choice when it is the same record.
     pub leaf: Option<String>,
+    /// The model the conversation is sent to, as the CLI calls it (B14 rewrites already
+    /// applied, see [`super::model::resolve_model`]). Send-time rules depend on it (B1
+    /// thinking of other models, B10 reminder style). `None`: no model known; nothing is
+    /// dropped for a model mismatch and reminders are folded.
+    pub model: Option<String>,
 }
 
 /// The repaired conversation a resume starts from.
@@ -152,9 +160,12 @@ fn repair_chain(
     }
 }
 
-/// The API view: [`load_conversation`] followed by [`normalize`].
+/// The API view: [`load_conversation`] followed by [`normalize_for`].
 pub fn api_view(records: &[Value], opts: &ApiOptions) -> Result<Vec<Value>, ChainError> {
-    Ok(normalize(&load_conversation(records, opts)?.messages))
+    Ok(normalize_for(
+        load_conversation(records, opts)?.messages,
+        opts.model.as_deref(),
+    ))
 }
 
 /// R6: attachments move earlier past user records until they reach an
@@ -244,7 +255,7 @@ pub fn merge_user(a: &Value, b: &Value) -> Value {
 
 /// R9/R10: attachment texts merged into the preceding user message without a
 /// seam; when that message ends with a tool_result, the text goes into it:
-/// string content becomes `content.rstrip() + "\n\n" + text`, list content
+/// string content becomes [`fold_into_result_text`] (B12), list content
 /// gets a new text block (and the `"\n"` seam on its last text block).
 pub fn merge_attachment(a: &Value, texts: &[&str]) -> Value {
     let mut a = as_blocks(a);
@@ -253,12 +264,18 @@ pub fn merge_attachment(a: &Value, texts: &[&str]) -> Value {
         let last_content = a.last().and_then(|l| l.get("content"));
         match (last_is_result, last_content) {
             (true, Some(Value::String(s))) => {
-                let new = format!("{}\n\n{}", s.trim_end(), t);
+                let new = fold_into_result_text(s, t);
                 if let Some(o) = a.last_mut().and_then(Value::as_object_mut) {
                     o.insert("content".into(), Value::String(new));
                 }
             }
-            (true, Some(Value::Array(inner))) => {
+            // A list holding tool_reference / search_result blocks is not folded into:
+            // the reminder follows the tool_result (`soph__…__other`, message 78).
+            (true, Some(Value::Array(inner)))
+                if !inner
+                    .iter()
+                    .any(|b| matches!(block_type(b), Some("tool_reference" | "search_result"))) =>
+            {
                 let mut inner = inner.clone();
                 if let Some(l) = inner.last_mut().filter(|l| block_type(l) == Some("text")) {
                     add_seam(l);
@@ -272,6 +289,37 @@ pub fn merge_attachment(a: &Value, texts: &[&str]) -> Value {
         }
     }
     Value::Array(hoist(a))
+}
+
+/// B12 (corrects R10): a reminder folded into a tool_result's string content is
+/// `content.trim() + "\n\n" + text.trim()`, both ends trimmed (JavaScript `trim`), an
+/// empty side left out. Old Read output `"     1→…"` loses its leading spaces:
+/// `extagents__c1780de3c26f_3_full__own`.
+pub fn fold_into_result_text(content: &str, text: &str) -> String {
+    let parts: Vec<&str> = [js_trim(content), js_trim(text)]
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect();
+    parts.join("\n\n")
+}
+
+/// JavaScript's `String.prototype.trim`: its whitespace set differs from Rust's
+/// (`U+FEFF` is trimmed, `U+0085` is not).
+fn js_trim(s: &str) -> &str {
+    fn js_space(c: char) -> bool {
+        matches!(
+            c,
+            '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+                ..='\u{200a}'
+                    | '\u{2028}'
+                    | '\u{2029}'
+                    | '\u{202f}'
+                    | '\u{205f}'
+                    | '\u{3000}'
+                    | '\u{feff}'
+        )
+    }
+    s.trim_matches(js_space)
 }
 
 fn has_tool_result_blocks(c: &Value) -> bool {
@@ -305,7 +353,7 @@ fn push_user(out: &mut Vec<Msg>, c: Value) {
 /// text, R8–R10 user merges, R14 shape (unmerged user string content stays a
 /// string), R15 task-notification wrapping. Other record types are ignored.
 pub fn normalize(msgs: &[Value]) -> Vec<Value> {
-    normalize_owned(msgs.to_vec())
+    normalize_for(msgs.to_vec(), None)
 }
 
 /// What [`normalize_owned`] does with a record.
@@ -320,9 +368,19 @@ enum Kind {
 /// [`normalize`] taking the records: their contents move into the messages instead of
 /// being copied (a long session's contents are megabytes of JSON).
 pub fn normalize_owned(msgs: Vec<Value>) -> Vec<Value> {
+    normalize_for(msgs, None)
+}
+
+/// [`normalize_owned`] for a target model (`ApiOptions::model`): the send-time rules
+/// that depend on the model (B1, B10) use it. `None` = no model known.
+pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
+    let profile = model_profile(model);
+    let system_mode = profile.reminders == ReminderStyle::SystemMessages;
     let order = reordered_positions(&msgs);
     let mut slots: Vec<Option<Value>> = msgs.into_iter().map(Some).collect();
     let mut out: Vec<Msg> = Vec::new();
+    // B10: reminders waiting for the next `system` message.
+    let mut pending: Vec<String> = Vec::new();
     for i in order {
         let Some(mut m) = slots[i].take() else {
             continue;
@@ -353,6 +411,9 @@ pub fn normalize_owned(msgs: Vec<Value>) -> Vec<Value> {
                     .and_then(Value::as_str)
                     == Some("task-notification");
                 let mut c = take_content(&mut m).unwrap_or(Value::Null);
+                if let Value::Array(blocks) = c {
+                    c = Value::Array(legacy::tool_references(blocks, model));
+                }
                 if task {
                     if let Value::String(s) = &c {
                         c = Value::String(format!(
@@ -363,14 +424,25 @@ pub fn normalize_owned(msgs: Vec<Value>) -> Vec<Value> {
                 push_user(&mut out, c);
             }
             Kind::Attachment => {
-                let texts: Vec<&str> = m
-                    .get("rendered")
-                    .and_then(Value::as_array)
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[])
-                    .iter()
-                    .filter_map(|x| x.get("content").and_then(Value::as_str))
-                    .collect();
+                let Some(texts) = attachment_texts(&m, &profile) else {
+                    continue;
+                };
+                if system_mode && !stays_user(&m) {
+                    let joined = texts
+                        .iter()
+                        .map(|t| attachments::unwrap(t))
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    if !js_trim(&joined).is_empty() {
+                        pending.push(if profile.wrap_system_reminders {
+                            attachments::wrap(&joined)
+                        } else {
+                            joined
+                        });
+                    }
+                    continue;
+                }
+                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
                 let Some((first, rest)) = texts.split_first() else {
                     continue;
                 };
@@ -394,9 +466,14 @@ pub fn normalize_owned(msgs: Vec<Value>) -> Vec<Value> {
             Kind::Assistant => {
                 let mid = msg_id(&m).map(str::to_owned);
                 let blocks = take_content(&mut m).map(into_blocks).unwrap_or_default();
+                let record_model = m.get("message").and_then(|x| str_field(x, "model"));
+                let blocks = legacy::assistant_blocks(blocks, record_model, model);
                 let mut target = None;
                 if let Some(id) = &mid {
                     for k in (0..out.len()).rev() {
+                        if out[k].role == "system" {
+                            continue;
+                        }
                         if out[k].role == "assistant" {
                             if out[k].mid.as_deref() == Some(id) && out[k].content.is_array() {
                                 target = Some(k);
@@ -413,19 +490,92 @@ pub fn normalize_owned(msgs: Vec<Value>) -> Vec<Value> {
                 }
                 match target.and_then(|k| out[k].content.as_array_mut()) {
                     Some(a) => a.extend(blocks),
-                    None => out.push(Msg {
-                        role: "assistant",
-                        content: Value::Array(blocks),
-                        mid,
-                    }),
+                    None => {
+                        flush_system(&mut out, &mut pending, &profile);
+                        out.push(Msg {
+                            role: "assistant",
+                            content: Value::Array(blocks),
+                            mid,
+                        });
+                    }
                 }
             }
             Kind::Other => {}
         }
     }
-    out.into_iter()
+    flush_system(&mut out, &mut pending, &profile);
+    let msgs = out
+        .into_iter()
         .map(|m| json!({"role": m.role, "content": m.content}))
-        .collect()
+        .collect();
+    legacy::pair_tool_results(msgs)
+}
+
+/// The reminder texts an attachment record sends, in the CLI's wrapped form: its stored
+/// `rendered[].content` strings (R5), else — records of CLI ≤ 2.1.237 have none — the
+/// texts [`attachments::render`] makes from the payload (B3). `None` when nothing is sent.
+fn attachment_texts(m: &Value, profile: &ModelProfile) -> Option<Vec<String>> {
+    let texts: Vec<String> = match m.get("rendered") {
+        Some(Value::Array(r)) => r
+            .iter()
+            .filter_map(|x| x.get("content").and_then(Value::as_str))
+            .map(str::to_owned)
+            .collect(),
+        Some(_) => return None,
+        None => attachments::render(m.get("attachment")?, profile)?
+            .iter()
+            .map(|t| attachments::wrap(t))
+            .collect(),
+    };
+    (!texts.is_empty()).then_some(texts)
+}
+
+/// B10: attachments that stay user text even for models that get `system` messages: a
+/// stored `renderedRole: "user"`, or a type the CLI keeps in the user turn.
+fn stays_user(m: &Value) -> bool {
+    match m.get("renderedRole").and_then(Value::as_str) {
+        Some(role) => role == "user",
+        None => m
+            .get("attachment")
+            .and_then(|a| a.get("type"))
+            .and_then(Value::as_str)
+            .is_some_and(attachments::stays_user),
+    }
+}
+
+/// B10: the reminders collected since the last assistant message become one
+/// `{"role":"system","content": texts joined by "\n\n"}` after the user message of
+/// their turn (merged into a `system` message already there). With no user message
+/// before them (after an assistant message, or at the start) the CLI sends them as a
+/// user message instead, wrapped in `<system-reminder>`.
+fn flush_system(out: &mut Vec<Msg>, pending: &mut Vec<String>, profile: &ModelProfile) {
+    if pending.is_empty() {
+        return;
+    }
+    let text = pending.join("\n\n");
+    pending.clear();
+    match out.last_mut() {
+        Some(last) if last.role == "system" => {
+            if let Value::String(s) = &mut last.content {
+                s.push_str("\n\n");
+                s.push_str(&text);
+            }
+        }
+        Some(last) if last.role == "user" => out.push(Msg {
+            role: "system",
+            content: Value::String(text),
+            mid: None,
+        }),
+        _ => out.push(Msg {
+            role: "user",
+            content: Value::String(if profile.wrap_system_reminders {
+                text
+            } else {
+                attachments::wrap(&text)
+            }),
+            mid: None,
+        }),
+    }
 }
 
 /// Takes `message.content` out of a record.
@@ -615,11 +765,117 @@ mod tests {
         assert!(err.is_err());
     }
 
+    /// A record of CLI ≤ 2.1.237: payload only, no `rendered`.
+    fn old_att(payload: Value) -> Value {
+        json!({"type":"attachment","attachment":payload})
+    }
+
+    #[test]
+    fn b12_fold_trims_both_ends() {
+        assert_eq!(
+            fold_into_result_text("   1\u{2192}x\n", "<r>"),
+            "1\u{2192}x\n\n<r>"
+        );
+        assert_eq!(fold_into_result_text(" \n", "<r>"), "<r>");
+        assert_eq!(fold_into_result_text("\u{feff}a\u{a0}", " b "), "a\n\nb");
+        let recs = vec![
+            user(json!("go")),
+            asst("m", json!([tu("t1")])),
+            user(json!([tr("t1", json!("     1\u{2192}line\n"))])),
+            att(&["<r>"]),
+        ];
+        assert_eq!(
+            normalize(&recs)[2],
+            json!({"role":"user","content":[tr("t1", json!("1\u{2192}line\n\n<r>"))]})
+        );
+    }
+
+    #[test]
+    fn tool_reference_lists_are_not_folded_into() {
+        let refs = json!([{"type":"tool_reference","tool_name":"WebFetch"}]);
+        let got = merge_attachment(&json!([tr("t1", refs.clone())]), &["<r>"]);
+        assert_eq!(got, json!([tr("t1", refs), t("<r>")]));
+    }
+
+    #[test]
+    fn b3_old_attachments_are_rendered() {
+        let recs = vec![
+            user(json!("hi")),
+            old_att(json!({"type":"date_change","newDate":"2026-07-21"})),
+            old_att(json!({"type":"hook_system_message","content":"x"})),
+            old_att(json!({"type":"not_a_known_type","text":"x"})),
+            asst("m", json!([t("ok")])),
+        ];
+        let date = "<system-reminder>\nThe date has changed. Today's date is now 2026-07-21. No need to announce the new date \u{2014} the user's own clock shows it.\n</system-reminder>";
+        assert_eq!(
+            Value::Array(normalize_for(recs, Some("claude-sonnet-4-5"))),
+            json!([{"role":"user","content":[t(&format!("{date}\n")), t("hi")]}, {"role":"assistant","content":[t("ok")]}])
+        );
+    }
+
+    #[test]
+    fn b10_system_messages_for_newer_models() {
+        let d = |n: &str| old_att(json!({"type":"date_change","newDate":n}));
+        let text = |n: &str| {
+            format!("The date has changed. Today's date is now {n}. No need to announce the new date \u{2014} the user's own clock shows it.")
+        };
+        let recs = vec![
+            user(json!("hi")),
+            d("1"),
+            d("2"),
+            asst("m", json!([tu("t1")])),
+            user(json!([tr("t1", json!("out "))])),
+            d("3"),
+            asst("m2", json!([t("done")])),
+            d("4"),
+        ];
+        let got = Value::Array(normalize_for(recs.clone(), Some("claude-opus-4-8")));
+        assert_eq!(
+            got,
+            json!([
+                {"role":"user","content":"hi"},
+                {"role":"system","content":format!("{}\n\n{}", text("1"), text("2"))},
+                {"role":"assistant","content":[tu("t1")]},
+                {"role":"user","content":[tr("t1", json!("out "))]},
+                {"role":"system","content":text("3")},
+                {"role":"assistant","content":[t("done")]},
+                {"role":"user","content":crate::resume::attachments::wrap(&text("4"))}
+            ])
+        );
+        assert!(crate::resume::validate(got.as_array().expect("array")).is_empty());
+        // sonnet-5 keeps the wrapper inside the system message
+        let got = normalize_for(recs[..4].to_vec(), Some("claude-sonnet-5"));
+        assert_eq!(
+            got[1]["content"],
+            json!(format!(
+                "{}\n\n{}",
+                crate::resume::attachments::wrap(&text("1")),
+                crate::resume::attachments::wrap(&text("2"))
+            ))
+        );
+        // the folded form for an older model: R6 moves them before the prompt, R10
+        // folds the third into the tool result
+        let got = normalize_for(recs[..7].to_vec(), Some("claude-opus-4-7"));
+        assert_eq!(got.len(), 4);
+        assert_eq!(
+            got[2]["content"][0]["content"],
+            json!(format!(
+                "out\n\n{}",
+                crate::resume::attachments::wrap(&text("3"))
+            ))
+        );
+    }
+
     #[test]
     fn key_order_is_kept() {
-        let recs = vec![user(json!([tr("t1", json!("o"))])), att(&["r"])];
+        let recs = vec![
+            user(json!("go")),
+            asst("m", json!([tu("t1")])),
+            user(json!([tr("t1", json!("o"))])),
+            att(&["r"]),
+        ];
         let v = normalize(&recs);
-        let keys: Vec<&String> = v[0]["content"][0]
+        let keys: Vec<&String> = v[2]["content"][0]
             .as_object()
             .expect("obj")
             .keys()

@@ -341,8 +341,8 @@ fn has_tool_result(r: &Value) -> bool {
 
 /// R3: put back the off-chain sibling records of every `message.id` on the
 /// chain, and the tool results hanging off any of them, after the last
-/// on-chain record of that message (siblings first, then results, each
-/// stably sorted by timestamp string).
+/// on-chain record of that message (siblings first, stably sorted by
+/// timestamp string, then results in file order, B4).
 fn recover_parallel<'a>(
     idx: &Index<'a>,
     chain: Vec<usize>,
@@ -412,7 +412,10 @@ fn recover_parallel<'a>(
             continue;
         }
         lost_sibs.sort_by(|&a, &b| facts[a].timestamp.cmp(facts[b].timestamp));
-        lost_res.sort_by(|&a, &b| facts[a].timestamp.cmp(facts[b].timestamp));
+        // B4: results in file order, not timestamp order (CLIs before 2.1.332 wrote
+        // parallel results whose timestamps can run against the file;
+        // `oracle-made/parallel_file_order__claude-sonnet-4-5`).
+        lost_res.sort_unstable();
         let mut add = lost_sibs;
         add.extend(lost_res);
         for &e in &add {

@@ -18,18 +18,22 @@
 //! [`Store::resume`] puts them together and restores the runtime state beside the messages.
 
 pub mod api;
+pub mod attachments;
 pub mod chain;
 pub mod gather;
 pub mod history;
+pub mod legacy;
+pub mod model;
 pub mod repair;
 pub(crate) mod util;
 pub mod validate;
 
 pub use api::{
-    api_view, load_conversation, load_conversation_owned, normalize, normalize_owned, ApiOptions,
-    Conversation,
+    api_view, load_conversation, load_conversation_owned, normalize, normalize_for,
+    normalize_owned, ApiOptions, Conversation,
 };
 pub use chain::{build_chain, build_chain_from, chain_positions, pick_leaf, ChainError};
+pub use model::{model_profile, resolve_model, same_model, ModelProfile, ReminderStyle};
 pub use repair::{Interruption, Repair, RepairKind};
 pub use validate::{validate, Violation, ViolationKind};
 
@@ -52,6 +56,9 @@ pub struct ResumeOptions {
     pub continue_interrupted: bool,
     /// How the leaf is chosen when `at` is not given.
     pub leaf_rule: gather::LeafRule,
+    /// `--model`: the model the resumed conversation is sent to, as given (aliases are
+    /// resolved, B14). `None`: the model of the conversation's last assistant message.
+    pub model: Option<String>,
 }
 
 /// Where the next writes of a resumed session go.
@@ -89,6 +96,9 @@ pub struct Resumed {
     pub write_target: WriteTarget,
     /// The record the conversation ends at.
     pub leaf_uuid: Option<String>,
+    /// The model the conversation is sent to (after B14 rewrites); `None` when neither
+    /// `--model` was given nor the session has an assistant message.
+    pub model: Option<String>,
     /// The interruption state of the stored chain (spec §6.6).
     pub interruption: Interruption,
     /// The repaired chain as stored records; repair additions carry `"synthetic": true`.
@@ -108,13 +118,13 @@ pub struct Resumed {
 impl Resumed {
     /// The provider-valid `messages` array for this state (the API view).
     pub fn api_view(&self) -> Vec<Value> {
-        normalize(&self.messages)
+        normalize_for(self.messages.clone(), self.model.as_deref())
     }
 
     /// [`Resumed::api_view`] consuming the state: the messages' contents move into the
     /// view instead of being copied.
     pub fn into_api_view(self) -> Vec<Value> {
-        normalize_owned(self.messages)
+        normalize_for(self.messages, self.model.as_deref())
     }
 }
 
@@ -157,9 +167,20 @@ impl Store {
             at: options.at.clone(),
             resume_interrupted_turn: options.continue_interrupted,
             leaf: if options.at.is_some() { None } else { leaf },
+            model: None, // only the send-time half reads it
         };
         let conversation =
             load_conversation_owned(records, &api).map_err(|e| Error::NotFound(e.to_string()))?;
+        if refusal(&conversation.messages, &session.session_id).is_some() {
+            return Err(Error::NoConversation(session.session_id.clone()));
+        }
+        // Without --model: the model of the conversation's last assistant message, so a
+        // fork (which holds only the conversation) resumes with the same model.
+        let model = options
+            .model
+            .as_deref()
+            .or_else(|| model::last_assistant_model(&conversation.messages))
+            .map(model::resolve_model);
         // Metadata is keyed by the session id the records carry (spec §5.8).
         let keyed_by = conversation
             .messages
@@ -183,6 +204,7 @@ impl Store {
                 fork: false,
             },
             leaf_uuid: conversation.leaf,
+            model,
             interruption: conversation.interruption,
             messages: conversation.messages,
             repairs: conversation.repairs,
@@ -226,6 +248,19 @@ impl Store {
             Err(e) => Err(e.into()),
         }
     }
+}
+
+/// B9: the message CLI 2.1.332 refuses a resume with when the loaded chain holds no user
+/// or assistant record (a file of only `summary` or `file-history-snapshot` lines, or a
+/// lone attachment): `No conversation found with session ID: <id>`, exit 1, no request
+/// sent (`episodic__medium-conversation__own`, `happy__goal-status-completed__own`,
+/// `swordintel__4734107e-ab8b-4034-bb65-423eaf94d5ba__own`). `None` when there is a
+/// conversation to resume.
+pub fn refusal(messages: &[Value], session_id: &str) -> Option<String> {
+    let conversation = messages
+        .iter()
+        .any(|m| matches!(util::rec_type(m), Some("user" | "assistant")));
+    (!conversation).then(|| format!("No conversation found with session ID: {session_id}"))
 }
 
 /// Metadata kinds restored on resume and the names they get in the bundle.

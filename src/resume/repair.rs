@@ -463,10 +463,11 @@ pub fn recover_conversation(chain: Vec<Value>) -> (Vec<Value>, Vec<Repair>) {
 
     let last_ua = out
         .iter()
-        .rev()
-        .find(|r| matches!(rec_type(r), Some("user" | "assistant")) || is_local_command(r));
-    if let Some(last) = last_ua {
-        if rec_type(last) == Some("user") && !is_local_command(last) {
+        .rposition(|r| matches!(rec_type(r), Some("user" | "assistant")));
+    if let Some(i) = last_ua {
+        let last = &out[i];
+        let exempt = rec_type(last) != Some("user") || ends_local_command_exchange(&out, i);
+        if !exempt {
             if let Some(k) = out.iter().rposition(|r| rec_type(r) != Some("system")) {
                 let ts = timestamp_near(&out, k + 1);
                 let rec = sentinel_record(&out[k], ts);
@@ -484,6 +485,105 @@ pub fn recover_conversation(chain: Vec<Value>) -> (Vec<Value>, Vec<Repair>) {
         }
     }
     (out, repairs)
+}
+
+/// What part of a local-command exchange a user record is, as CLI 2.1.332 classifies it
+/// for R12: by the start (no trimming) of its string content or of its last text block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LocalPart {
+    /// `<command-name>…`: the command as typed.
+    Record,
+    /// A user record starting with `/` (a bare slash command).
+    BareRecord,
+    /// `<local-command-stdout>` / `<local-command-stderr>`.
+    Output,
+    /// The `isMeta` `<local-command-caveat>` record that opens the exchange.
+    Caveat,
+}
+
+fn local_part(r: &Value) -> Option<LocalPart> {
+    if rec_type(r) != Some("user") || r.get("promptSource").is_some_and(|p| !p.is_null()) {
+        return None;
+    }
+    let meta = r.get("isMeta") == Some(&Value::Bool(true));
+    let text = content(r).and_then(last_text_of);
+    let part = text.and_then(|t| {
+        [
+            ("<command-name>", LocalPart::Record),
+            ("<local-command-stdout>", LocalPart::Output),
+            ("<local-command-stderr>", LocalPart::Output),
+            ("<local-command-caveat>", LocalPart::Caveat),
+        ]
+        .iter()
+        .find(|(p, _)| t.starts_with(p))
+        .map(|(_, k)| *k)
+    });
+    match part {
+        Some(LocalPart::Caveat) if !meta => None,
+        Some(k) => Some(k),
+        None => {
+            let bare = match content(r) {
+                Some(Value::String(s)) => s.trim().starts_with('/'),
+                Some(Value::Array(a)) => a.last().is_some_and(|b| {
+                    block_type(b) == Some("text")
+                        && b.get("text")
+                            .and_then(Value::as_str)
+                            .is_some_and(|t| t.trim().starts_with('/'))
+                }),
+                _ => false,
+            };
+            (bare && !meta).then_some(LocalPart::BareRecord)
+        }
+    }
+}
+
+/// String content, or the last text block's text.
+fn last_text_of(c: &Value) -> Option<&str> {
+    match c {
+        Value::String(s) => Some(s.as_str()),
+        Value::Array(a) => a
+            .iter()
+            .rev()
+            .find(|b| block_type(b) == Some("text"))
+            .and_then(|b| b.get("text"))
+            .and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+/// R12 exemption, B7: the session ends with a local-command exchange, so no sentinel is
+/// added. Walking back from `records[last]` (system, progress and attachment records
+/// skipped): output records, then the command record, which must be preceded by a
+/// *tagged* `<local-command-caveat>` (not older than a bare `/command`); an exchange of
+/// only `isMeta` records also counts. Pre-2.0 CLIs wrote the caveat without its tag
+/// (`Caveat: The messages below…`), so their local-command endings get the sentinel:
+/// `swordintel__6cf7db75-091b-4b27-9f73-7ca1979e06b7__own`.
+pub fn ends_local_command_exchange(records: &[Value], last: usize) -> bool {
+    if records.get(last).and_then(local_part).is_none() {
+        return false;
+    }
+    let mut after_record = false;
+    let mut bare_ts: Option<&str> = None;
+    let mut all_meta = true;
+    for r in records[..=last].iter().rev() {
+        if matches!(rec_type(r), Some("system" | "progress" | "attachment")) {
+            continue;
+        }
+        let part = local_part(r);
+        if part == Some(LocalPart::Caveat) {
+            let ts = str_field(r, "timestamp").unwrap_or("");
+            return bare_ts.map_or(true, |b| ts >= b);
+        }
+        if part.is_none() || after_record {
+            break;
+        }
+        after_record = matches!(part, Some(LocalPart::Record | LocalPart::BareRecord));
+        if part == Some(LocalPart::BareRecord) {
+            bare_ts = str_field(r, "timestamp");
+        }
+        all_meta &= r.get("isMeta") == Some(&Value::Bool(true));
+    }
+    all_meta
 }
 
 /// R17 (interactive resumes only): `content-replacement` records of the main
@@ -686,6 +786,11 @@ mod tests {
         let att = json!({"type":"attachment","uuid":"at","rendered":[{"content":"r"}]});
         let sys = json!({"type":"system","subtype":"turn_duration","uuid":"sy"});
         let err = json!({"type":"assistant","uuid":"e","isApiErrorMessage":true,"message":{"id":"x","content":[{"type":"text","text":"API Error"}]}});
+        let caveat_text =
+            "Caveat: The messages below were generated by the user while running local commands.";
+        let caveat = json!({"type":"user","uuid":"c","isMeta":true,"message":{"content":format!("<local-command-caveat>{caveat_text}</local-command-caveat>")}});
+        let untagged =
+            json!({"type":"user","uuid":"c","isMeta":true,"message":{"content":caveat_text}});
         type Row<'a> = (&'a str, Vec<Value>, Vec<RepairKind>, Vec<&'a str>);
         let table: Vec<Row> = vec![
             (
@@ -716,19 +821,42 @@ mod tests {
                 vec!["user", "assistant"],
             ),
             (
-                "local command",
-                vec![user("u", json!("<command-name>/rename</command-name>"))],
+                "local command after its tagged caveat",
+                vec![
+                    caveat.clone(),
+                    user("u", json!("<command-name>/rename</command-name>")),
+                    json!({"type":"system","subtype":"local_command","uuid":"lc","content":"<local-command-stdout></local-command-stdout>"}),
+                ],
                 vec![],
-                vec!["user"],
+                vec!["user", "user", "system"],
             ),
             (
-                "system local command",
+                "B7: local command after an untagged caveat",
+                vec![
+                    untagged,
+                    user("u", json!("<command-name>/login</command-name>")),
+                    user(
+                        "o",
+                        json!("<local-command-stdout>ok</local-command-stdout>"),
+                    ),
+                ],
+                vec![Sentinel],
+                vec!["user", "user", "user", "*assistant"],
+            ),
+            (
+                "local command without a caveat",
+                vec![user("u", json!("<command-name>/rename</command-name>"))],
+                vec![Sentinel],
+                vec!["user", "*assistant"],
+            ),
+            (
+                "system local command after a prompt: the CLI looks at the prompt",
                 vec![
                     user("u", json!("hi")),
                     json!({"type":"system","subtype":"local_command","uuid":"lc","content":"<local-command-stdout></local-command-stdout>"}),
                 ],
-                vec![],
-                vec!["user", "system"],
+                vec![Sentinel],
+                vec!["user", "*assistant", "system"],
             ),
             (
                 "interrupt marker",

@@ -3,9 +3,8 @@
 //!
 //! Rules checked:
 //! * every message is an object with role `user` or `assistant` and string or
-//!   array content;
-//! * the first message has role `user`;
-//! * roles alternate (the API view is already merged);
+//!   array content, or role `system` with text content (B10: reminders sent to newer
+//!   models as separate system messages; they are skipped by the rules below);
 //! * every `tool_use` of an assistant message is answered by a `tool_result`
 //!   in the very next message, which must be a user message; every
 //!   `tool_result` answers a `tool_use` of the immediately preceding
@@ -14,6 +13,12 @@
 //! * no empty content: empty string, empty array, text block with empty or
 //!   whitespace-only text (the API rejects "text content blocks must contain
 //!   non-whitespace text").
+//!
+//! Not checked: that the first message is a user message and that roles alternate. The
+//! API merges consecutive messages of one role, and CLI 2.1.332 sends both shapes for old
+//! transcripts (a chain whose root is an assistant record, `happycli__resumed-session`;
+//! two assistant turns with no stored prompt between them, `entirecli__63590d292e96_0_full`
+//! of the real-transcript pack).
 //!
 //! An empty array has no violations: a resume always appends its new turn.
 
@@ -29,10 +34,6 @@ use serde_json::Value;
 pub enum ViolationKind {
     /// Not an object with a valid role and string/array content.
     Malformed,
-    /// The first message is not a user message.
-    FirstNotUser,
-    /// Same role as the previous message.
-    RolesNotAlternating,
     /// A tool_use with no tool_result in the next message.
     UnansweredToolUse,
     /// A tool_result with no tool_use in the previous assistant message.
@@ -69,7 +70,7 @@ impl fmt::Display for Violation {
 fn role(m: &Value) -> Option<&str> {
     m.get("role")
         .and_then(Value::as_str)
-        .filter(|r| *r == "user" || *r == "assistant")
+        .filter(|r| matches!(*r, "user" | "assistant" | "system"))
 }
 
 fn blocks(m: &Value) -> &[Value] {
@@ -111,6 +112,23 @@ pub fn validate(messages: &[Value]) -> Vec<Violation> {
             );
             continue;
         };
+        if r == "system" {
+            // The CLI sends an empty array when a turn's reminders all render to nothing
+            // (`oracle-made/model_mix__opus`); the API ignores such a message.
+            let text_only = match m.get("content") {
+                Some(Value::String(_)) => true,
+                Some(Value::Array(a)) => a.iter().all(|b| btype(b) == Some("text")),
+                _ => false,
+            };
+            if !text_only {
+                push(
+                    i,
+                    ViolationKind::Malformed,
+                    "system message content is not text".into(),
+                );
+            }
+            continue;
+        }
         match m.get("content") {
             Some(Value::String(s)) => {
                 if s.trim().is_empty() {
@@ -162,24 +180,14 @@ pub fn validate(messages: &[Value]) -> Vec<Violation> {
                 continue;
             }
         }
-        if i == 0 && r != "user" {
-            push(
-                i,
-                ViolationKind::FirstNotUser,
-                format!("first message role {r}"),
-            );
-        }
-        let prev = i.checked_sub(1).and_then(|p| messages.get(p));
-        if i > 0 && prev.and_then(role) == Some(r) {
-            push(
-                i,
-                ViolationKind::RolesNotAlternating,
-                format!("two {r} messages in a row"),
-            );
-        }
+        // The neighbours that pairing looks at: system messages are not between them.
+        let prev = messages[..i]
+            .iter()
+            .rev()
+            .find(|p| role(p) != Some("system"));
         if r == "assistant" {
             let uses = ids(m, "tool_use", "id");
-            let next = messages.get(i + 1);
+            let next = messages[i + 1..].iter().find(|n| role(n) != Some("system"));
             let answered: HashSet<&str> = match next {
                 Some(n) if role(n) == Some("user") => {
                     ids(n, "tool_result", "tool_use_id").into_iter().collect()
@@ -251,14 +259,19 @@ mod tests {
                 vec![],
             ),
             (
-                "first assistant",
-                json!([{"role":"assistant","content":"x"}]),
-                vec![(0, FirstNotUser)],
+                "first assistant, same role twice: the API merges them",
+                json!([{"role":"assistant","content":"x"},{"role":"user","content":"a"},{"role":"user","content":"b"}]),
+                vec![],
             ),
             (
-                "no alternation",
-                json!([{"role":"user","content":"a"},{"role":"user","content":"b"}]),
-                vec![(1, RolesNotAlternating)],
+                "system messages between a tool_use and its result are skipped",
+                json!([{"role":"user","content":"a"},{"role":"assistant","content":[tu("a")]},{"role":"system","content":"r"},{"role":"user","content":[tr("a")]}]),
+                vec![],
+            ),
+            (
+                "system message with a non-text block",
+                json!([{"role":"system","content":[tu("a")]}]),
+                vec![(0, Malformed)],
             ),
             (
                 "unanswered",
@@ -297,7 +310,7 @@ mod tests {
             ),
             (
                 "bad role",
-                json!([{"role":"system","content":"a"}]),
+                json!([{"role":"tool","content":"a"}]),
                 vec![(0, Malformed)],
             ),
             (

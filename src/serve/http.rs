@@ -87,7 +87,9 @@ impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
         let status = match &e {
             Error::Invalid(_) => StatusCode::BAD_REQUEST,
-            Error::SessionNotFound(_) | Error::NotFound(_) => StatusCode::NOT_FOUND,
+            Error::SessionNotFound(_) | Error::NotFound(_) | Error::NoConversation(_) => {
+                StatusCode::NOT_FOUND
+            }
             Error::AmbiguousSession { .. } => StatusCode::CONFLICT,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
@@ -585,10 +587,12 @@ struct ResumeQuery {
     continue_interrupted: bool,
     #[serde(default)]
     api: bool,
+    model: Option<String>,
 }
 
-/// `GET /v1/resume?session=S[&api=true]`: `sessiondb resume S --json` (the bundle), or with
-/// `api=true` `--api` (the provider `messages` array).
+/// `GET /v1/resume?session=S[&api=true][&model=M]`: `sessiondb resume S --json` (the
+/// bundle), or with `api=true` `--api` (the provider `messages` array); `model` is
+/// `--model`.
 async fn resume(
     State(state): State<AppState>,
     q: std::result::Result<Query<ResumeQuery>, QueryRejection>,
@@ -600,6 +604,7 @@ async fn resume(
             at: q.at,
             interactive: q.interactive,
             continue_interrupted: q.continue_interrupted,
+            model: q.model.filter(|m| !m.trim().is_empty()),
             ..ResumeOptions::default()
         };
         let resumed = state.store.resume(&session, &options)?;

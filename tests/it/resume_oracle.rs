@@ -120,6 +120,7 @@ fn load_cases(shared: &Path) -> Vec<Case> {
                 resume_interrupted_turn: cj["env"]["CLAUDE_CODE_RESUME_INTERRUPTED_TURN"].as_str()
                     == Some("1"),
                 leaf: None,
+                model: cj["model"].as_str().map(sessiondb::resume::resolve_model),
             };
             Case {
                 name: dir
@@ -281,36 +282,7 @@ fn oracle_subset_with_explicit_leaf_gives_same_view() {
 /// Corpus sessions whose API view cannot be valid under the CLI's rules,
 /// with the reason. (`validate` is structural; these are properties of the
 /// stored files, not of the port.)
-const CORPUS_EXCEPTIONS: &[(&str, &str)] = &[
-    (
-        "ccbackup__3e89eb15-32e7-43f8-8734-8d47310263ea.jsonl",
-        "dangling parent: the chain root (an assistant record) names parentUuid \
-         77fc6233-... which is not in the file, so the view starts with an assistant",
-    ),
-    (
-        "happycli__resumed-session.jsonl",
-        "fixture excerpt: the chain root is an assistant record with parentUuid null, \
-         so the view starts with an assistant",
-    ),
-    (
-        "entirecli__397737088f0a_0_full.jsonl",
-        "a whitespace-only (\"\\n\\n\") assistant text record is replayed verbatim by the \
-         2.1.332 rules; the 2.1.88 spec filter (§6.5, opt-in \
-         filter_whitespace_only_assistants) makes it valid",
-    ),
-    (
-        "entirecli__63590d292e96_0_full.jsonl",
-        "two consecutive assistant turns with no stored user record between them (a \
-         queued \"stop\" prompt exists only as a queue-operation, then a stop-hook \
-         continuation); the CLI sends them as is",
-    ),
-    (
-        "episodic__large-conversation.jsonl",
-        "1.0.x fixture excerpt: the root's parent is missing (starts with an assistant), \
-         and interleaved turns store assistant records back to back with a tool_result \
-         after the next tool_use",
-    ),
-];
+const CORPUS_EXCEPTIONS: &[(&str, &str)] = &[];
 
 #[test]
 fn corpus_api_views_validate() {
@@ -369,20 +341,17 @@ fn corpus_api_views_validate() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The whitespace-only exception above is exactly what the spec's opt-in
-/// §6.5 filter repairs.
+/// B5: the whitespace-only assistant text of this transcript made its view invalid until
+/// the CLI's rule (drop whitespace-only text blocks of assistant records) was applied; the
+/// 2.1.88 spec's §6.5 record filter is no longer needed for it.
 #[test]
-fn corpus_whitespace_exception_fixed_by_spec_filter() {
+fn corpus_whitespace_text_is_dropped_as_the_cli_does() {
     let Some(shared) = shared_dir() else { return };
     let f = shared.join("corpus/claude-code/entirecli__397737088f0a_0_full.jsonl");
     if !f.is_file() {
         return;
     }
     let conv = load_conversation(&read_jsonl(&f), &ApiOptions::default()).expect("load");
-    assert!(!validate(&sessiondb::resume::normalize(&conv.messages)).is_empty());
-    let (filtered, reps) =
-        sessiondb::resume::repair::filter_whitespace_only_assistants(conv.messages);
-    assert_eq!(reps.len(), 1);
-    let v = validate(&sessiondb::resume::normalize(&filtered));
+    let v = validate(&sessiondb::resume::normalize(&conv.messages));
     assert!(v.is_empty(), "{v:?}");
 }

@@ -141,13 +141,19 @@ fn check(records: &[Value]) -> Result<(), TestCaseError> {
     import(&store, &[&file]);
     let session =
         query::resolve_session(&store.reader().expect("reader"), "gen/s").expect("session");
-    let resumed = store
-        .resume(&session, &ResumeOptions::default())
-        .expect("resume");
     let parsed: Vec<Value> = jsonl::split_lines(body.as_bytes())
         .filter_map(|l| jsonl::parse_record(l.bytes))
         .collect();
     let reference = resume::load_conversation(&parsed, &ApiOptions::default()).expect("reference");
+    let resumed = match store.resume(&session, &ResumeOptions::default()) {
+        // B9: a tree without user/assistant records is refused, like the CLI does.
+        Err(sessiondb::Error::NoConversation(_)) => {
+            prop_assert!(resume::refusal(&reference.messages, "s").is_some());
+            return Ok(());
+        }
+        other => other.expect("resume"),
+    };
+    prop_assert!(resume::refusal(&reference.messages, "s").is_none());
 
     // The SQL path equals the in-memory reference.
     prop_assert_eq!(&resumed.leaf_uuid, &reference.leaf);

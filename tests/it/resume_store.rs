@@ -22,14 +22,27 @@ fn compare(
     options: &ResumeOptions,
 ) -> Result<(), String> {
     let session = query::resolve_session(&store.reader().expect("reader"), arg).expect("session");
-    let resumed = store.resume(&session, options).map_err(|e| e.to_string())?;
+    let records = all_records(file);
+    let resumed = match store.resume(&session, options) {
+        // B9: refused exactly when the in-memory chain has no conversation either.
+        Err(sessiondb::Error::NoConversation(id)) => {
+            let chain = resume::load_conversation(&records, &ApiOptions::default())
+                .map_err(|e| e.to_string())?;
+            return match resume::refusal(&chain.messages, &id) {
+                Some(_) => Ok(()),
+                None => Err("refused, but the reference has a conversation".into()),
+            };
+        }
+        other => other.map_err(|e| e.to_string())?,
+    };
     let reference = resume::load_conversation(
-        &all_records(file),
+        &records,
         &ApiOptions {
             interactive: options.interactive,
             at: options.at.clone(),
             resume_interrupted_turn: options.continue_interrupted,
             leaf: None,
+            model: resumed.model.clone(),
         },
     )
     .map_err(|e| e.to_string())?;
@@ -43,7 +56,9 @@ fn compare(
     if strip(&resumed.messages) != strip(&reference.messages) {
         return Err("messages differ from the reference".into());
     }
-    if resumed.api_view() != resume::normalize(&reference.messages) {
+    if resumed.api_view()
+        != resume::normalize_for(reference.messages.clone(), resumed.model.as_deref())
+    {
         return Err("API view differs from the reference".into());
     }
     Ok(())

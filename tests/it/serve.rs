@@ -852,3 +852,62 @@ fn summaries_of_imported_sessions_fold_every_stored_line() {
     assert_eq!(p3["watermark"], p2["watermark"]);
     assert_ne!(p3["through"]["transcript"], p2["through"]["transcript"]);
 }
+
+/// `/v1/resume` takes `model=` (issue 12): one old transcript gives the CLI's view for each
+/// model, the bundle reports the model called (B14), and a session without conversation is
+/// a 404 with the CLI's message (B9).
+#[test]
+fn resume_takes_a_model_and_refuses_like_the_cli() {
+    let Some(shared) = shared_dir("the real-transcript pack") else {
+        return;
+    };
+    let pack = shared.join("oracle/real/cases");
+    let (_dir, store) = temp_store();
+    for case in [
+        "entirecli__4c02af2759b6_0_full__own",
+        "happy__goal-status-completed__own",
+    ] {
+        import(&store, &[&pack.join(case).join("projects")]);
+    }
+    let server = Server::start(store, Config::default());
+    let case_json = |case: &str, file: &str| -> Value {
+        let text = std::fs::read_to_string(pack.join(case).join(file)).expect("case file");
+        serde_json::from_str(&text).expect("json")
+    };
+    let own = case_json("entirecli__4c02af2759b6_0_full__own", "case.json");
+    let sid = own["target_session_id"].as_str().expect("sid");
+    for (case, model) in [
+        (
+            "entirecli__4c02af2759b6_0_full__own",
+            "claude-opus-4-5-20251101",
+        ),
+        ("entirecli__4c02af2759b6_0_full__other", "claude-sonnet-4-5"),
+    ] {
+        let got: Value = serde_json::from_slice(&get(
+            &server,
+            &format!("/v1/resume?session={sid}&api=true&model={model}"),
+        ))
+        .expect("json");
+        assert_eq!(got, case_json(case, "expected-api-view.json"), "{case}");
+    }
+    let bundle: Value = serde_json::from_slice(&get(
+        &server,
+        &format!("/v1/resume?session={sid}&model=opus"),
+    ))
+    .expect("json");
+    assert_eq!(bundle["model"], "claude-opus-5-5");
+    let refused = case_json("happy__goal-status-completed__own", "case.json");
+    let (status, body) = request(
+        server.addr,
+        "GET",
+        &format!(
+            "/v1/resume?session={}&api=true",
+            refused["target_session_id"].as_str().expect("sid")
+        ),
+        &[],
+        b"",
+    );
+    assert_eq!(status, 404);
+    let body: Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!(body["error"], refused["expected_error"]);
+}

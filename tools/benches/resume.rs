@@ -119,6 +119,7 @@ fn phases(store: &Store, arg: &str, runs: usize) {
             at: None,
             resume_interrupted_turn: false,
             leaf: Some(leaf),
+            ..api::ApiOptions::default()
         };
         let conversation = api::load_conversation_owned(records, &options).expect("chain");
         chain_ms.push(started.elapsed().as_secs_f64() * 1e3);

@@ -342,6 +342,11 @@ pub struct ResumeView {
     /// and the picker).
     #[arg(long, value_enum, default_value_t = LeafRuleArg::FileOrder)]
     pub leaf_rule: LeafRuleArg,
+    /// The model the resumed conversation will be sent to (Claude Code's --model; aliases
+    /// such as `opus` are resolved). Default: the model of the session's last assistant
+    /// message. Thinking of other models is left out of the API view.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
 }
 
 /// `--leaf-rule` values.

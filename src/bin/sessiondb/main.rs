@@ -15,6 +15,16 @@ fn main() -> ExitCode {
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        // Claude Code's own refusal, word for word (scripts compare it).
+        Err(err)
+            if matches!(
+                err.downcast_ref(),
+                Some(sessiondb::Error::NoConversation(_))
+            ) =>
+        {
+            eprintln!("{err}");
+            ExitCode::FAILURE
+        }
         Err(err) if err.is::<output::NothingFound>() => ExitCode::FAILURE,
         Err(err) => {
             eprintln!("sessiondb: {}", message(&err));

@@ -51,6 +51,7 @@ fn show(store: &Store, session: &SessionRef, view: &ResumeView) -> anyhow::Resul
         interactive: view.interactive,
         continue_interrupted: view.continue_interrupted,
         leaf_rule: view.leaf_rule.into(),
+        model: view.model.clone(),
     };
     let resumed = store.resume(session, &options)?;
     if view.api {
@@ -77,6 +78,7 @@ fn summary(r: &Resumed, title: Option<&str>, db: &Path) -> anyhow::Result<()> {
         human::one_line(title.unwrap_or("(untitled)"))
     )?;
     writeln!(out, "leaf      {}", r.leaf_uuid.as_deref().unwrap_or("-"))?;
+    writeln!(out, "model     {}", r.model.as_deref().unwrap_or("-"))?;
     writeln!(
         out,
         "messages  {}, {} to send",
