@@ -13,3 +13,4 @@ mod sdk_goldens;
 mod search;
 mod serve;
 mod support;
+mod upgrade;
