@@ -1,4 +1,5 @@
 mod append;
+mod backup;
 mod catalog;
 mod cli;
 mod fork;
