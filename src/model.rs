@@ -54,6 +54,9 @@ pub struct ImportReport {
     pub malformed_lines: u64,
     /// Where the first malformed lines are.
     pub malformed: Vec<LineRef>,
+    /// Files most of whose new lines are not JSON (stored all the same): probably not
+    /// transcripts.
+    pub suspicious_files: Vec<SuspiciousFile>,
     /// Records whose `type` this version does not know (kept verbatim).
     pub unknown_types: u64,
     /// Top-level fields this version does not know (kept verbatim).
@@ -68,6 +71,25 @@ pub struct ImportReport {
     pub mb_per_s: f64,
     /// Files that failed, with the reason.
     pub errors: Vec<String>,
+}
+
+/// A file imported whole although most of its lines are not JSON objects: nothing is lost,
+/// but it is probably not a transcript (a README renamed `.jsonl`, a log).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SuspiciousFile {
+    /// The source file.
+    pub path: PathBuf,
+    /// Its non-blank lines read by this import.
+    pub lines: u64,
+    /// How many of them are not JSON objects.
+    pub malformed: u64,
+}
+
+impl SuspiciousFile {
+    /// Whether `malformed` of `lines` non-blank lines make a file suspicious: more than half.
+    pub fn is_suspicious(lines: u64, malformed: u64) -> bool {
+        malformed > 0 && malformed * 2 > lines
+    }
 }
 
 /// How many malformed-line locations a report keeps (the count is always exact).

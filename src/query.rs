@@ -84,6 +84,9 @@ fn one_match(arg: &str, matches: Vec<SessionRef>) -> Result<SessionRef> {
 pub struct SessionFilter {
     /// Only this project folder (a sanitized name; over 200 characters it matches by prefix).
     pub project: Option<String>,
+    /// Only projects whose folder name or a session's `cwd` contains this text, ignoring
+    /// ASCII case (`--project entireio` finds `-home-me-src-EntireIO`).
+    pub project_contains: Option<String>,
     /// The project path the listing is for: the `cwd` of sessions that name none, as the
     /// SDK's `directory` argument.
     pub directory: Option<String>,
@@ -189,6 +192,7 @@ const LIST_FILTERS: &str = "
        AND (?6 IS NULL OR c.last_modified >= ?6)
        AND (?7 IS NULL OR c.last_modified <= ?7)
        AND (?8 IS NULL OR instr(c.name_text, ?8) > 0)
+       AND (?11 IS NULL OR instr(lower(p.key), ?11) > 0 OR instr(lower(coalesce(c.cwd, '')), ?11) > 0)
        AND (?3 IS NOT NULL OR NOT EXISTS (
              SELECT 1 FROM catalog d WHERE d.session_id = c.session_id
                AND d.session_key <> c.session_key AND (?2 = 1 OR d.listed = 1)
@@ -212,6 +216,11 @@ pub fn list_sessions(conn: &Connection, filter: &SessionFilter) -> Result<Vec<Se
         .as_deref()
         .map(str::to_lowercase)
         .filter(|n| !n.is_empty());
+    let contains = filter
+        .project_contains
+        .as_deref()
+        .map(str::to_lowercase)
+        .filter(|n| !n.is_empty());
     let out = conn
         .prepare_cached(&sql)?
         .query_map(
@@ -225,7 +234,8 @@ pub fn list_sessions(conn: &Connection, filter: &SessionFilter) -> Result<Vec<Se
                 filter.until,
                 name,
                 limit,
-                offset
+                offset,
+                contains
             ],
             session_info,
         )?
@@ -247,4 +257,60 @@ pub fn get_session_info(
         .query_row(params![directory, session.key], session_info)
         .optional()?
         .ok_or_else(|| Error::SessionNotFound(session.session_id.clone()))
+}
+
+/// Whether a project folder of this exact name is stored.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn project_exists(conn: &Connection, key: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM projects WHERE key = ?1")?
+        .query_row([key], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// The stored session ids just before and just after `id` in sorted order (other ids than
+/// `id` itself): what decides how short a unique prefix of `id` can be.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn neighbour_ids(conn: &Connection, id: &str) -> Result<(Option<String>, Option<String>)> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT (SELECT max(session_id) FROM catalog WHERE session_id < ?1),
+                    (SELECT min(session_id) FROM catalog WHERE session_id > ?1)",
+        )?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))?)
+}
+
+/// Every stored session id, sorted, each once.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn all_session_ids(conn: &Connection) -> Result<Vec<String>> {
+    Ok(conn
+        .prepare_cached("SELECT DISTINCT session_id FROM catalog ORDER BY session_id")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// The recorded `timestamp` of each record of a session (main and sub-agent transcripts),
+/// by uuid: `messages` shows when each message was written.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn record_timestamps(
+    conn: &Connection,
+    session: &SessionRef,
+) -> Result<std::collections::HashMap<String, String>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT r.uuid, r.timestamp FROM rows r JOIN transcripts t ON t.id = r.transcript_id
+             WHERE t.session_id = ?1 AND t.superseded_at IS NULL
+               AND r.uuid IS NOT NULL AND r.timestamp IS NOT NULL",
+        )?
+        .query_map([session.key], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?)
 }

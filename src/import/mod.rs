@@ -9,7 +9,7 @@
 use crate::checkpoint::Checkpointer;
 use crate::error::{Error, Result};
 use crate::jsonl::{self, Envelope, LineStatus};
-use crate::model::{ImportReport, LineRef, Progress, MAX_REPORTED_LINES};
+use crate::model::{ImportReport, LineRef, Progress, SuspiciousFile, MAX_REPORTED_LINES};
 use crate::search::PendingTexts;
 use crate::store::Store;
 use load::{Ahead, Loaded, ReadFile};
@@ -767,6 +767,7 @@ fn import_transcript(
     let mut next_id: i64 = tx
         .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
         .query_row([], |r| r.get(0))?;
+    let (mut nonblank, mut malformed) = (0u64, 0u64);
     let mut lines = ahead.lines_from(bytes, start).into_iter().peekable();
     let mut batch = Vec::with_capacity(ROW_BATCH);
     let mut searchable = Vec::with_capacity(ROW_BATCH);
@@ -788,6 +789,8 @@ fn import_transcript(
             report.new_rows += 1;
             match status {
                 LineStatus::Malformed => {
+                    nonblank += 1;
+                    malformed += 1;
                     report.malformed_lines += 1;
                     if report.malformed.len() < MAX_REPORTED_LINES {
                         report.malformed.push(LineRef {
@@ -797,6 +800,7 @@ fn import_transcript(
                     }
                 }
                 LineStatus::Record => {
+                    nonblank += 1;
                     if !env.has_known_type() {
                         report.unknown_types += 1;
                     }
@@ -816,6 +820,13 @@ fn import_transcript(
         }
     }
     debug_assert_eq!(offset, bytes.len());
+    if SuspiciousFile::is_suspicious(nonblank, malformed) {
+        report.suspicious_files.push(SuspiciousFile {
+            path: source.path.clone(),
+            lines: nonblank,
+            malformed,
+        });
+    }
     if let Some(sidecar) = agent_id.map(|_| format!("{subpath}.meta.json")) {
         tx.prepare_cached(
             "UPDATE transcripts SET meta_json =

@@ -494,6 +494,7 @@ async fn sessions(
         };
         let filter = SessionFilter {
             project,
+            project_contains: None,
             directory,
             tag: q.tag,
             name: q.name,

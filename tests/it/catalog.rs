@@ -301,12 +301,15 @@ fn cli_verbs() {
 
     let out = cli(&db, &["search", "release", "--json"]);
     assert!(out.status.success());
+    // Operators are plain text: no syntax error, just nothing found (exit 1, as grep).
     let out = cli(&db, &["search", "\"NEAR(", "--json"]);
-    assert!(
-        out.status.success(),
+    assert_eq!(
+        out.status.code(),
+        Some(1),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    assert!(out.stderr.is_empty());
     assert!(cli(&db, &["reindex"]).status.success());
 
     let out = cli(&db, &["delete", S3]);

@@ -84,6 +84,10 @@ fn unknown_types_and_fields_are_counted_and_kept() {
 
 #[test]
 fn a_fifty_megabyte_line_round_trips() {
+    slow(
+        "import_edge::a_fifty_megabyte_line_round_trips",
+        "imports, indexes and exports one 50 MB line",
+    );
     let (dir, store) = temp_store();
     let project = dir.path().join("big");
     std::fs::create_dir_all(&project).expect("mkdir");
@@ -260,6 +264,10 @@ fn reopening_runs_no_migration_twice() {
 /// together, up to 16 MiB a transaction).
 #[test]
 fn killing_an_import_leaves_whole_files_only() {
+    slow(
+        "import_edge::killing_an_import_leaves_whole_files_only",
+        "kills three imports of 320,000 lines and checks each database",
+    );
     let dir = tempfile::tempdir().expect("tmp");
     let project = dir.path().join("proj");
     std::fs::create_dir_all(&project).expect("mkdir");

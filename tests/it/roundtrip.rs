@@ -145,6 +145,10 @@ fn a_cut_file_then_the_whole_file_equals_one_import() {
     let Some(shared) = shared_dir("the incremental import test") else {
         return;
     };
+    slow(
+        "roundtrip::a_cut_file_then_the_whole_file_equals_one_import",
+        "imports every corpus file twice into fresh databases, cut and whole",
+    );
     for file in corpus_files(&shared) {
         let bytes = std::fs::read(&file).expect("read");
         let name = file

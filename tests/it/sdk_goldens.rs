@@ -738,6 +738,10 @@ fn show(diffs: &BTreeSet<Diff>) -> String {
 #[test]
 fn sdk_goldens_match_except_the_known_differences() {
     let Some(f) = fixture() else { return };
+    support::slow(
+        "sdk_goldens::sdk_goldens_match_except_the_known_differences",
+        "rebuilds and imports the SDK goldens' tree, then compares every listing and message",
+    );
     let (diffs, failures, compared) = all_differences(f);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     eprintln!(

@@ -18,6 +18,16 @@ pub fn shared_dir(what: &str) -> Option<PathBuf> {
     None
 }
 
+/// Says on the terminal, past the test harness's capture, that a test takes long, so that
+/// it does not look like a hang (libtest only says so after 60 s).
+pub fn slow(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "note: {test} is slow ({why}); it can take a minute or more in a debug build"
+    );
+}
+
 /// A fresh store in its own temporary folder.
 pub fn temp_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("temp dir");

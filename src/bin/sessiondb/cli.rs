@@ -1,17 +1,39 @@
 //! The command-line grammar (clap derive). Verb names and flags are a contract: scripts call
 //! them exactly so.
 
+use crate::style::ColorChoice;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use std::sync::LazyLock;
+
+/// `--version`: the crate version, the newest schema migration this binary knows (what it
+/// creates and upgrades to) and the SQLite compiled in.
+static VERSION: LazyLock<String> = LazyLock::new(|| {
+    let (schema, name) = sessiondb::schema::newest_known();
+    format!(
+        "{} (schema V{schema} {name}, SQLite {})",
+        env!("CARGO_PKG_VERSION"),
+        rusqlite::version()
+    )
+});
 
 /// An embedded, SQLite-backed store for coding-agent sessions (Claude Code transcripts).
 #[derive(Debug, Parser)]
-#[command(name = "sessiondb", version, about, long_about = None)]
+#[command(name = "sessiondb", version = VERSION.as_str(), about, long_about = None)]
 pub struct Cli {
     /// The database file [default: $SESSIONDB_PATH, else $XDG_DATA_HOME/sessiondb/sessions.db,
     /// else ~/.local/share/sessiondb/sessions.db].
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
+
+    /// When to colour output: auto (on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE
+    /// forces it), always or never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// No summaries and no warnings (errors are still printed).
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
 
     /// What to do.
     #[command(subcommand)]
@@ -69,6 +91,18 @@ pub enum Command {
     /// verbs (sessions, resume, messages, search). Stops on SIGINT/SIGTERM after the requests
     /// in flight finish.
     Serve(ServeArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish) to stdout.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to stdout: `sessiondb man > sessiondb.1`.
+    Man,
+}
+
+/// `sessiondb completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// `sessiondb serve`.
@@ -187,7 +221,8 @@ pub struct ContinueArgs {
         conflicts_with = "cwd"
     )]
     pub project: Option<String>,
-    /// Use the project of this directory.
+    /// Use the project of this directory (it need not exist on this machine: only its
+    /// sanitized path matters).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
     #[command(flatten)]
@@ -235,7 +270,8 @@ pub struct ExportArgs {
 /// `sessiondb sessions`.
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
-    /// Only sessions of this project (a folder name or a path, sanitized as Claude Code does).
+    /// Only sessions of this project: a folder name or a path (sanitized as Claude Code
+    /// does), else any project whose folder name or cwd contains P, ignoring case.
     #[arg(long, value_name = "P", allow_hyphen_values = true)]
     pub project: Option<String>,
     /// Only sessions with this tag (exact).
@@ -254,18 +290,31 @@ pub struct SessionsArgs {
     /// Only sessions modified at or before T (same forms as --since).
     #[arg(long, value_name = "T")]
     pub until: Option<String>,
-    /// At most N sessions (0 or less: all).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    /// At most N sessions (0: all).
+    #[arg(long, value_name = "N", value_parser = count(), allow_negative_numbers = true)]
     pub limit: Option<i64>,
     /// Skip the first N sessions.
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", value_parser = count(), allow_negative_numbers = true)]
     pub offset: Option<i64>,
     /// Also show sessions the SDK hides (sidechain-only files, nothing to title them by).
     #[arg(long)]
     pub all: bool,
+    /// Show full session ids (the table shows the shortest unique prefix, at least 8
+    /// characters).
+    #[arg(long)]
+    pub long: bool,
     /// Print JSON (the Agent SDK's field names, plus sessiondb's own) instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--limit`/`--offset` values: a count, 0 or more (a negative one is a usage error).
+fn count() -> fn(&str) -> Result<i64, String> {
+    |text| match text.trim().parse::<i64>() {
+        Ok(n) if n >= 0 => Ok(n),
+        Ok(_) => Err("a count cannot be negative (0 or more)".to_owned()),
+        Err(_) => Err("not a whole number".to_owned()),
+    }
 }
 
 /// `sessiondb info`.
@@ -286,10 +335,11 @@ pub struct MessagesArgs {
     /// A sub-agent's messages instead (an id from `sessiondb agents`).
     #[arg(long, value_name = "ID")]
     pub agent: Option<String>,
-    /// At most N messages (only when > 0).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    /// At most N messages (0: all).
+    #[arg(long, value_name = "N", value_parser = count(), allow_negative_numbers = true)]
     pub limit: Option<i64>,
-    /// Skip N messages first; with --limit a negative N counts from the end.
+    /// Skip N messages first; with --limit a negative N counts from the end (the SDK's
+    /// slice `[offset:offset+limit]`).
     #[arg(
         long,
         value_name = "N",
@@ -297,6 +347,13 @@ pub struct MessagesArgs {
         allow_negative_numbers = true
     )]
     pub offset: i64,
+    /// Show everything: whole texts, tool inputs, tool results and thinking.
+    #[arg(long)]
+    pub full: bool,
+    /// Never page the output (the default pages through $PAGER, else `less -FRX`, on a
+    /// terminal).
+    #[arg(long)]
+    pub no_pager: bool,
     /// Print JSON (the SDK's SessionMessage objects) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -323,6 +380,7 @@ pub struct RenameArgs {
 
 /// `sessiondb tag`.
 #[derive(Debug, Args)]
+#[command(override_usage = "sessiondb tag <SESSION> <TAG|--clear>")]
 #[command(group(clap::ArgGroup::new("what").required(true).args(["tag", "clear"])))]
 pub struct TagArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
@@ -362,9 +420,12 @@ pub struct SearchArgs {
     /// Also search tool inputs and tool results.
     #[arg(long)]
     pub tools: bool,
-    /// At most N hits [default: 20].
-    #[arg(long, value_name = "N")]
+    /// At most N hits (0: all) [default: 20].
+    #[arg(long, value_name = "N", value_parser = count(), allow_negative_numbers = true)]
     pub limit: Option<i64>,
+    /// Skip the first N hits.
+    #[arg(long, value_name = "N", value_parser = count(), allow_negative_numbers = true)]
+    pub offset: Option<i64>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,

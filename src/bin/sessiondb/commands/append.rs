@@ -1,6 +1,7 @@
 //! `sessiondb append SESSION < entries.jsonl`.
 
 use crate::cli::AppendArgs;
+use crate::human::plural;
 use crate::output::print_json;
 use anyhow::Context;
 use sessiondb::query;
@@ -27,9 +28,14 @@ pub fn run(db: &Path, args: AppendArgs) -> anyhow::Result<()> {
     if args.json {
         return print_json(&report);
     }
-    eprintln!(
-        "appended {} lines ({} messages, {} already recorded) to {}/{}",
-        report.written, report.messages, report.duplicates, report.project, report.session_id
-    );
+    crate::style::note(format_args!(
+        "appended {} ({}, {} already recorded) to {}/{} in {}",
+        plural(report.written, "line", "lines"),
+        plural(report.messages, "message", "messages"),
+        report.duplicates,
+        report.project,
+        report.session_id,
+        db.display()
+    ));
     Ok(())
 }

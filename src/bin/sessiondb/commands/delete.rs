@@ -1,6 +1,7 @@
 //! `sessiondb delete SESSION [--yes]`: asks on a terminal, refuses without one unless --yes.
 
 use crate::cli::DeleteArgs;
+use crate::human::plural;
 use sessiondb::{metadata, query};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
@@ -23,12 +24,13 @@ pub fn run(db: &Path, args: DeleteArgs) -> anyhow::Result<()> {
         let mut err = std::io::stderr().lock();
         write!(
             err,
-            "Delete {}/{} ({}; {} messages, {} sub-agents) from the database? [y/N] ",
+            "Delete {}/{} ({}; {}, {}) from {}? [y/N] ",
             session.project,
             session.session_id,
-            info.summary.as_deref().unwrap_or("untitled"),
-            info.message_count,
-            info.subagent_count
+            crate::human::one_line(info.summary.as_deref().unwrap_or("untitled")),
+            plural(info.message_count as u64, "message", "messages"),
+            plural(info.subagent_count as u64, "sub-agent", "sub-agents"),
+            db.display()
         )?;
         err.flush()?;
         let mut answer = String::new();
@@ -38,9 +40,14 @@ pub fn run(db: &Path, args: DeleteArgs) -> anyhow::Result<()> {
         }
     }
     let report = metadata::delete_session(&store, &session)?;
-    eprintln!(
-        "deleted {}/{}: {} transcripts, {} rows, {} files (source files on disk are untouched)",
-        report.project, report.session_id, report.transcripts, report.rows, report.files
-    );
+    crate::style::note(format_args!(
+        "deleted {}/{} from {}: {}, {}, {} (source files on disk are untouched)",
+        report.project,
+        report.session_id,
+        db.display(),
+        plural(report.transcripts as u64, "transcript", "transcripts"),
+        plural(report.rows as u64, "row", "rows"),
+        plural(report.files as u64, "file", "files")
+    ));
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `sessiondb export SESSION [-o FILE]` and `sessiondb export --all --out DIR [--project P]`.
 
 use crate::cli::ExportArgs;
+use crate::human::plural;
 use crate::output::print_json;
 use anyhow::Context;
 use sessiondb::{export, query};
@@ -16,13 +17,14 @@ pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
         if args.json {
             print_json(&report)?;
         } else {
-            eprintln!(
-                "{} sessions, {} files, {} bytes written to {}",
-                report.sessions,
-                report.files,
-                report.bytes,
-                dir.display()
-            );
+            crate::style::note(format_args!(
+                "{}, {}, {} written to {} from {}",
+                plural(report.sessions, "session", "sessions"),
+                plural(report.files, "file", "files"),
+                crate::human::size(report.bytes),
+                dir.display(),
+                db.display()
+            ));
         }
         return Ok(());
     }

@@ -22,5 +22,12 @@ pub fn run(db: &Path, args: ForkArgs) -> anyhow::Result<()> {
         return print_json(&forked);
     }
     writeln!(std::io::stdout().lock(), "{}", forked.session_id)?;
+    crate::style::note(format_args!(
+        "forked {}/{} into {} in {}",
+        source.project,
+        source.session_id,
+        forked.session_id,
+        db.display()
+    ));
     Ok(())
 }

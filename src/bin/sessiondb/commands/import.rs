@@ -1,9 +1,13 @@
 //! `sessiondb import [PATH…]`.
 
 use crate::cli::ImportArgs;
+use crate::human;
 use crate::output::{print_json, Bar};
+use crate::style;
 use anyhow::Context;
 use sessiondb::import::import_paths;
+use sessiondb::model::ImportReport;
+use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: ImportArgs) -> anyhow::Result<()> {
@@ -24,53 +28,124 @@ pub fn run(db: &Path, args: ImportArgs) -> anyhow::Result<()> {
     let report = import_paths(&store, &paths, &bar)?;
     if args.json {
         print_json(&report)?;
-    } else {
-        println!(
-            "{} files ({} imported, {} unchanged, {} rewritten, {} failed), {} sessions",
-            report.files,
-            report.files_imported,
-            report.files_unchanged,
-            report.files_rewritten,
-            report.files_failed,
-            report.sessions
-        );
-        println!(
-            "{} rows, {} new; {} malformed lines, {} unknown record types, {} unknown fields",
-            report.rows,
-            report.new_rows,
-            report.malformed_lines,
-            report.unknown_types,
-            report.unknown_fields
-        );
-        println!(
-            "{:.1} MB read in {:.2} s ({:.1} MB/s){}",
-            report.bytes_read as f64 / 1e6,
-            report.seconds,
-            report.mb_per_s,
-            if report.vanished_files > 0 {
-                format!(
-                    "; {} source files vanished (rows kept)",
-                    report.vanished_files
-                )
-            } else {
-                String::new()
-            }
-        );
+    } else if !style::quiet() {
+        let mut out = crate::output::stdout();
+        summary(&mut out, &report, db)?;
+        out.flush()?;
     }
     for line in &report.malformed {
-        eprintln!("warning: {line}: not a JSON object (kept verbatim, skipped on resume)");
+        style::warn(format_args!(
+            "{line}: not a JSON object (kept verbatim, skipped on resume)"
+        ));
     }
-    if report.malformed_lines > report.malformed.len() as u64 {
-        eprintln!(
-            "warning: {} more malformed lines",
-            report.malformed_lines - report.malformed.len() as u64
-        );
+    let listed = report.malformed.len() as u64;
+    if report.malformed_lines > listed {
+        style::warn(format_args!(
+            "{} more",
+            human::plural(
+                report.malformed_lines - listed,
+                "malformed line",
+                "malformed lines"
+            )
+        ));
+    }
+    for file in &report.suspicious_files {
+        style::warn(format_args!(
+            "{}: {} of {} {} not JSON — is this a transcript? (stored as it is)",
+            file.path.display(),
+            file.malformed,
+            file.lines,
+            if file.lines == 1 {
+                "line is"
+            } else {
+                "lines are"
+            }
+        ));
     }
     for error in &report.errors {
         eprintln!("error: {error}");
     }
     if report.files_failed > 0 {
-        anyhow::bail!("{} files could not be imported", report.files_failed);
+        anyhow::bail!(
+            "{} could not be imported",
+            human::plural(report.files_failed, "file", "files")
+        );
+    }
+    if report.files == 0 {
+        anyhow::bail!(
+            "nothing importable found in {}: no .jsonl transcripts",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if report.files_imported > 0 && report.suspicious_files.len() as u64 == report.files_imported {
+        anyhow::bail!("nothing importable found: no file that was read looks like a transcript");
     }
     Ok(())
+}
+
+/// The human summary: what was found, what was stored, how fast, and where.
+fn summary(out: &mut impl Write, r: &ImportReport, db: &Path) -> std::io::Result<()> {
+    let mut found = vec![
+        format!("{} imported", r.files_imported),
+        format!("{} unchanged", r.files_unchanged),
+    ];
+    if r.files_rewritten > 0 {
+        found.push(format!("{} rewritten", r.files_rewritten));
+    }
+    if r.files_failed > 0 {
+        found.push(format!("{} failed", r.files_failed));
+    }
+    writeln!(
+        out,
+        "{} ({}), {}",
+        human::plural(r.files, "file", "files"),
+        found.join(", "),
+        human::plural(r.sessions, "session", "sessions")
+    )?;
+    let mut odd = vec![human::plural(
+        r.malformed_lines,
+        "malformed line",
+        "malformed lines",
+    )];
+    if r.unknown_types > 0 {
+        odd.push(human::plural(
+            r.unknown_types,
+            "record of an unknown type",
+            "records of unknown types",
+        ));
+    }
+    if r.unknown_fields > 0 {
+        odd.push(human::plural(
+            r.unknown_fields,
+            "unknown field",
+            "unknown fields",
+        ));
+    }
+    writeln!(
+        out,
+        "{}, {} new; {}",
+        human::plural(r.rows, "row", "rows"),
+        r.new_rows,
+        odd.join(", ")
+    )?;
+    let vanished = if r.vanished_files > 0 {
+        format!(
+            "; {} vanished (rows kept)",
+            human::plural(r.vanished_files, "source file", "source files")
+        )
+    } else {
+        String::new()
+    };
+    writeln!(
+        out,
+        "{} read in {} ({}){vanished}",
+        human::size(r.bytes_read),
+        human::seconds(r.seconds),
+        human::rate(r.mb_per_s)
+    )?;
+    writeln!(out, "database {}", db.display())
 }

@@ -17,7 +17,7 @@ pub fn run(db: &Path, args: InfoArgs) -> anyhow::Result<()> {
     }
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".to_owned());
     let time = |v: Option<i64>| v.map_or_else(|| "-".to_owned(), format_ms);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::stdout();
     let lines = [
         ("session", info.session_id.clone()),
         ("project", info.project.clone()),
@@ -30,14 +30,16 @@ pub fn run(db: &Path, args: InfoArgs) -> anyhow::Result<()> {
         ("cwd", opt(&info.cwd)),
         ("created", time(info.created_at)),
         ("modified", time(Some(info.last_modified))),
-        ("size", format!("{} bytes", info.file_size)),
+        ("size", crate::human::size(info.file_size.max(0) as u64)),
         ("messages", info.message_count.to_string()),
         ("sub-agents", info.subagent_count.to_string()),
         ("source file", info.source_state.clone()),
         ("listed", if info.listed { "yes" } else { "no" }.to_owned()),
+        ("database", db.display().to_string()),
     ];
     for (k, v) in lines {
-        writeln!(out, "{k:<13} {v}")?;
+        writeln!(out, "{k:<13} {}", crate::human::one_line(&v))?;
     }
+    out.flush()?;
     Ok(())
 }

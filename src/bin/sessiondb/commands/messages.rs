@@ -1,9 +1,13 @@
-//! `sessiondb messages SESSION [--agent ID] [--limit N] [--offset N] [--json]`.
+//! `sessiondb messages SESSION [--agent ID] [--limit N] [--offset N] [--full] [--no-pager]
+//! [--json]`.
 
 use crate::cli::MessagesArgs;
+use crate::human;
 use crate::output::print_json;
+use crate::style::{self, Pager};
 use serde_json::Value;
 use sessiondb::{query, sdk};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -11,45 +15,270 @@ pub fn run(db: &Path, args: MessagesArgs) -> anyhow::Result<()> {
     let store = super::open_read(db)?;
     let conn = store.reader()?;
     let session = query::resolve_session(&conn, &args.session)?;
+    let limit = args.limit.filter(|n| *n > 0);
     let messages = match args.agent.as_deref() {
-        Some(agent) => sdk::get_subagent_messages(&conn, &session, agent, args.limit, args.offset)?,
-        None => sdk::get_session_messages(&conn, &session, args.limit, args.offset)?,
+        Some(agent) => sdk::get_subagent_messages(&conn, &session, agent, limit, args.offset)?,
+        None => sdk::get_session_messages(&conn, &session, limit, args.offset)?,
     };
     if args.json {
         return print_json(&messages);
     }
-    let mut out = std::io::stdout().lock();
+    let times = query::record_timestamps(&conn, &session)?;
+    drop(conn);
+    let view = View {
+        full: args.full,
+        width: style::terminal_width(),
+        tz: human::time_zone(),
+    };
+    let mut tools = HashMap::new();
+    let mut out = Pager::start(!args.no_pager);
     for m in &messages {
-        writeln!(out, "── {} {}", m.kind, m.uuid)?;
-        writeln!(out, "{}", preview(&m.message))?;
+        let when = times
+            .get(&m.uuid)
+            .map_or_else(|| "-".to_owned(), |t| human::local_time(t, &view.tz));
+        let role = match m.kind.as_str() {
+            "user" => style::paint("36", "user"),
+            "assistant" => style::paint("32", "assistant"),
+            other => human::one_line(other),
+        };
+        writeln!(out, "{} {role}", style::paint("2", &format!("── {when}")))?;
+        for line in view.message(&m.message, &mut tools) {
+            writeln!(out, "{line}")?;
+        }
     }
+    out.finish()?;
     Ok(())
 }
 
-/// The readable part of a message: its text, and one line per tool call or result.
-fn preview(message: &Value) -> String {
-    let content = message.get("content");
-    let mut parts = Vec::new();
-    match content {
-        Some(Value::String(s)) => parts.push(s.clone()),
-        Some(Value::Array(blocks)) => {
-            for b in blocks {
-                match b.get("type").and_then(Value::as_str) {
-                    Some("text") => {
-                        parts.extend(b.get("text").and_then(Value::as_str).map(str::to_owned));
-                    }
-                    Some("tool_use") => parts.push(format!(
-                        "[tool_use {}]",
-                        b.get("name").and_then(Value::as_str).unwrap_or("?")
-                    )),
-                    Some("tool_result") => parts.push("[tool_result]".to_owned()),
-                    Some("thinking") => parts.push("[thinking]".to_owned()),
-                    Some(other) => parts.push(format!("[{other}]")),
-                    None => {}
+/// How messages are shown: cut to one line per tool call and result (to the terminal's
+/// width on a terminal), or everything with `--full`.
+struct View {
+    full: bool,
+    width: Option<usize>,
+    tz: jiff::tz::TimeZone,
+}
+
+/// Input fields that say what a tool call is about, best first: the file, the command, the
+/// pattern, the address, the question.
+const MAIN_ARGUMENTS: &[&str] = &[
+    "file_path",
+    "notebook_path",
+    "path",
+    "command",
+    "pattern",
+    "url",
+    "query",
+    "description",
+    "prompt",
+    "skill",
+    "subject",
+];
+
+impl View {
+    /// The lines of one message. `tools` remembers tool names by call id, so that a result
+    /// can say which tool it answers.
+    fn message(&self, message: &Value, tools: &mut HashMap<String, String>) -> Vec<String> {
+        let mut lines = Vec::new();
+        match message.get("content") {
+            Some(Value::String(text)) => lines.push(human::safe_text(text)),
+            Some(Value::Array(blocks)) => {
+                for block in blocks {
+                    self.block(block, tools, &mut lines);
                 }
             }
+            _ => {}
         }
-        _ => {}
+        lines
     }
-    parts.join("\n")
+
+    fn block(&self, b: &Value, tools: &mut HashMap<String, String>, lines: &mut Vec<String>) {
+        let str_of = |key: &str| b.get(key).and_then(Value::as_str).unwrap_or("");
+        match str_of("type") {
+            "text" => lines.push(human::safe_text(str_of("text"))),
+            "thinking" if self.full => {
+                lines.push(style::paint("2", "[thinking]"));
+                lines.push(style::paint("2", &human::safe_text(str_of("thinking"))));
+            }
+            "thinking" => lines.push(style::paint(
+                "2",
+                &format!(
+                    "[thinking, {}]",
+                    human::plural(human::words(str_of("thinking")) as u64, "word", "words")
+                ),
+            )),
+            "redacted_thinking" => lines.push(style::paint("2", "[thinking, redacted]")),
+            "tool_use" => {
+                let name = human::one_line(str_of("name"));
+                tools.insert(str_of("id").to_owned(), name.clone());
+                let input = b.get("input").unwrap_or(&Value::Null);
+                if self.full {
+                    lines.push(format!("→ {}", style::paint("1;33", &name)));
+                    let pretty = serde_json::to_string_pretty(input).unwrap_or_default();
+                    lines.push(human::safe_text(&pretty));
+                } else {
+                    let head = format!("→ {name}  ");
+                    let arg = self.cut(&main_argument(input), human::width(&head));
+                    lines.push(format!("→ {}  {arg}", style::paint("1;33", &name)));
+                }
+            }
+            "tool_result" => {
+                let name = tools
+                    .get(str_of("tool_use_id"))
+                    .cloned()
+                    .unwrap_or_else(|| "tool".to_owned());
+                let text = result_text(b.get("content"));
+                let error = b.get("is_error").and_then(Value::as_bool) == Some(true);
+                let what = if error { "error" } else { "result" };
+                let size = human::size(text.len() as u64);
+                if self.full {
+                    lines.push(format!("← {name} {what} ({size})"));
+                    lines.push(human::safe_text(&text));
+                } else {
+                    let line_count = text.lines().count();
+                    let tail = if line_count > 1 {
+                        format!(
+                            " ({size}, {})",
+                            human::plural(line_count as u64, "line", "lines")
+                        )
+                    } else {
+                        format!(" ({size})")
+                    };
+                    let head = format!("← {name} {what}: ");
+                    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                    let room = human::width(&head) + human::width(&tail);
+                    let first = self.cut(first, room);
+                    lines.push(format!("{head}{first}{}", style::paint("2", &tail)));
+                }
+            }
+            "image" => lines.push("[image]".to_owned()),
+            "" => {}
+            other => lines.push(format!("[{}]", human::one_line(other))),
+        }
+    }
+
+    /// One line of `text`, cut so that it fits after `used` columns on a terminal.
+    fn cut(&self, text: &str, used: usize) -> String {
+        let mut first = text.lines().next().unwrap_or("").trim_end().to_owned();
+        if text.trim_end().lines().nth(1).is_some() {
+            first.push_str(" …");
+        }
+        let first = human::one_line(&first);
+        match self.width {
+            Some(cols) => human::fit(&first, cols.saturating_sub(used).max(8)),
+            None => first,
+        }
+    }
+}
+
+/// The input field that says what a tool call does (see [`MAIN_ARGUMENTS`]), else its
+/// first text field.
+fn main_argument(input: &Value) -> String {
+    let Some(fields) = input.as_object() else {
+        return String::new();
+    };
+    MAIN_ARGUMENTS
+        .iter()
+        .find_map(|k| fields.get(*k).and_then(Value::as_str))
+        .or_else(|| fields.values().find_map(Value::as_str))
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// A tool result's text: the string, or its text blocks joined.
+fn result_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| match b.get("type").and_then(Value::as_str) {
+                Some("text") => b.get("text").and_then(Value::as_str).map(str::to_owned),
+                Some("image") => Some("[image]".to_owned()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn plain() -> View {
+        View {
+            full: false,
+            width: None,
+            tz: jiff::tz::TimeZone::UTC,
+        }
+    }
+
+    #[test]
+    fn tool_calls_results_and_thinking_are_one_line_each() {
+        let mut tools = HashMap::new();
+        let call = json!({"content": [
+            {"type": "thinking", "thinking": "Let me look at the test first."},
+            {"type": "text", "text": "Running the tests."},
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash",
+             "input": {"description": "run", "command": "cargo test\n--lib"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "Read",
+             "input": {"file_path": "/src/lib.rs", "limit": 20}},
+        ]});
+        assert_eq!(
+            plain().message(&call, &mut tools),
+            [
+                "[thinking, 7 words]",
+                "Running the tests.",
+                "→ Bash  cargo test …",
+                "→ Read  /src/lib.rs",
+            ]
+        );
+        let result = json!({"content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1",
+             "content": "\ntest result: ok. 3 passed\nsecond line\n"},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "is_error": true,
+             "content": [{"type": "text", "text": "no such file"}]},
+        ]});
+        assert_eq!(
+            plain().message(&result, &mut tools),
+            [
+                "← Bash result: test result: ok. 3 passed (39 B, 3 lines)",
+                "← Read error: no such file (12 B)",
+            ]
+        );
+    }
+
+    #[test]
+    fn full_shows_everything_and_escapes_nothing_through() {
+        let mut tools = HashMap::new();
+        let view = View {
+            full: true,
+            ..plain()
+        };
+        let call = json!({"content": [
+            {"type": "thinking", "thinking": "deep\nthought"},
+            {"type": "tool_use", "id": "t", "name": "Grep", "input": {"pattern": "a\u{1b}[2Jb"}},
+        ]});
+        let lines = view.message(&call, &mut tools);
+        assert_eq!(lines[0], "[thinking]");
+        assert_eq!(lines[1], "deep\nthought");
+        assert_eq!(lines[2], "→ Grep");
+        assert!(lines[3].contains("\"pattern\""), "{}", lines[3]);
+        assert!(
+            !lines.concat().contains('\u{1b}'),
+            "no raw escape reaches the terminal"
+        );
+    }
+
+    #[test]
+    fn cut_fits_the_terminal() {
+        let view = View {
+            width: Some(20),
+            ..plain()
+        };
+        let cut = view.cut("a very long command line that goes on", 8);
+        assert_eq!(human::width(&cut), 12);
+        assert!(cut.ends_with('…'));
+    }
 }

@@ -24,6 +24,12 @@ use std::path::PathBuf;
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    // These two need no database.
+    match cli.command {
+        Command::Completions(args) => return completions(args.shell),
+        Command::Man => return man(),
+        _ => {}
+    }
     let db = database_path(cli.db)?;
     match cli.command {
         Command::Import(args) => import::run(&db, args),
@@ -43,7 +49,26 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Fork(args) => fork::run(&db, args),
         Command::Append(args) => append::run(&db, args),
         Command::Serve(args) => serve::run(&db, args),
+        Command::Completions(_) | Command::Man => unreachable!("handled above"),
     }
+}
+
+/// `sessiondb completions SHELL`: clap_complete's script for the whole grammar.
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
+    use clap::CommandFactory;
+    let mut out = crate::output::stdout();
+    clap_complete::generate(shell, &mut Cli::command(), "sessiondb", &mut out);
+    std::io::Write::flush(&mut out)?;
+    Ok(())
+}
+
+/// `sessiondb man`: the manual page in roff.
+fn man() -> anyhow::Result<()> {
+    use clap::CommandFactory;
+    let mut out = crate::output::stdout();
+    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    std::io::Write::flush(&mut out)?;
+    Ok(())
 }
 
 fn database_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
@@ -87,11 +112,39 @@ pub fn project_key(arg: &str) -> String {
     sessiondb::paths::project_argument(arg).0
 }
 
-/// The project folder Claude Code uses for a directory: its real path, sanitized.
+/// The project folder Claude Code uses for a directory: its real path, sanitized. A
+/// directory that does not exist on this machine (a session made elsewhere) is taken as
+/// written, made absolute: only its sanitized form matters.
 pub fn project_key_of_dir(dir: &std::path::Path) -> anyhow::Result<String> {
-    let real = std::fs::canonicalize(dir)
-        .with_context(|| format!("cannot resolve directory {}", dir.display()))?;
-    Ok(sessiondb::paths::sanitize_path(&real.to_string_lossy()))
+    Ok(sessiondb::paths::sanitize_path(
+        &absolute_dir(dir)?.to_string_lossy(),
+    ))
+}
+
+/// `dir` resolved as Claude Code resolves its cwd: the real path when it exists, else the
+/// path made absolute with `.` and `..` taken out.
+pub fn absolute_dir(dir: &std::path::Path) -> anyhow::Result<PathBuf> {
+    if let Ok(real) = std::fs::canonicalize(dir) {
+        return Ok(real);
+    }
+    let joined = if dir.is_absolute() {
+        dir.to_owned()
+    } else {
+        std::env::current_dir()
+            .context("cannot read the current directory")?
+            .join(dir)
+    };
+    let mut out = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    Ok(out)
 }
 
 /// A `--project` path (not a folder name), as the SDK's `directory` argument: the `cwd` the

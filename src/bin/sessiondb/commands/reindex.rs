@@ -11,9 +11,11 @@ pub fn run(db: &Path, args: ReindexArgs) -> anyhow::Result<()> {
     if args.json {
         return print_json(&report);
     }
-    println!(
-        "{} records indexed, {} catalog entries recomputed",
-        report.indexed, report.sessions
-    );
+    crate::style::note(format_args!(
+        "{} indexed, {} recomputed in {}",
+        crate::human::plural(report.indexed as u64, "record", "records"),
+        crate::human::plural(report.sessions as u64, "catalog entry", "catalog entries"),
+        db.display()
+    ));
     Ok(())
 }

@@ -8,6 +8,11 @@ pub fn run(db: &Path, args: RenameArgs) -> anyhow::Result<()> {
     let store = super::open_existing(db)?;
     let session = query::resolve_session(&*store.reader()?, &args.session)?;
     metadata::rename_session(&store, &session, &args.title)?;
-    eprintln!("renamed {}/{}", session.project, session.session_id);
+    crate::style::note(format_args!(
+        "renamed {}/{} in {}",
+        session.project,
+        session.session_id,
+        db.display()
+    ));
     Ok(())
 }

@@ -1,10 +1,11 @@
 //! `sessiondb resume SESSION` and `sessiondb continue`.
 
 use crate::cli::{ContinueArgs, ResumeArgs, ResumeView};
+use crate::human;
 use crate::output::print_json;
 use anyhow::Context;
 use sessiondb::model::SessionRef;
-use sessiondb::resume::{ResumeOptions, Resumed};
+use sessiondb::resume::{Interruption, Repair, RepairKind, ResumeOptions, Resumed};
 use sessiondb::{query, Store};
 use std::io::Write;
 use std::path::Path;
@@ -17,15 +18,30 @@ pub fn run_resume(db: &Path, args: ResumeArgs) -> anyhow::Result<()> {
 
 pub fn run_continue(db: &Path, args: ContinueArgs) -> anyhow::Result<()> {
     let store = super::open_read(db)?;
-    let project = match (args.project, args.cwd) {
-        (Some(p), _) => super::project_key(&p),
-        (None, Some(dir)) => super::project_key_of_dir(&dir)?,
+    let (project, cwd) = match (args.project, args.cwd) {
+        (Some(p), _) => (
+            super::project_key(&p),
+            super::project_directory(&p).map(std::path::PathBuf::from),
+        ),
+        (None, Some(dir)) => {
+            let dir = super::absolute_dir(&dir)?;
+            (super::project_key_of_dir(&dir)?, Some(dir))
+        }
         (None, None) => {
-            let cwd = std::env::current_dir().context("cannot read the current directory")?;
-            super::project_key_of_dir(&cwd)?
+            let dir = std::env::current_dir().context("cannot read the current directory")?;
+            let dir = super::absolute_dir(&dir)?;
+            (super::project_key_of_dir(&dir)?, Some(dir))
         }
     };
-    let session = store.continue_target(&project)?;
+    let session = match store.continue_target(&project) {
+        Err(sessiondb::Error::SessionNotFound(_)) => anyhow::bail!(
+            "no session to continue in project {} (cwd {})",
+            project,
+            cwd.as_deref()
+                .map_or_else(|| "unknown".to_owned(), |d| d.display().to_string())
+        ),
+        found => found?,
+    };
     show(&store, &session, &args.view)
 }
 
@@ -43,39 +59,89 @@ fn show(store: &Store, session: &SessionRef, view: &ResumeView) -> anyhow::Resul
     if view.json {
         return print_json(&resumed);
     }
-    summary(&resumed)
+    // The title `sessions` shows: the catalog's.
+    let title = query::get_session_info(&*store.reader()?, session, None)
+        .ok()
+        .and_then(|info| info.summary);
+    summary(&resumed, title.as_deref(), store.path())
 }
 
-fn summary(r: &Resumed) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    let title = ["custom_title", "ai_title", "summary"]
-        .iter()
-        .find_map(|k| r.metadata.get(*k).and_then(|v| v.as_str()))
-        .unwrap_or("(untitled)");
+/// The text summary: what the state is and what the repairs did, in words.
+fn summary(r: &Resumed, title: Option<&str>, db: &Path) -> anyhow::Result<()> {
+    let mut out = crate::output::stdout();
+    let records = r.messages.len() as u64;
     writeln!(out, "session   {}/{}", r.project, r.session_id)?;
-    writeln!(out, "title     {title}")?;
+    writeln!(
+        out,
+        "title     {}",
+        human::one_line(title.unwrap_or("(untitled)"))
+    )?;
     writeln!(out, "leaf      {}", r.leaf_uuid.as_deref().unwrap_or("-"))?;
     writeln!(
         out,
-        "messages  {} records, {} API messages",
-        r.messages.len(),
-        r.api_view().len()
+        "messages  {}, {} to send",
+        human::plural(records, "record", "records"),
+        human::plural(r.api_view().len() as u64, "API message", "API messages")
     )?;
-    writeln!(out, "state     {:?}", r.interruption)?;
+    writeln!(out, "state     {}", interruption_words(r.interruption))?;
     if r.repairs.is_empty() {
         writeln!(out, "repairs   none")?;
     }
     for repair in &r.repairs {
-        writeln!(
-            out,
-            "repair    {:?} {} {}",
-            repair.kind,
-            repair.uuid.as_deref().unwrap_or("-"),
-            repair.detail
-        )?;
+        writeln!(out, "repair    {}", human::one_line(&repair_words(repair)))?;
     }
     if !r.subagents.is_empty() {
-        writeln!(out, "subagents {}", r.subagents.len())?;
+        writeln!(
+            out,
+            "subagents {}",
+            human::plural(r.subagents.len() as u64, "sub-agent", "sub-agents")
+        )?;
     }
+    writeln!(out, "database  {}", db.display())?;
+    out.flush()?;
     Ok(())
+}
+
+/// How the conversation ended, in words.
+fn interruption_words(state: Interruption) -> &'static str {
+    match state {
+        Interruption::None => "the last turn finished",
+        Interruption::InterruptedPrompt => "interrupted: the last prompt got no reply",
+        Interruption::InterruptedTurn => "interrupted in the middle of a turn",
+    }
+}
+
+/// What a repair did, in words.
+fn repair_words(repair: &Repair) -> String {
+    let ids = |prefix: &str| {
+        repair
+            .detail
+            .strip_prefix(prefix)
+            .unwrap_or(&repair.detail)
+            .to_owned()
+    };
+    match repair.kind {
+        RepairKind::SyntheticToolResult => {
+            format!("added a synthetic tool result for {}", ids("tool_use "))
+        }
+        RepairKind::Sentinel => {
+            "added the reply \"No response requested.\" after the last prompt".to_owned()
+        }
+        RepairKind::InterruptedTurnRewound => format!(
+            "{} of the unfinished last turn",
+            ids("").replacen("dropped ", "dropped the ", 1)
+        ),
+        RepairKind::ContentReplacement => format!(
+            "replaced the content of {} with its recorded preview",
+            ids("")
+        ),
+        RepairKind::PermissionModeStripped => {
+            format!(
+                "removed an invalid permission mode ({})",
+                ids("permissionMode ")
+            )
+        }
+        RepairKind::ThinkingOnlyDropped => "dropped an orphaned thinking-only reply".to_owned(),
+        RepairKind::WhitespaceOnlyDropped => "dropped a whitespace-only reply".to_owned(),
+    }
 }

@@ -13,12 +13,16 @@ pub fn run(db: &Path, args: TagArgs) -> anyhow::Result<()> {
         args.tag.as_deref()
     };
     metadata::tag_session(&store, &session, tag)?;
-    match tag {
-        Some(_) => eprintln!("tagged {}/{}", session.project, session.session_id),
-        None => eprintln!(
-            "cleared the tag of {}/{}",
-            session.project, session.session_id
-        ),
-    }
+    let what = if tag.is_some() {
+        "tagged"
+    } else {
+        "cleared the tag of"
+    };
+    crate::style::note(format_args!(
+        "{what} {}/{} in {}",
+        session.project,
+        session.session_id,
+        db.display()
+    ));
     Ok(())
 }
