@@ -14,6 +14,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod backup;
 pub mod capture;
 pub mod catalog;
 pub mod checkpoint;

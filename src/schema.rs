@@ -187,8 +187,64 @@ pub fn needs_migration(conn: &Connection) -> Result<bool> {
 
 /// Migrations as they were shipped before migrations were frozen: a database made by one of
 /// those commits records the old checksum. Each entry is (version, old checksum, the SQL that
-/// brings that version's objects to what the shipped file creates).
-const EARLIER: &[(i64, u64, &str)] = &[];
+/// brings that version's objects to what the shipped file creates, run after the missing
+/// migrations). Differences left alone: V1 before d20f901 stored `rows.raw` before the
+/// projected columns, which only costs speed. Tested with a database made by each of those
+/// commits (`tests/fixtures/db/`).
+const EARLIER: &[(i64, u64, &str)] = &[
+    // cbf4ca5: V1 without the sourceToolAssistantUUID index.
+    (
+        1,
+        17_730_093_299_264_767_103,
+        "CREATE INDEX IF NOT EXISTS idx_rows_transcript_source_tool
+             ON rows(transcript_id, source_tool_assistant_uuid)
+             WHERE source_tool_assistant_uuid IS NOT NULL;",
+    ),
+    // d05e3da: `raw` before the projected columns.
+    (1, 12_036_762_059_476_941_262, ""),
+    // d43de72: a search view that left out rows without text (replaced below), and FTS5's
+    // default merge settings.
+    (3, 12_677_323_122_629_565_691, FTS_SETTINGS),
+    // c1fdd5e: FTS5's default merge settings.
+    (3, 8_189_676_935_175_676_030, FTS_SETTINGS),
+];
+
+/// The FTS5 settings V3 has held since 0969a5f.
+const FTS_SETTINGS: &str = "
+    INSERT INTO rows_fts (rows_fts, rank) VALUES ('hashsize', 67108864);
+    INSERT INTO rows_fts (rows_fts, rank) VALUES ('automerge', 16);
+    INSERT INTO rows_fts (rows_fts, rank) VALUES ('crisismerge', 64);";
+
+/// Brings a database made before migrations were frozen to what the shipped migrations make:
+/// the search view of the shipped V3, the full-text index rebuilt from it (the old view's
+/// index does not match the new view's deletes), and every catalog row recomputed by today's
+/// rules.
+fn rebuild_derived(tx: &rusqlite::Transaction<'_>, shipped: &[refinery::Migration]) -> Result<()> {
+    let v3 = shipped
+        .iter()
+        .find(|m| m.version() == 3)
+        .and_then(|m| m.sql())
+        .unwrap_or_default();
+    let view = v3
+        .find("CREATE VIEW search_source")
+        .and_then(|start| v3[start..].find(';').map(|end| &v3[start..=start + end]))
+        .ok_or_else(|| Error::Migration("V3 holds no search_source view".to_owned()))?;
+    tx.execute_batch(&format!(
+        "DROP VIEW IF EXISTS search_source;
+         {view}
+         INSERT INTO rows_fts (rows_fts) VALUES ('delete-all');
+         DELETE FROM search_pending;
+         INSERT INTO rows_fts (rowid, body, tools) SELECT id, body, tools FROM search_source;"
+    ))?;
+    let keys: Vec<i64> = tx
+        .prepare("SELECT id FROM sessions ORDER BY id")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for key in keys {
+        crate::catalog::refresh_session(tx, key)?;
+    }
+    Ok(())
+}
 
 /// Applies the migrations this database lacks, all in one IMMEDIATE transaction: a process
 /// that opens a new database at the same time waits for the first one and then finds every
@@ -213,6 +269,7 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<usize> {
     ))?;
     let shipped = embedded();
     let recorded = applied(&tx)?;
+    let mut fixups = Vec::new();
     for (version, name, checksum) in &recorded {
         let Some(m) = shipped.iter().find(|m| i64::from(m.version()) == *version) else {
             return Err(Error::Migration(format!(
@@ -234,7 +291,7 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<usize> {
                 path.display()
             )));
         };
-        tx.execute_batch(fixup)?;
+        fixups.push(*fixup);
         tx.execute(
             &format!("UPDATE {HISTORY} SET checksum = ?1 WHERE version = ?2"),
             rusqlite::params![current, version],
@@ -254,6 +311,12 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<usize> {
             rusqlite::params![version, m.name(), now, m.checksum().to_string()],
         )?;
         count += 1;
+    }
+    if !fixups.is_empty() {
+        for fixup in &fixups {
+            tx.execute_batch(fixup)?;
+        }
+        rebuild_derived(&tx, &shipped)?;
     }
     tx.commit()?;
     Ok(count)

@@ -1,4 +1,5 @@
 mod append;
+mod backup;
 mod capture;
 mod catalog;
 mod cli;
@@ -25,6 +26,7 @@ mod search;
 mod serve;
 mod serve_hardening;
 mod support;
+mod upgrade;
 mod watch;
 mod web;
 mod write_back;

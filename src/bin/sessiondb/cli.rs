@@ -70,6 +70,9 @@ pub enum Command {
     Search(SearchArgs),
     /// Rebuild the full-text index and the session catalog.
     Reindex(ReindexArgs),
+    /// Write a consistent copy of the database to DEST (mode 0600, atomically), while
+    /// writers go on (SQLite's online backup).
+    Backup(BackupArgs),
     /// Rebuild a session's conversation and runtime state, as Claude Code's --resume does.
     ///
     /// Without --json or --api prints a short summary: title, leaf, message count, repairs.
@@ -608,6 +611,16 @@ pub struct SearchArgs {
 #[derive(Debug, Args)]
 pub struct ReindexArgs {
     /// Print what was done as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sessiondb backup`.
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    /// The copy to write (replaced atomically when it exists).
+    pub dest: PathBuf,
+    /// Print what was written as JSON.
     #[arg(long)]
     pub json: bool,
 }

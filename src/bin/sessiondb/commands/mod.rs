@@ -2,6 +2,7 @@
 
 mod agents;
 mod append;
+mod backup;
 mod capture;
 mod config;
 mod delete;
@@ -52,6 +53,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Delete(args) => delete::run(&db, args),
         Command::Search(args) => search::run(&db, args),
         Command::Reindex(args) => reindex::run(&db, args),
+        Command::Backup(args) => backup::run(&db, args),
         Command::Resume(args) => resume::run_resume(&db, args),
         Command::Continue(args) => resume::run_continue(&db, args),
         Command::Fork(args) => fork::run(&db, args),

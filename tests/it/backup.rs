@@ -1,0 +1,111 @@
+//! `sessiondb backup DEST`: a consistent, private, atomic copy while a writer runs.
+
+use sessiondb::record::{self, AppendOptions};
+use sessiondb::{backup, query};
+use std::path::Path;
+
+/// Each copy must hold whole transactions: the catalog's file size, written in the same
+/// transaction as every appended line, equals the bytes of the stored lines.
+fn assert_consistent(copy: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(copy).expect("open copy");
+    let integrity: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity");
+    assert_eq!(integrity, "ok");
+    let (catalog, stored): (i64, i64) = conn
+        .query_row(
+            "SELECT c.file_size, (SELECT sum(length(r.raw) + r.terminated) FROM rows r
+                 JOIN transcripts t ON t.id = r.transcript_id
+                 WHERE t.session_id = c.session_key AND t.subpath = '' AND t.superseded_at IS NULL)
+             FROM catalog c WHERE c.session_id LIKE '7c9d2e41%'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("sizes");
+    assert_eq!(catalog, stored, "a torn copy");
+    stored
+}
+
+#[test]
+fn backups_taken_while_a_writer_appends_are_consistent_private_and_atomic() {
+    let (dir, store) = crate::support::temp_store();
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
+    crate::support::import(&store, &[samples.as_path()]);
+    let session = query::resolve_session(&store.reader().expect("r"), "7c9d2e41").expect("s");
+    let out = dir.path().join("copies");
+    std::fs::create_dir(&out).expect("mkdir");
+    let dest = out.join("backup.db");
+    let mut sizes = Vec::new();
+    std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            for i in 0..150 {
+                let line = format!(
+                    r#"{{"type":"user","uuid":"00000000-0000-4000-8000-{i:012}","message":{{"role":"user","content":"line {i} {}"}}}}"#,
+                    "x".repeat(2000)
+                );
+                let entries = record::parse_batch(line.as_bytes()).expect("parse");
+                store
+                    .append_with(&session, &entries, &AppendOptions::default())
+                    .expect("append");
+            }
+        });
+        while !writer.is_finished() {
+            let report = backup::backup(&store, &dest).expect("backup");
+            assert!(report.bytes > 0);
+            sizes.push(assert_consistent(&dest));
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(&dest).expect("meta").permissions().mode();
+                assert_eq!(mode & 0o777, 0o600);
+            }
+        }
+        writer.join().expect("writer");
+    });
+    backup::backup(&store, &dest).expect("final backup");
+    sizes.push(assert_consistent(&dest));
+    assert!(sizes.len() >= 2, "backups ran while the writer wrote");
+    assert!(sizes.windows(2).all(|w| w[0] <= w[1]));
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .expect("ls")
+        .map(|e| e.expect("e").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["backup.db"], "no temporary file is left behind");
+    assert!(
+        backup::backup(&store, store.path()).is_err(),
+        "not onto itself"
+    );
+}
+
+#[test]
+fn the_backup_verb_copies_and_needs_a_database() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("s.db");
+    let run = |db: &Path, args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+            .arg("--db")
+            .arg(db)
+            .args(args)
+            .output()
+            .expect("run")
+    };
+    let dest = dir.path().join("copy.db");
+    let out = run(&db, &["backup", &dest.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!db.exists() && !dest.exists());
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
+    assert!(run(&db, &["import", &samples.to_string_lossy()])
+        .status
+        .success());
+    let out = run(&db, &["backup", &dest.to_string_lossy(), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(report["bytes"].as_u64().unwrap_or(0) > 0);
+    let a = run(&db, &["sessions", "--json"]);
+    let b = run(&dest, &["sessions", "--json"]);
+    assert_eq!(a.stdout, b.stdout, "the copy lists the same sessions");
+}

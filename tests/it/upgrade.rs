@@ -1,0 +1,235 @@
+//! Upgrades: shipped migrations never change, and a database made by every commit that
+//! landed a schema opens, upgrades and reads like a fresh import of the same sessions.
+//!
+//! `tests/fixtures/db/NN-COMMIT.db.gz` were made by the sessiondb binary built at COMMIT
+//! (`sessiondb --db F import` of `tests/fixtures/sample-projects`), one per commit of
+//! `git log -- migrations`; see `tests/fixtures/db/README.md`.
+
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// SHA-256 of every shipped migration. A migration is frozen once it lands: add a new
+/// `V<n>__name.sql` instead of editing one, and pin it here.
+const PINNED: &[(&str, &str)] = &[
+    (
+        "V1__init.sql",
+        "0b2a938bd48d6e30c29227b1039cbb48bb8837f4214317ed8991839bb4874b7c",
+    ),
+    (
+        "V2__catalog.sql",
+        "b879adee7e5d85a30719e397a45d9149a124ed29043850554859e58729445ea0",
+    ),
+    (
+        "V3__search.sql",
+        "48f353e7a9c5023dcbee4c0303336d8b5d67251659eda65b9f7ab2c406ac460f",
+    ),
+    (
+        "V4__forks.sql",
+        "5cd5c37a7559bf06ba279da5f48911c3d7f77bf7a52aa0ac52455c68406d20f5",
+    ),
+    (
+        "V5__catalog_watermark.sql",
+        "afada45038430f2dae40d7881022a2b1b8522c25abd6392d97c67ac09c6e3ff5",
+    ),
+    (
+        "V6__search_queue.sql",
+        "1a4e9ed982ee313e9b08622d0099a45f5c480208eca99d70cf46a90f13c92d42",
+    ),
+    (
+        "V7__session_store.sql",
+        "68a3de4061ed2aa15531cad00485847ef54aa81dda88f461f7a30b0c62bac73e",
+    ),
+    (
+        "V8__local_rows.sql",
+        "6e47ee3c1e150e7e3ed62c502a9c0e56ceae299519694e7100733e45194a15dd",
+    ),
+    (
+        "V9__search_cap.sql",
+        "b4a32b161e86cf22601b6a251407561b43711766350e54f95e9c4ace32b8a0fe",
+    ),
+];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn shipped_migrations_are_frozen() {
+    let mut files: Vec<String> = std::fs::read_dir(root().join("migrations"))
+        .expect("migrations")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    for name in &files {
+        let Some((_, want)) = PINNED.iter().find(|(n, _)| n == name) else {
+            panic!("{name} is not pinned in tests/it/upgrade.rs: add its SHA-256 to PINNED");
+        };
+        let bytes = std::fs::read(root().join("migrations").join(name)).expect("read");
+        let got = format!("{:x}", Sha256::digest(&bytes));
+        assert_eq!(
+            &got, want,
+            "{name} changed after it shipped: add a new migration instead"
+        );
+    }
+    for (name, _) in PINNED {
+        assert!(files.iter().any(|f| f == name), "{name} was removed");
+    }
+}
+
+fn sessiondb(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .expect("run sessiondb")
+}
+
+fn ok(out: Output, what: &str) -> Vec<u8> {
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The fixture databases, oldest first.
+fn fixtures() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(root().join("tests/fixtures/db"))
+        .expect("tests/fixtures/db")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.to_string_lossy().ends_with(".db.gz"))
+        .collect();
+    out.sort();
+    out
+}
+
+fn gunzip(from: &Path, to: &Path) {
+    let out = Command::new("gzip")
+        .arg("-dc")
+        .arg(from)
+        .output()
+        .expect("gzip is needed to unpack the fixture databases");
+    assert!(out.status.success(), "gzip -dc {}", from.display());
+    std::fs::write(to, out.stdout).expect("write fixture");
+}
+
+/// What a listing says about each session that does not depend on when or from where it
+/// was imported.
+fn listing(json: &[u8]) -> Vec<serde_json::Value> {
+    let all: Vec<serde_json::Value> = serde_json::from_slice(json).expect("sessions JSON");
+    all.into_iter()
+        .map(|s| {
+            serde_json::json!([
+                s["session_id"],
+                s["summary"],
+                s["first_prompt"],
+                s["custom_title"],
+                s["git_branch"],
+                s["cwd"],
+                s["tag"],
+                s["file_size"],
+                s["message_count"],
+                s["subagent_count"],
+                s["listed"],
+                s["project"]
+            ])
+        })
+        .collect()
+}
+
+#[test]
+fn a_database_of_every_landed_schema_opens_upgrades_and_reads_like_a_fresh_import() {
+    let fixtures = fixtures();
+    assert!(fixtures.len() >= 10, "one fixture per landed schema");
+    let dir = tempfile::tempdir().expect("tmp");
+    let samples = root().join("tests/fixtures/sample-projects");
+    let fresh = dir.path().join("fresh.db");
+    ok(
+        sessiondb(&fresh, &["import", &samples.to_string_lossy()]),
+        "fresh import",
+    );
+    let want_list = listing(&ok(
+        sessiondb(&fresh, &["sessions", "--json", "--all"]),
+        "list",
+    ));
+    let want_search = ok(
+        sessiondb(&fresh, &["search", "forecast", "--json"]),
+        "search",
+    );
+    let sessions = ["7c9d2e41", "8e1f3a52"];
+
+    for fixture in &fixtures {
+        let name = fixture.file_name().expect("name").to_string_lossy();
+        let db = dir.path().join(name.trim_end_matches(".gz"));
+        gunzip(fixture, &db);
+        // The first open is a read verb: it upgrades the writable database in place.
+        let got_list = listing(&ok(
+            sessiondb(&db, &["sessions", "--json", "--all"]),
+            &format!("{name}: sessions"),
+        ));
+        assert_eq!(got_list, want_list, "{name}: catalog after the upgrade");
+        let conn = rusqlite::Connection::open(&db).expect("open");
+        let versions: Vec<i64> = conn
+            .prepare("SELECT version FROM refinery_schema_history ORDER BY version")
+            .expect("prepare")
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<rusqlite::Result<_>>()
+            .expect("versions");
+        assert_eq!(
+            versions.len(),
+            PINNED.len(),
+            "{name}: every migration applied"
+        );
+        let integrity: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .expect("integrity");
+        assert_eq!(integrity, "ok", "{name}");
+        conn.execute(
+            "INSERT INTO rows_fts (rows_fts) VALUES ('integrity-check')",
+            [],
+        )
+        .unwrap_or_else(|e| panic!("{name}: the search index is inconsistent: {e}"));
+        drop(conn);
+
+        for session in sessions {
+            let exported = ok(
+                sessiondb(&db, &["export", session]),
+                &format!("{name}: export"),
+            );
+            let want = ok(sessiondb(&fresh, &["export", session]), "export fresh");
+            assert_eq!(exported, want, "{name}: export of {session}");
+            let resumed = ok(
+                sessiondb(&db, &["resume", session, "--api"]),
+                &format!("{name}: resume"),
+            );
+            let want = ok(sessiondb(&fresh, &["resume", session, "--api"]), "resume");
+            assert_eq!(resumed, want, "{name}: resume of {session}");
+        }
+        let got_search: serde_json::Value = serde_json::from_slice(&ok(
+            sessiondb(&db, &["search", "forecast", "--json"]),
+            &format!("{name}: search"),
+        ))
+        .expect("JSON");
+        let want: serde_json::Value = serde_json::from_slice(&want_search).expect("JSON");
+        let ids = |v: &serde_json::Value| -> Vec<serde_json::Value> {
+            v.as_array()
+                .expect("hits")
+                .iter()
+                .map(|h| h["uuid"].clone())
+                .collect()
+        };
+        assert_eq!(ids(&got_search), ids(&want), "{name}: search");
+        // And it takes writes.
+        ok(
+            sessiondb(&db, &["tag", sessions[0], "upgraded"]),
+            &format!("{name}: tag"),
+        );
+        let again = ok(sessiondb(&db, &["info", sessions[0], "--json"]), "info");
+        let info: serde_json::Value = serde_json::from_slice(&again).expect("JSON");
+        assert_eq!(info["tag"], "upgraded", "{name}");
+    }
+}
