@@ -199,6 +199,15 @@ impl Store {
             }
         };
         let mut conn = target.open().map_err(|e| schema::open_error(e, &path))?;
+        if probe.read_only.is_none() {
+            // Closing the last connection would copy the WAL into the file and delete it
+            // (fsyncs, a truncate and two unlinks in a process that only read); the next
+            // writer's checkpoints do that copy anyway.
+            conn.set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                true,
+            )?;
+        }
         schema::check_version(&conn, &path)?;
         if schema::needs_migration(&conn)? {
             if let Some(reason) = &probe.read_only {
