@@ -86,7 +86,34 @@ pub fn local_time(iso: &str, tz: &TimeZone) -> String {
 /// The time zone for dates shown: `TZ` when set, else the system's; UTC if neither can be
 /// read.
 pub fn time_zone() -> TimeZone {
-    TimeZone::try_system().unwrap_or(TimeZone::UTC)
+    zone_from_files().unwrap_or_else(|| TimeZone::try_system().unwrap_or(TimeZone::UTC))
+}
+
+/// The zone's rules read straight from its one file (or `TZ`'s POSIX rule). jiff's own
+/// lookup also names the zone, which walks the whole zoneinfo tree: 42 directory reads,
+/// a visible share of a `sessions --limit 1` that should take a few milliseconds.
+fn zone_from_files() -> Option<TimeZone> {
+    const ZONEINFO: &str = "/usr/share/zoneinfo";
+    let Some(tz) = std::env::var_os("TZ") else {
+        let bytes = std::fs::read("/etc/localtime").ok()?;
+        return TimeZone::tzif("Local", &bytes).ok();
+    };
+    let tz = tz.to_str()?;
+    let name = tz.strip_prefix(':').unwrap_or(tz);
+    if name.is_empty() {
+        return Some(TimeZone::UTC);
+    }
+    let file = if name.starts_with('/') {
+        std::path::PathBuf::from(name)
+    } else if !name.split('/').any(|part| part == "..") {
+        std::path::Path::new(ZONEINFO).join(name)
+    } else {
+        return None;
+    };
+    match std::fs::read(&file) {
+        Ok(bytes) => TimeZone::tzif(name, &bytes).ok(),
+        Err(_) => TimeZone::posix(name).ok(),
+    }
 }
 
 /// The length of the shortest prefix of `id` that no other id shares, at least `min` (git's
