@@ -35,8 +35,9 @@ pub fn capture_command(binary: &Path, db: Option<&Path>) -> String {
     command
 }
 
-/// Quotes a word for a POSIX shell (Claude Code runs command hooks through one).
-fn shell_quote(word: &str) -> String {
+/// Quotes a word for a POSIX shell when it needs it (Claude Code runs command hooks through
+/// one; `launch --print` prints a command for one).
+pub fn shell_quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .bytes()

@@ -43,10 +43,13 @@ pub fn run(db: &Path, args: LaunchArgs) -> anyhow::Result<()> {
     }
     argv.extend(args.claude_args);
     if args.print {
-        let words: Vec<String> = argv.iter().map(|w| quote(w)).collect();
+        let words: Vec<String> = argv
+            .iter()
+            .map(|w| sessiondb::hooks::shell_quote(w))
+            .collect();
         println!(
             "cd {} && {}",
-            quote(&real.to_string_lossy()),
+            sessiondb::hooks::shell_quote(&real.to_string_lossy()),
             words.join(" ")
         );
         return Ok(());
@@ -60,17 +63,4 @@ pub fn run(db: &Path, args: LaunchArgs) -> anyhow::Result<()> {
         anyhow::bail!("{} exited with {status}", claude.to_string_lossy());
     }
     Ok(())
-}
-
-/// Quotes a word for a POSIX shell when it needs it.
-fn quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:=@%".contains(&b));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }
