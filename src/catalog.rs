@@ -216,6 +216,100 @@ pub fn backfill(conn: &mut Connection) -> Result<usize> {
 }
 
 fn refresh(conn: &Connection, session_key: i64, written: Option<i64>) -> Result<()> {
+    if let Some(values) = computed_row(conn, session_key, written, false)? {
+        conn.prepare_cached(UPSERT)?
+            .execute(rusqlite::params_from_iter(values))?;
+    }
+    Ok(())
+}
+
+/// The catalog columns in [`UPSERT`]'s order, for [`stale_columns`].
+const COLUMNS: [&str; 30] = [
+    "session_key",
+    "session_id",
+    "project_id",
+    "listed",
+    "summary",
+    "custom_title",
+    "user_title",
+    "ai_title",
+    "last_prompt",
+    "summary_record",
+    "first_prompt",
+    "git_branch",
+    "cwd",
+    "tag",
+    "created_at",
+    "first_timestamp",
+    "last_timestamp",
+    "last_modified",
+    "written_at",
+    "file_size",
+    "message_count",
+    "subagent_count",
+    "source_state",
+    "name_text",
+    "main_transcript",
+    "scanned_ordinal",
+    "base_size",
+    "base_messages",
+    "first_line_sidechain",
+    "prompt_is_command",
+];
+
+/// The columns of a session's catalog row that differ from a recomputation from all its
+/// lines (`sessiondb check`); `["(missing)"]` when it has no row. Only `written_at` is taken
+/// from the stored row: it records sessiondb's own writes, which the lines do not hold.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn stale_columns(conn: &Connection, session_key: i64) -> Result<Vec<&'static str>> {
+    let Some(want) = computed_row(conn, session_key, None, true)? else {
+        return Ok(Vec::new());
+    };
+    let sql = format!(
+        "SELECT {} FROM catalog WHERE session_key = ?1",
+        COLUMNS.join(", ")
+    );
+    let got: Option<Vec<rusqlite::types::Value>> = conn
+        .prepare_cached(&sql)?
+        .query_row([session_key], |r| {
+            (0..COLUMNS.len()).map(|i| r.get(i)).collect()
+        })
+        .optional()?;
+    let Some(got) = got else {
+        return Ok(vec!["(missing)"]);
+    };
+    Ok(COLUMNS
+        .iter()
+        .zip(want.iter().zip(&got))
+        .filter(|(_, (w, g))| w != g)
+        .map(|(name, _)| *name)
+        .collect())
+}
+
+/// Recomputes a session's catalog row from all its lines, ignoring the incremental
+/// watermark (`sessiondb check --repair`).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn rebuild_session(conn: &Connection, session_key: i64) -> Result<()> {
+    if let Some(values) = computed_row(conn, session_key, None, true)? {
+        conn.prepare_cached(UPSERT)?
+            .execute(rusqlite::params_from_iter(values))?;
+    }
+    Ok(())
+}
+
+/// The catalog row of a session as [`UPSERT`] binds it, computed from its lines: from the
+/// previous refresh's watermark on, or from the first line when `full`. `None` when the
+/// session does not exist.
+fn computed_row(
+    conn: &Connection,
+    session_key: i64,
+    written: Option<i64>,
+    full: bool,
+) -> Result<Option<Vec<rusqlite::types::Value>>> {
     let Some((session_id, project_id, main)) = conn
         .prepare_cached(SELECT_SESSION)?
         .query_row([session_key], |r| {
@@ -227,7 +321,7 @@ fn refresh(conn: &Connection, session_key: i64, written: Option<i64>) -> Result<
         })
         .optional()?
     else {
-        return Ok(());
+        return Ok(None);
     };
     let previous: Option<(Option<i64>, Previous)> = conn
         .prepare_cached(SELECT_PREVIOUS)?
@@ -252,6 +346,7 @@ fn refresh(conn: &Connection, session_key: i64, written: Option<i64>) -> Result<
         })
         .optional()?;
     let (previous_written, previous) = previous.unwrap_or_default();
+    let previous = if full { Previous::default() } else { previous };
     let written_at = match (previous_written, written) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
@@ -283,39 +378,51 @@ fn refresh(conn: &Connection, session_key: i64, written: Option<i64>) -> Result<
     if e.summary.is_none() {
         e.listed = false;
     }
-    conn.prepare_cached(UPSERT)?.execute(params![
-        session_key,
-        session_id,
-        project_id,
-        e.listed,
-        e.summary,
-        e.custom_title,
-        e.user_title,
-        e.ai_title,
-        e.last_prompt,
-        e.summary_record,
-        e.first_prompt,
-        e.git_branch,
-        e.cwd,
-        e.tag,
-        e.created_at,
-        e.first_timestamp,
-        e.last_timestamp,
-        last_modified,
-        written_at,
-        e.file_size,
-        e.message_count,
-        subagents,
-        e.source_state,
-        name_text,
-        e.main_transcript,
-        e.scanned_ordinal,
-        e.base_size,
-        e.base_messages,
-        e.first_line_sidechain,
-        e.prompt_is_command,
-    ])?;
-    Ok(())
+    let values: [&dyn rusqlite::ToSql; 30] = [
+        &session_key,
+        &session_id,
+        &project_id,
+        &e.listed,
+        &e.summary,
+        &e.custom_title,
+        &e.user_title,
+        &e.ai_title,
+        &e.last_prompt,
+        &e.summary_record,
+        &e.first_prompt,
+        &e.git_branch,
+        &e.cwd,
+        &e.tag,
+        &e.created_at,
+        &e.first_timestamp,
+        &e.last_timestamp,
+        &last_modified,
+        &written_at,
+        &e.file_size,
+        &e.message_count,
+        &subagents,
+        &e.source_state,
+        &name_text,
+        &e.main_transcript,
+        &e.scanned_ordinal,
+        &e.base_size,
+        &e.base_messages,
+        &e.first_line_sidechain,
+        &e.prompt_is_command,
+    ];
+    values
+        .iter()
+        .map(|v| {
+            Ok(match v.to_sql()? {
+                rusqlite::types::ToSqlOutput::Borrowed(r) => rusqlite::types::Value::try_from(r)
+                    .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?,
+                rusqlite::types::ToSqlOutput::Owned(v) => v,
+                _ => rusqlite::types::Value::Null,
+            })
+        })
+        .collect::<rusqlite::Result<_>>()
+        .map(Some)
+        .map_err(Into::into)
 }
 
 /// Computes a session's entry from its main transcript. Lines before the previous

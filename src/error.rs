@@ -93,6 +93,10 @@ pub enum Error {
     /// A project key, session id or subpath that cannot be stored (see [`crate::names`]).
     #[error("{0}")]
     BadName(String),
+    /// A stored line no longer matches the checksum written with it (see
+    /// [`crate::integrity`]): the database file was damaged.
+    #[error("{0}; run `sessiondb check --repair` to restore it from its source file")]
+    Damaged(Box<crate::integrity::DamagedLine>),
     /// A JSON value could not be encoded or decoded.
     #[error("JSON error: {0}")]
     Json(#[from] serde_json::Error),

@@ -1,6 +1,7 @@
 //! Export: rows → files, byte for byte as they were imported.
 
 use crate::error::{Error, Result};
+use crate::integrity::{self, DamagedLine};
 use crate::model::SessionRef;
 use crate::store::Store;
 use rusqlite::{Connection, OptionalExtension};
@@ -20,31 +21,69 @@ pub struct ExportReport {
     pub bytes: u64,
     /// Stored files not written, each with the reason naming it: a stored name that is not
     /// a safe path (from a database older than the checks of [`crate::names`]), a second
-    /// stored file mapping to a path already written, or a file that could not be written.
+    /// stored file mapping to a path already written, a file with a damaged line (see
+    /// [`crate::integrity`]; unless `force`), or a file that could not be written.
     pub skipped: Vec<String>,
+    /// Lines written although they no longer match their checksum (with `force` only).
+    pub damaged: Vec<DamagedLine>,
+}
+
+/// What an export does with a line whose bytes no longer match their checksum (see
+/// [`crate::integrity`]).
+#[derive(Debug)]
+pub enum OnDamage<'a> {
+    /// Stop with [`Error::Damaged`] naming it (the default).
+    Fail,
+    /// Write it as stored and list it here (`export --force`).
+    Keep(&'a mut Vec<DamagedLine>),
 }
 
 /// Writes the rows of one transcript to `out` in file order; returns the bytes written.
 ///
 /// # Errors
-/// Fails on a database or write error.
+/// [`Error::Damaged`] at the first line that does not match its checksum (the lines before
+/// it have been written to `out`); a database or write error.
 pub fn write_transcript(conn: &Connection, transcript: i64, out: &mut dyn Write) -> Result<u64> {
-    write_transcript_mapped(conn, transcript, out, &mut |_| None)
+    write_rows(conn, transcript, out, &mut |_| None, OnDamage::Fail)
+}
+
+/// [`write_transcript`] with a choice of what to do with a damaged line.
+///
+/// # Errors
+/// As [`write_transcript`]; with [`OnDamage::Keep`], damaged lines are no error.
+pub fn write_transcript_checked(
+    conn: &Connection,
+    transcript: i64,
+    out: &mut dyn Write,
+    on_damage: OnDamage<'_>,
+) -> Result<u64> {
+    write_rows(conn, transcript, out, &mut |_| None, on_damage)
 }
 
 /// [`write_transcript`] with a change on the way out: `map` gets each line that is a JSON
 /// object and returns its replacement, or `None` to keep it (restore's cwd rewrite).
 ///
 /// # Errors
-/// Fails on a database or write error.
+/// As [`write_transcript`].
 pub fn write_transcript_mapped(
     conn: &Connection,
     transcript: i64,
     out: &mut dyn Write,
     map: &mut dyn FnMut(&[u8]) -> Option<Vec<u8>>,
 ) -> Result<u64> {
+    write_rows(conn, transcript, out, map, OnDamage::Fail)
+}
+
+fn write_rows(
+    conn: &Connection,
+    transcript: i64,
+    out: &mut dyn Write,
+    map: &mut dyn FnMut(&[u8]) -> Option<Vec<u8>>,
+    mut on_damage: OnDamage<'_>,
+) -> Result<u64> {
     let mut stmt = conn.prepare_cached(
-        "SELECT raw, terminated, status FROM rows WHERE transcript_id = ?1 ORDER BY ordinal",
+        "SELECT raw, terminated, status, id, checksum FROM rows WHERE transcript_id = ?1
+         ORDER BY ordinal",
     )?;
     let mut rows = stmt.query([transcript])?;
     let mut written = 0u64;
@@ -52,6 +91,13 @@ pub fn write_transcript_mapped(
         let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
         let terminated: bool = row.get(1)?;
         let status: i64 = row.get(2)?;
+        if !integrity::verify(raw, row.get(4)?) {
+            let damaged = integrity::locate(conn, row.get(3)?)?;
+            match &mut on_damage {
+                OnDamage::Fail => return Err(Error::Damaged(Box::new(damaged))),
+                OnDamage::Keep(list) => list.push(damaged),
+            }
+        }
         let mapped = if status == crate::jsonl::LineStatus::Record as i64 {
             map(raw)
         } else {
@@ -84,8 +130,22 @@ pub fn main_transcript(conn: &Connection, session: &SessionRef) -> Result<Option
 /// Writes a session's main transcript exactly as imported.
 ///
 /// # Errors
-/// Fails when the session has no main transcript, or on a database or write error.
+/// Fails when the session has no main transcript, on a damaged line ([`Error::Damaged`],
+/// after the lines before it were written), or on a database or write error.
 pub fn export_session(store: &Store, session: &SessionRef, out: &mut dyn Write) -> Result<u64> {
+    export_session_checked(store, session, out, OnDamage::Fail)
+}
+
+/// [`export_session`] with a choice of what to do with a damaged line.
+///
+/// # Errors
+/// As [`export_session`]; with [`OnDamage::Keep`], damaged lines are no error.
+pub fn export_session_checked(
+    store: &Store,
+    session: &SessionRef,
+    out: &mut dyn Write,
+    on_damage: OnDamage<'_>,
+) -> Result<u64> {
     let conn = store.reader()?;
     let transcript = main_transcript(&conn, session)?.ok_or_else(|| {
         Error::NotFound(format!(
@@ -93,7 +153,15 @@ pub fn export_session(store: &Store, session: &SessionRef, out: &mut dyn Write) 
             session.session_id
         ))
     })?;
-    write_transcript(&conn, transcript, out)
+    write_transcript_checked(&conn, transcript, out, on_damage)
+}
+
+/// [`export_tree_with`] without `force`.
+///
+/// # Errors
+/// As [`export_tree_with`].
+pub fn export_tree(store: &Store, dir: &Path, project: Option<&str>) -> Result<ExportReport> {
+    export_tree_with(store, dir, project, false)
 }
 
 /// Rebuilds the projects tree under `dir`: every main transcript, sidechain, sidecar and
@@ -105,9 +173,17 @@ pub fn export_session(store: &Store, session: &SessionRef, out: &mut dyn Write) 
 /// and a file that cannot be written are each skipped and listed in
 /// [`ExportReport::skipped`]; everything else is exported.
 ///
+/// A file with a line that no longer matches its checksum is skipped too, unless `force`:
+/// then it is written as stored and the line listed in [`ExportReport::damaged`].
+///
 /// # Errors
 /// Fails on a database error, or when `dir` itself cannot be created.
-pub fn export_tree(store: &Store, dir: &Path, project: Option<&str>) -> Result<ExportReport> {
+pub fn export_tree_with(
+    store: &Store,
+    dir: &Path,
+    project: Option<&str>,
+    force: bool,
+) -> Result<ExportReport> {
     create_private_dir(dir)?;
     let conn = store.reader()?;
     let mut report = ExportReport::default();
@@ -149,7 +225,14 @@ pub fn export_tree(store: &Store, dir: &Path, project: Option<&str>) -> Result<E
                 format!("{project}/{session}/{subpath}.jsonl")
             };
             let outcome = claim(dir, &relative, &mut written).and_then(|path| {
-                let bytes = write_atomically(&path, |out| write_transcript(&conn, id, out))?;
+                let bytes = write_atomically(&path, |out| {
+                    let on_damage = if force {
+                        OnDamage::Keep(&mut report.damaged)
+                    } else {
+                        OnDamage::Fail
+                    };
+                    write_transcript_checked(&conn, id, out, on_damage)
+                })?;
                 set_recorded_mtime(&path, recorded_mtime_ns(&conn, Recorded::Transcript(id))?)?;
                 Ok(bytes)
             });

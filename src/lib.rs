@@ -17,6 +17,7 @@
 pub mod backup;
 pub mod capture;
 pub mod catalog;
+pub mod check;
 pub mod checkpoint;
 pub mod config;
 pub mod error;
@@ -24,6 +25,7 @@ pub mod export;
 pub mod fork;
 pub mod hooks;
 pub mod import;
+pub mod integrity;
 pub mod jsonl;
 pub mod metadata;
 pub mod model;

@@ -1119,8 +1119,8 @@ fn set_project_cwd(tx: &Transaction<'_>, session: i64, cwd: &str) -> Result<()> 
 const INSERT_ROW: &str = "INSERT INTO rows (transcript_id, ordinal, raw, terminated, status, type, uuid,
     parent_uuid, logical_parent_uuid, is_sidechain, entry_session_id, agent_id, timestamp, subtype,
     message_id, role, is_meta, is_compact_summary, is_api_error, source_tool_assistant_uuid,
-    unknown_type, unknown_fields, local)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, 1)";
+    unknown_type, unknown_fields, local, checksum)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, 1, ?23)";
 
 /// Lines per multi-row `INSERT` of import. Every statement that inserts into `rows` opens
 /// a statement journal (the table has triggers), which copies each page it touches first:
@@ -1132,7 +1132,7 @@ const ROW_BATCH: usize = 64;
 const STATEMENT_CACHE: usize = 64;
 
 /// The columns [`insert_rows`] binds per line.
-const ROW_PARAMS: usize = 24;
+const ROW_PARAMS: usize = 25;
 
 /// Where the lines [`insert_rows`] stores come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1166,7 +1166,8 @@ pub(crate) fn insert_rows(
             "INSERT INTO rows (id, transcript_id, ordinal, raw, terminated, status, type, uuid,
                 parent_uuid, logical_parent_uuid, is_sidechain, entry_session_id, agent_id,
                 timestamp, subtype, message_id, role, is_meta, is_compact_summary, is_api_error,
-                source_tool_assistant_uuid, unknown_type, unknown_fields, local) VALUES {}",
+                source_tool_assistant_uuid, unknown_type, unknown_fields, local, checksum)
+                VALUES {}",
             vec![one; n].join(", ")
         );
         let mut stmt = tx.prepare_cached(&sql)?;
@@ -1198,6 +1199,7 @@ pub(crate) fn insert_rows(
             stmt.raw_bind_parameter(at + 22, unknown_type)?;
             stmt.raw_bind_parameter(at + 23, env.unknown_fields)?;
             stmt.raw_bind_parameter(at + 24, origin == Origin::Local)?;
+            stmt.raw_bind_parameter(at + 25, crate::integrity::line_checksum(line.bytes))?;
         }
         stmt.raw_execute()?;
         done += n;
@@ -1258,6 +1260,7 @@ pub(crate) fn insert_row(
         env.source_tool_assistant_uuid.as_deref(),
         unknown_type,
         env.unknown_fields,
+        crate::integrity::line_checksum(line.bytes),
     ])?;
     Ok(tx.last_insert_rowid())
 }

@@ -8,7 +8,7 @@
 //! and the transcript's `content-replacement` rows.
 
 use crate::error::Result;
-use crate::jsonl;
+use crate::{integrity, jsonl};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
 
@@ -177,7 +177,7 @@ const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT value FROM json_ea
         UNION
         SELECT r.id FROM rows r WHERE r.transcript_id = ?1 AND r.type = 'user'
            AND r.source_tool_assistant_uuid IN (SELECT uuid FROM groups WHERE uuid IS NOT NULL))
-    SELECT r.ordinal, r.raw FROM rows r WHERE r.id IN (
+    SELECT r.ordinal, r.raw, r.id, r.checksum FROM rows r WHERE r.id IN (
         SELECT id FROM seeds UNION SELECT id FROM groups UNION SELECT id FROM bridged
         UNION SELECT id FROM results
         UNION SELECT row_id FROM content_replacements WHERE ?3 AND transcript_id = ?1)";
@@ -185,7 +185,8 @@ const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT value FROM json_ea
 /// Gathers and parses the rows needed to build the chain that ends at `leaf`, in file order.
 ///
 /// # Errors
-/// Fails on a database error.
+/// [`crate::Error::Damaged`] when a gathered line no longer matches its checksum; a
+/// database error.
 pub fn gather(
     conn: &Connection,
     transcript: i64,
@@ -226,6 +227,7 @@ pub fn gather(
     while let Some(row) = rows.next()? {
         let ordinal: i64 = row.get(0)?;
         let raw = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
+        integrity::check_row(conn, row.get(2)?, raw, row.get(3)?)?;
         if let Some(record) = jsonl::parse_record(raw) {
             records.push((ordinal, record));
         }

@@ -335,13 +335,14 @@ fn restore_metadata(
 
 fn file_history_records(conn: &Connection, transcript: i64) -> Result<Vec<Value>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT r.raw FROM file_history f JOIN rows r ON r.id = f.row_id
+        "SELECT r.raw, r.id, r.checksum FROM file_history f JOIN rows r ON r.id = f.row_id
          WHERE f.transcript_id = ?1 ORDER BY r.ordinal",
     )?;
     let mut rows = stmt.query([transcript])?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+        crate::integrity::check_row(conn, row.get(1)?, raw, row.get(2)?)?;
         out.extend(crate::jsonl::parse_record(raw));
     }
     Ok(out)

@@ -48,6 +48,10 @@ const PINNED: &[(&str, &str)] = &[
         "V9__search_cap.sql",
         "b4a32b161e86cf22601b6a251407561b43711766350e54f95e9c4ace32b8a0fe",
     ),
+    (
+        "V10__line_checksum.sql",
+        "04ca91e86d1db3010d854bb97ca79c30b073a86b63f4e355865c4b5dcaefdc89",
+    ),
 ];
 
 fn root() -> &'static Path {

@@ -73,6 +73,13 @@ pub enum Command {
     /// Write a consistent copy of the database to DEST (mode 0600, atomically), while
     /// writers go on (SQLite's online backup).
     Backup(BackupArgs),
+    /// Verify the database: SQLite integrity and foreign keys, the search index, every
+    /// stored line against its checksum, the catalog against its lines. Exit 1 when a
+    /// problem is found.
+    ///
+    /// With --repair, damaged lines are read again from the source files that still hold
+    /// them, and the search index and catalog are rebuilt (one transaction).
+    Check(CheckArgs),
     /// Rebuild a session's conversation and runtime state, as Claude Code's --resume does.
     ///
     /// Without --json or --api prints a short summary: title, leaf, message count, repairs.
@@ -434,6 +441,10 @@ pub struct ExportArgs {
     /// Only this project folder (with --all).
     #[arg(long, value_name = "P", allow_hyphen_values = true, requires = "all")]
     pub project: Option<String>,
+    /// Export lines that no longer match their checksum as stored, with a warning naming
+    /// each, instead of failing (see `sessiondb check`).
+    #[arg(long)]
+    pub force: bool,
     /// Print what was written as JSON.
     #[arg(long)]
     pub json: bool,
@@ -611,6 +622,17 @@ pub struct SearchArgs {
 #[derive(Debug, Args)]
 pub struct ReindexArgs {
     /// Print what was done as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sessiondb check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Repair what can be repaired, then check again.
+    #[arg(long)]
+    pub repair: bool,
+    /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -4,6 +4,8 @@ use crate::cli::ExportArgs;
 use crate::human::plural;
 use crate::output::print_json;
 use anyhow::Context;
+use sessiondb::export::OnDamage;
+use sessiondb::integrity::DamagedLine;
 use sessiondb::{export, query};
 use std::io::Write;
 use std::path::Path;
@@ -13,7 +15,7 @@ pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
     if args.all {
         let dir = args.out.context("--all needs --out DIR")?;
         let project = args.project.as_deref().map(super::project_key);
-        let report = export::export_tree(&store, &dir, project.as_deref())?;
+        let report = export::export_tree_with(&store, &dir, project.as_deref(), args.force)?;
         if args.json {
             print_json(&report)?;
         } else {
@@ -26,6 +28,7 @@ pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
                 db.display()
             ));
         }
+        warn_damaged(&report.damaged);
         for skipped in &report.skipped {
             eprintln!("warning: {skipped}");
         }
@@ -39,10 +42,18 @@ pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
     }
     let arg = args.session.context("name a SESSION or pass --all")?;
     let session = query::resolve_session(&*store.reader()?, &arg)?;
+    let mut damaged = Vec::new();
+    let on_damage = |damaged| {
+        if args.force {
+            OnDamage::Keep(damaged)
+        } else {
+            OnDamage::Fail
+        }
+    };
     match args.output {
         Some(file) => {
             let bytes = export::write_atomically(&file, |out| {
-                export::export_session(&store, &session, out)
+                export::export_session_checked(&store, &session, out, on_damage(&mut damaged))
             })
             .with_context(|| format!("cannot write {}", file.display()))?;
             if args.json {
@@ -56,9 +67,19 @@ pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
         }
         None => {
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            export::export_session(&store, &session, &mut out)?;
+            let written =
+                export::export_session_checked(&store, &session, &mut out, on_damage(&mut damaged));
             out.flush()?;
+            written?;
         }
     }
+    warn_damaged(&damaged);
     Ok(())
+}
+
+/// `--force` wrote these lines as stored: each gets a warning naming it.
+fn warn_damaged(damaged: &[DamagedLine]) {
+    for line in damaged {
+        eprintln!("warning: {line}; exported as stored (--force)");
+    }
 }

@@ -4,6 +4,7 @@ mod agents;
 mod append;
 mod backup;
 mod capture;
+mod check;
 mod config;
 mod delete;
 mod export;
@@ -54,6 +55,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Search(args) => search::run(&db, args),
         Command::Reindex(args) => reindex::run(&db, args),
         Command::Backup(args) => backup::run(&db, args),
+        Command::Check(args) => check::run(&db, args),
         Command::Resume(args) => resume::run_resume(&db, args),
         Command::Continue(args) => resume::run_continue(&db, args),
         Command::Fork(args) => fork::run(&db, args),

@@ -1,0 +1,85 @@
+//! `sessiondb check [--repair] [--json]`.
+
+use crate::cli::CheckArgs;
+use crate::human::plural;
+use crate::output::print_json;
+use sessiondb::check::CheckReport;
+use std::path::Path;
+
+pub fn run(db: &Path, args: CheckArgs) -> anyhow::Result<()> {
+    let store = if args.repair {
+        super::open_existing(db)?
+    } else {
+        super::open_read(db)?
+    };
+    let report = sessiondb::check::check(&store, args.repair)?;
+    if args.json {
+        print_json(&report)?;
+    } else {
+        print_human(db, &report);
+    }
+    if !report.ok {
+        let left = report.remaining.as_ref().unwrap_or(&report.problems).len();
+        anyhow::bail!(
+            "{} in {}",
+            plural(left as u64, "problem", "problems"),
+            db.display()
+        );
+    }
+    Ok(())
+}
+
+fn print_human(db: &Path, report: &CheckReport) {
+    println!(
+        "checked {}, {} and {} in {}",
+        plural(report.lines_checked, "line", "lines"),
+        plural(report.sessions_checked, "catalog row", "catalog rows"),
+        "the search index",
+        db.display()
+    );
+    if report.lines_unsummed > 0 {
+        println!(
+            "{} stored before checksums existed were not checked (check --repair sums them)",
+            plural(report.lines_unsummed, "line", "lines")
+        );
+    }
+    for problem in &report.problems {
+        println!("problem: {problem}");
+    }
+    if let Some(repair) = &report.repair {
+        for restored in &repair.restored {
+            println!(
+                "repaired: line {} of {} read again from {}",
+                restored.line.line,
+                restored.line.file,
+                restored.source.display()
+            );
+        }
+        if repair.summed > 0 {
+            println!(
+                "repaired: {} given a checksum",
+                plural(repair.summed, "line", "lines")
+            );
+        }
+        if repair.search_index_rebuilt {
+            println!("repaired: search index rebuilt");
+        }
+        if repair.catalog_rebuilt > 0 {
+            println!(
+                "repaired: {} recomputed",
+                plural(repair.catalog_rebuilt, "catalog row", "catalog rows")
+            );
+        }
+        for left in &repair.not_repaired {
+            println!("not repaired: {}: {}", left.problem, left.reason);
+        }
+    }
+    if let Some(remaining) = &report.remaining {
+        for problem in remaining {
+            println!("still: {problem}");
+        }
+    }
+    if report.ok {
+        println!("ok");
+    }
+}
