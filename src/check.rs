@@ -212,8 +212,8 @@ fn scan(store: &Store) -> Result<CheckReport> {
             report.problems.push(Problem::SearchIndex { detail });
         }
     }
-    scan_lines(&tx, &mut report)?;
-    scan_catalog(&tx, &mut report)?;
+    let damaged_sessions = scan_lines(&tx, &mut report)?;
+    scan_catalog(&tx, &mut report, &damaged_sessions)?;
     Ok(report)
 }
 
@@ -257,7 +257,8 @@ fn compare_search_index(conn: &Connection) -> Result<Option<String>> {
     }))
 }
 
-fn scan_lines(conn: &Connection, report: &mut CheckReport) -> Result<()> {
+/// Compares every line with its checksum; returns the sessions with a damaged line.
+fn scan_lines(conn: &Connection, report: &mut CheckReport) -> Result<Vec<i64>> {
     let mut stmt = conn.prepare("SELECT id, raw, checksum FROM rows ORDER BY id")?;
     let mut rows = stmt.query([])?;
     let mut damaged = Vec::new();
@@ -273,15 +274,19 @@ fn scan_lines(conn: &Connection, report: &mut CheckReport) -> Result<()> {
             damaged.push(row.get::<_, i64>(0)?);
         }
     }
+    let mut sessions = Vec::new();
     for id in damaged {
         report
             .problems
             .push(Problem::DamagedLine(integrity::locate(conn, id)?));
+        sessions.extend(session_of_row(conn, id)?);
     }
-    Ok(())
+    Ok(sessions)
 }
 
-fn scan_catalog(conn: &Connection, report: &mut CheckReport) -> Result<()> {
+/// Compares every catalog row with a recomputation, except those of `damaged` sessions: a
+/// recomputation would read the damaged bytes (they are recomputed once restored).
+fn scan_catalog(conn: &Connection, report: &mut CheckReport, damaged: &[i64]) -> Result<()> {
     let sessions: Vec<(i64, String, String)> = conn
         .prepare(
             "SELECT s.id, p.key, s.session_id FROM sessions s JOIN projects p ON p.id = s.project_id
@@ -290,6 +295,9 @@ fn scan_catalog(conn: &Connection, report: &mut CheckReport) -> Result<()> {
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<rusqlite::Result<_>>()?;
     for (key, project, session_id) in sessions {
+        if damaged.contains(&key) {
+            continue;
+        }
         report.sessions_checked += 1;
         let columns = catalog::stale_columns(conn, key)?;
         if !columns.is_empty() {

@@ -2,6 +2,7 @@ mod append;
 mod backup;
 mod capture;
 mod catalog;
+mod check;
 mod cli;
 mod cli_output;
 mod export_safety;
