@@ -416,12 +416,12 @@ fn sum_unsummed(conn: &Connection) -> Result<u64> {
     Ok(ids.len() as u64)
 }
 
+/// A damaged line read again: the source file, its bytes there, the stored checksum.
+type Reread = (PathBuf, Vec<u8>, i64);
+
 /// The damaged row's original bytes, read again from the source file it was imported from:
 /// `Ok((file, bytes, checksum))`, or `Err(why not)`.
-fn reread(
-    conn: &Connection,
-    row_id: i64,
-) -> Result<std::result::Result<(PathBuf, Vec<u8>, i64), String>> {
+fn reread(conn: &Connection, row_id: i64) -> Result<std::result::Result<Reread, String>> {
     use rusqlite::OptionalExtension;
     let (transcript, ordinal, len, checksum): (i64, i64, i64, Option<i64>) = conn
         .prepare_cached(

@@ -154,6 +154,35 @@ fn inherited_metadata(
     Ok(out)
 }
 
+/// A message of the fork written on the bytes of the source line it comes from (the one
+/// with its uuid in `transcript`): only the fields fork changed are serialized, so what the
+/// in-memory view cannot hold as written (a lone surrogate escape, deep nesting, a number's
+/// spelling) reaches the fork byte for byte (see [`crate::jsonl::patch`]).
+fn on_stored_bytes(conn: &Connection, transcript: i64, line: &Value) -> Result<Vec<u8>> {
+    let (Some(record), Some(uuid)) = (line.as_object(), line.get("uuid").and_then(Value::as_str))
+    else {
+        return Ok(serde_json::to_vec(line)?);
+    };
+    let stored: Option<(i64, Vec<u8>, Option<i64>)> = conn
+        .prepare_cached(
+            "SELECT id, raw, checksum FROM rows WHERE transcript_id = ?1 AND uuid = ?2
+               AND status = 0
+             ORDER BY ordinal DESC LIMIT 1",
+        )?
+        .query_row(params![transcript, uuid], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    let Some((id, raw, checksum)) = stored else {
+        return Ok(serde_json::to_vec(line)?);
+    };
+    crate::integrity::check_row(conn, id, &raw, checksum)?;
+    match crate::jsonl::patch::patch_object(&raw, record) {
+        Some(bytes) => Ok(bytes),
+        None => Ok(serde_json::to_vec(line)?),
+    }
+}
+
 impl Store {
     /// Forks a stored session: a new session in the same project holding the resumed
     /// conversation (up to [`ForkOptions::up_to`]) re-recorded under a fresh id, as Claude
@@ -283,6 +312,20 @@ impl Store {
         }
         let planned = record::plan(&chain, &stamp, |_| Ok(false), || Ok(None))?;
         let written_messages = planned.messages as usize;
+        let mut bytes: Vec<Vec<u8>> = lines
+            .iter()
+            .map(serde_json::to_vec)
+            .collect::<serde_json::Result<_>>()?;
+        {
+            let conn = self.reader()?;
+            let transcript = main_transcript(&conn, source)?;
+            for line in &planned.lines {
+                bytes.push(match transcript {
+                    Some(t) => on_stored_bytes(&conn, t, line)?,
+                    None => serde_json::to_vec(line)?,
+                });
+            }
+        }
         lines.extend(planned.lines);
         let now = crate::time::now_ms();
         let key = self.write(|tx| {
@@ -303,7 +346,7 @@ impl Store {
             }
             let key = tx.last_insert_rowid();
             let transcript = record::main_transcript_for_write(tx, key)?;
-            record::write_lines(tx, transcript, &lines)?;
+            record::write_line_bytes(tx, transcript, &bytes)?;
             tx.prepare_cached(
                 "INSERT INTO forks (session_key, source_session_key, source_project,
                     source_session_id, up_to_uuid, leaf_uuid, created_at)

@@ -400,11 +400,24 @@ pub(crate) fn write_lines(tx: &Transaction<'_>, transcript: i64, lines: &[Value]
     if lines.is_empty() {
         return Ok(());
     }
-    let first = next_ordinal(tx, transcript)?;
     let bytes: Vec<Vec<u8>> = lines
         .iter()
         .map(serde_json::to_vec)
         .collect::<serde_json::Result<_>>()?;
+    write_line_bytes(tx, transcript, &bytes)
+}
+
+/// Stores lines already serialized (each one JSON object) after the transcript's last row,
+/// as [`write_lines`] does.
+pub(crate) fn write_line_bytes(
+    tx: &Transaction<'_>,
+    transcript: i64,
+    bytes: &[Vec<u8>],
+) -> Result<()> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    let first = next_ordinal(tx, transcript)?;
     let batch: Vec<(Line<'_>, LineStatus, Envelope<'_>)> = bytes
         .iter()
         .map(|b| {

@@ -37,6 +37,7 @@ pub(crate) use skip_scalars;
 mod envelope;
 pub(crate) mod fields;
 pub mod lenient;
+pub mod patch;
 mod search_text;
 
 pub use envelope::{Envelope, LineStatus};

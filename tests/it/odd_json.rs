@@ -103,3 +103,37 @@ fn lone_surrogates_and_deep_nesting_resume_fork_and_list() {
         assert!(fork_text.contains(u), "{u} missing from the fork");
     }
 }
+
+/// A fork writes such records on their stored bytes: only the fields fork changes differ
+/// (`sessionId`, and `requestSessionId` added to assistants), so the lone surrogates and the 300-deep value reach
+/// the fork as written, not as the view's U+FFFD and JSON text.
+#[test]
+fn a_fork_keeps_the_bytes_of_fields_it_does_not_change() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let project = dir.path().join("-w");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let text = transcript();
+    std::fs::write(project.join(format!("{SESSION}.jsonl")), &text).expect("write");
+    let db = dir.path().join("s.db");
+    ok(&db, &["import", &project.to_string_lossy()]);
+    let forked: Value =
+        serde_json::from_slice(&ok(&db, &["fork", SESSION, "--json"])).expect("valid JSON");
+    let fork_id = forked["session_id"].as_str().expect("id").to_owned();
+    let got = String::from_utf8(ok(&db, &["export", &fork_id])).expect("utf-8");
+    let want: String = text
+        .lines()
+        .map(|line| {
+            let mut line = line.replace(
+                &format!(r#""sessionId":"{SESSION}""#),
+                &format!(r#""sessionId":"{fork_id}""#),
+            );
+            if line.contains(r#""type":"assistant""#) {
+                line.pop();
+                line.push_str(&format!(r#","requestSessionId":"{SESSION}"}}"#));
+            }
+            line + "\n"
+        })
+        .collect();
+    assert_eq!(got, want);
+    assert!(got.contains(r"cut here \ud83d") && got.contains(&"[".repeat(300)));
+}

@@ -31,10 +31,9 @@ pub fn run(db: &Path, args: CheckArgs) -> anyhow::Result<()> {
 
 fn print_human(db: &Path, report: &CheckReport) {
     println!(
-        "checked {}, {} and {} in {}",
+        "checked {}, {} and the search index in {}",
         plural(report.lines_checked, "line", "lines"),
         plural(report.sessions_checked, "catalog row", "catalog rows"),
-        "the search index",
         db.display()
     );
     if report.lines_unsummed > 0 {
