@@ -86,7 +86,8 @@ const REAPPENDED: &[&str] = &[
     "pr-link",
 ];
 
-const LAST_METADATA: &str = "SELECT r.raw FROM metadata m JOIN rows r ON r.id = m.row_id
+const LAST_METADATA: &str =
+    "SELECT r.raw, r.id, r.checksum FROM metadata m JOIN rows r ON r.id = m.row_id
      WHERE m.transcript_id = ?1 AND m.kind = ?2
        AND (m.entry_session_id = ?3 OR m.entry_session_id IS NULL)
      ORDER BY m.row_id DESC LIMIT 1";
@@ -111,9 +112,15 @@ fn inherited_metadata(
                 continue;
             }
         }
-        let raw: Option<Vec<u8>> = stmt
-            .query_row(params![transcript, kind, keyed_by], |r| r.get(0))
+        let stored: Option<(Vec<u8>, i64, Option<i64>)> = stmt
+            .query_row(params![transcript, kind, keyed_by], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
             .optional()?;
+        if let Some((raw, id, checksum)) = &stored {
+            crate::integrity::check_row(conn, *id, raw, *checksum)?;
+        }
+        let raw = stored.map(|(raw, _, _)| raw);
         let Some(Value::Object(mut record)) = raw.as_deref().and_then(crate::jsonl::parse_record)
         else {
             continue;

@@ -337,7 +337,8 @@ fn stream_for_write(tx: &Transaction<'_>, session: i64, subpath: &str) -> Result
 
 /// Appends the stored entries of `transcript` from `after_ordinal` on to `out` as JSON array
 /// elements (comma-separated, no brackets). Blank and malformed lines of imported files are
-/// skipped; a BOM is dropped. Returns the last ordinal written and how many were written.
+/// skipped; a BOM is dropped; a line that no longer matches its checksum is an error
+/// ([`Error::Damaged`]). Returns the last ordinal written and how many were written.
 fn write_entries(
     conn: &Connection,
     transcript: i64,
@@ -345,8 +346,8 @@ fn write_entries(
     out: &mut Vec<u8>,
 ) -> Result<(i64, u64)> {
     let mut stmt = conn.prepare_cached(
-        "SELECT ordinal, raw FROM rows WHERE transcript_id = ?1 AND ordinal > ?2 AND status = 0
-         ORDER BY ordinal",
+        "SELECT ordinal, raw, id, checksum FROM rows
+         WHERE transcript_id = ?1 AND ordinal > ?2 AND status = 0 ORDER BY ordinal",
     )?;
     let mut rows = stmt.query(params![transcript, after_ordinal])?;
     let mut last = after_ordinal;
@@ -357,6 +358,7 @@ fn write_entries(
             rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b,
             _ => continue,
         };
+        crate::integrity::check_row(conn, row.get(2)?, bytes, row.get(3)?)?;
         let Some(text) = jsonl::parse_text(bytes) else {
             continue;
         };
