@@ -329,7 +329,9 @@ pub(crate) async fn search(
                 limit: Some(p.limit.filter(|n| (1..=500).contains(n)).unwrap_or(100)),
                 marks: Some((MARK_OPEN.to_owned(), MARK_CLOSE.to_owned())),
             };
-            search::catch_up(&state.store)?;
+            // As the API's search: a write that fails (a full disk) must not fail the read;
+            // the queued lines are left out.
+            let _ = search::catch_up(&state.store);
             let hits = search::search(&*state.store.reader()?, &query)?;
             h.raw("<p class=\"count\">").num(hits.len()).raw(if hits.len() == 1 { " hit" } else { " hits" }).raw("</p>");
             h.raw("<ol class=\"hits\">");
