@@ -112,15 +112,7 @@ pub(crate) async fn sessions(
         h.raw(
             "<form class=\"filters\" method=\"get\" action=\"/\" aria-label=\"Filter sessions\">",
         );
-        h.raw("<label>Project <select name=\"project\"><option value=\"\">all</option>");
-        for key in &projects {
-            h.raw("<option value=\"").text(key).raw("\"");
-            if project.as_deref() == Some(key) {
-                h.raw(" selected");
-            }
-            h.raw(">").text(key).raw("</option>");
-        }
-        h.raw("</select></label>");
+        project_select(&mut h, &projects, project.as_deref());
         text_input(&mut h, "Tag", "tag", tag.as_deref(), Some("tags"));
         h.raw("<datalist id=\"tags\">");
         for t in &tags {
@@ -180,6 +172,19 @@ pub(crate) async fn sessions(
         Ok(page(StatusCode::OK, "Sessions", Nav::Sessions, &h))
     })
     .await
+}
+
+/// The filter forms' project menu: every stored project, `selected` marked.
+fn project_select(h: &mut Html, projects: &[String], selected: Option<&str>) {
+    h.raw("<label>Project <select name=\"project\"><option value=\"\">all</option>");
+    for key in projects {
+        h.raw("<option value=\"").text(key).raw("\"");
+        if selected == Some(key.as_str()) {
+            h.raw(" selected");
+        }
+        h.raw(">").text(key).raw("</option>");
+    }
+    h.raw("</select></label>");
 }
 
 fn text_input(
@@ -296,15 +301,8 @@ pub(crate) async fn search(
         h.raw("<h1>Search</h1><form class=\"filters\" method=\"get\" action=\"/search\" role=\"search\">")
             .raw("<label class=\"wide\">Words <input type=\"search\" name=\"q\" autofocus value=\"")
             .text(q.as_deref().unwrap_or(""))
-            .raw("\"></label><label>Project <select name=\"project\"><option value=\"\">all</option>");
-        for key in &projects {
-            h.raw("<option value=\"").text(key).raw("\"");
-            if project.as_deref() == Some(key) {
-                h.raw(" selected");
-            }
-            h.raw(">").text(key).raw("</option>");
-        }
-        h.raw("</select></label>");
+            .raw("\"></label>");
+        project_select(&mut h, &projects, project.as_deref());
         text_input(&mut h, "Tag", "tag", tag.as_deref(), None);
         h.raw("<label>Role <select name=\"role\">");
         for (v, label) in [("", "any"), ("user", "user"), ("assistant", "assistant")] {
