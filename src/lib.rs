@@ -7,7 +7,7 @@
 //! ```no_run
 //! use sessiondb::{import, model::NoProgress, Store};
 //! # fn main() -> sessiondb::Result<()> {
-//! let store = Store::open("/tmp/sessions.db")?;
+//! let store = Store::open("sessions.db")?;
 //! let report = import::import_paths(&store, &["/home/me/.claude/projects".into()], &NoProgress)?;
 //! println!("{} new rows", report.new_rows);
 //! # Ok(()) }

@@ -2,7 +2,7 @@
 //! and the request the CLI wrote and sent; resume/fork decide where appends go; a property
 //! test (append then resume returns what was appended); concurrent writers; a killed writer.
 
-use crate::resume_cli::{cases, lay_out, sessiondb, Case};
+use crate::resume_cli::{cases, lay_out, Case};
 use crate::support::*;
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -325,25 +325,9 @@ fn the_cli_names_a_bad_line_and_stores_nothing() {
     let db = dir.path().join("s.db");
     let before = std::fs::read(&db).expect("db");
     let run = |input: &str, extra: &[&str]| {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-            .arg("--db")
-            .arg(&db)
-            .arg("append")
-            .arg(&session.session_id)
-            .args(extra)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write");
-        child.wait_with_output().expect("wait")
+        let mut command = sessiondb_command(&db);
+        command.arg("append").arg(&session.session_id).args(extra);
+        output_with_stdin(command, input.as_bytes())
     };
     let bad = format!(
         "{}\n\n{{\"type\":\"user\",\"uuid\":\"z\"}}\n",
@@ -375,9 +359,7 @@ fn the_cli_names_a_bad_line_and_stores_nothing() {
 
 /// Appends through the CLI, reading `batch` on stdin.
 fn cli_append(db: &Path, session: &str, batch: &Path) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-        .arg("--db")
-        .arg(db)
+    sessiondb_command(db)
         .arg("append")
         .arg(session)
         .stdin(std::fs::File::open(batch).expect("batch"))
@@ -486,19 +468,12 @@ fn a_killed_append_leaves_the_session_as_before_the_batch() {
     let batch = write_batch(&dir.path().join("big.jsonl"), &entries);
     let mut saw_none = false;
     for delay_ms in [30u64, 150, 400, 800, 1500] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-            .arg("--db")
-            .arg(&db)
+        let mut append = sessiondb_command(&db);
+        append
             .arg("append")
             .arg(&session.session_id)
-            .stdin(std::fs::File::open(&batch).expect("batch"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn");
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        let _ = child.kill();
-        let status = child.wait().expect("wait");
+            .stdin(std::fs::File::open(&batch).expect("batch"));
+        let status = kill_after(append, std::time::Duration::from_millis(delay_ms));
         let store = Store::open(&db).expect("opens after a kill");
         let ok: String = store
             .reader()

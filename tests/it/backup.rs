@@ -1,5 +1,6 @@
 //! `sessiondb backup DEST`: a consistent, private, atomic copy while a writer runs.
 
+use crate::support::{import, samples, sessiondb, temp_store};
 use sessiondb::record::{self, AppendOptions};
 use sessiondb::{backup, query};
 use std::path::Path;
@@ -28,9 +29,8 @@ fn assert_consistent(copy: &Path) -> i64 {
 
 #[test]
 fn backups_taken_while_a_writer_appends_are_consistent_private_and_atomic() {
-    let (dir, store) = crate::support::temp_store();
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
-    crate::support::import(&store, &[samples.as_path()]);
+    let (dir, store) = temp_store();
+    import(&store, &[&samples()]);
     let session = query::resolve_session(&store.reader().expect("r"), "7c9d2e41").expect("s");
     let out = dir.path().join("copies");
     std::fs::create_dir(&out).expect("mkdir");
@@ -81,23 +81,12 @@ fn backups_taken_while_a_writer_appends_are_consistent_private_and_atomic() {
 fn the_backup_verb_copies_and_needs_a_database() {
     let dir = tempfile::tempdir().expect("tmp");
     let db = dir.path().join("s.db");
-    let run = |db: &Path, args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-            .arg("--db")
-            .arg(db)
-            .args(args)
-            .output()
-            .expect("run")
-    };
     let dest = dir.path().join("copy.db");
-    let out = run(&db, &["backup", &dest.to_string_lossy()]);
+    let out = sessiondb(&db, &["backup", &dest.to_string_lossy()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(!db.exists() && !dest.exists());
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
-    assert!(run(&db, &["import", &samples.to_string_lossy()])
-        .status
-        .success());
-    let out = run(&db, &["backup", &dest.to_string_lossy(), "--json"]);
+    crate::support::import_samples(&db);
+    let out = sessiondb(&db, &["backup", &dest.to_string_lossy(), "--json"]);
     assert!(
         out.status.success(),
         "{}",
@@ -105,7 +94,7 @@ fn the_backup_verb_copies_and_needs_a_database() {
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert!(report["bytes"].as_u64().unwrap_or(0) > 0);
-    let a = run(&db, &["sessions", "--json"]);
-    let b = run(&dest, &["sessions", "--json"]);
+    let a = sessiondb(&db, &["sessions", "--json"]);
+    let b = sessiondb(&dest, &["sessions", "--json"]);
     assert_eq!(a.stdout, b.stdout, "the copy lists the same sessions");
 }

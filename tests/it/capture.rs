@@ -1,11 +1,13 @@
 //! Live capture: `sessiondb capture` fed the hook payloads Claude Code 2.1.332 sent
 //! (tests/fixtures/hooks/), and `sessiondb hooks install | uninstall | status`.
 
-use crate::support::{count, dump_rows};
+use crate::support::{
+    copy_tree, count, dump_rows, import, output_with_stdin, samples, sessiondb_command,
+};
 use sessiondb::Store;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 /// A Claude Code home, a working directory and a state folder, all temporary.
 struct Home {
@@ -48,24 +50,12 @@ impl Home {
     }
 
     fn sessiondb(&self, args: &[&str], stdin: &[u8]) -> Output {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-            .arg("--db")
-            .arg(&self.db)
+        let mut command = sessiondb_command(&self.db);
+        command
             .args(args)
             .env("CLAUDE_CONFIG_DIR", &self.config)
-            .env("XDG_STATE_HOME", &self.state)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run sessiondb");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(stdin)
-            .expect("write stdin");
-        child.wait_with_output().expect("wait")
+            .env("XDG_STATE_HOME", &self.state);
+        output_with_stdin(command, stdin)
     }
 
     fn capture(&self, payload: &str) -> Output {
@@ -181,7 +171,7 @@ fn every_recorded_event_captures_its_session_incrementally() {
 #[test]
 fn capture_of_a_session_equals_an_import_of_it() {
     let home = Home::new();
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
+    let samples = samples();
     let project = home.config.join("projects").join("-home-dev-weather-app");
     std::fs::create_dir_all(&project).expect("mkdir");
     let entry = "8e1f3a52-6c7b-4091-8b2c-3d4e5f6a7b82";
@@ -196,7 +186,7 @@ fn capture_of_a_session_equals_an_import_of_it() {
     let captured = Store::open(&home.db).expect("open");
     let dir = tempfile::tempdir().expect("tmp");
     let imported = Store::open(dir.path().join("i.db")).expect("open");
-    crate::support::import(&imported, &[&project]);
+    import(&imported, &[&project]);
     let want: Vec<_> = dump_rows(&imported)
         .into_iter()
         .filter(|r| r.0 == "8e1f3a52-6c7b-4091-8b2c-3d4e5f6a7b82")
@@ -210,19 +200,6 @@ fn capture_of_a_session_equals_an_import_of_it() {
         1,
         "the other session of the project is not captured"
     );
-}
-
-pub fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).expect("read dir") {
-        let path = entry.expect("entry").path();
-        let target = to.join(path.file_name().expect("name"));
-        if path.is_dir() {
-            std::fs::create_dir_all(&target).expect("mkdir");
-            copy_tree(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).expect("copy");
-        }
-    }
 }
 
 #[test]

@@ -1,12 +1,11 @@
 //! The catalog and the metadata verbs: listing filters and order, rename/tag/delete through
 //! the library and the CLI, SESSION given as a custom title, vanished sources.
 
-use crate::support;
+use crate::support::{self, sessiondb};
 use serde_json::{json, Value};
 use sessiondb::query::{self, SessionFilter};
 use sessiondb::{metadata, Store};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
 
 const S1: &str = "11111111-0000-4000-8000-000000000001";
 const S2: &str = "22222222-0000-4000-8000-000000000002";
@@ -223,26 +222,12 @@ fn vanished_sources_are_marked() {
     assert!(info.listed);
 }
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-}
-
-fn cli(db: &Path, args: &[&str]) -> std::process::Output {
-    bin()
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run sessiondb")
-}
-
 #[test]
 fn cli_verbs() {
     let (dir, store, _) = tree();
     drop(store);
     let db = dir.path().join("sessions.db");
-    let out = cli(&db, &["sessions", "--json", "--limit", "2"]);
+    let out = sessiondb(&db, &["sessions", "--json", "--limit", "2"]);
     assert!(
         out.status.success(),
         "{}",
@@ -266,43 +251,47 @@ fn cli_verbs() {
     }
     assert_eq!(listed.as_array().map(Vec::len), Some(2));
 
-    assert!(cli(&db, &["rename", S2, "Release notes"]).status.success());
-    assert!(cli(&db, &["tag", "Release notes", "docs"]).status.success());
-    let out = cli(&db, &["info", "Release notes", "--json"]);
+    assert!(sessiondb(&db, &["rename", S2, "Release notes"])
+        .status
+        .success());
+    assert!(sessiondb(&db, &["tag", "Release notes", "docs"])
+        .status
+        .success());
+    let out = sessiondb(&db, &["info", "Release notes", "--json"]);
     let info: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(info["session_id"], S2);
     assert_eq!(info["tag"], "docs");
-    let out = cli(&db, &["sessions", "--tag", "docs", "--json"]);
+    let out = sessiondb(&db, &["sessions", "--tag", "docs", "--json"]);
     let tagged: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(tagged.as_array().map(Vec::len), Some(1));
-    assert!(cli(&db, &["tag", S2, "--clear"]).status.success());
+    assert!(sessiondb(&db, &["tag", S2, "--clear"]).status.success());
     assert!(
-        !cli(&db, &["tag", S2]).status.success(),
+        !sessiondb(&db, &["tag", S2]).status.success(),
         "TAG or --clear is required"
     );
 
-    let out = cli(&db, &["messages", S1, "--json"]);
+    let out = sessiondb(&db, &["messages", S1, "--json"]);
     let msgs: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(msgs.as_array().map(Vec::len), Some(2));
     assert_eq!(msgs[0]["type"], "user");
     // The SDK's slice: offset -2, limit 1 is [-2:-1], the second-last message.
-    let out = cli(
+    let out = sessiondb(
         &db,
         &["messages", S1, "--limit", "1", "--offset", "-2", "--json"],
     );
     let msgs: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(msgs.as_array().map(Vec::len), Some(1));
     assert_eq!(msgs[0]["type"], "user");
-    let out = cli(&db, &["messages", S1, "--offset", "1", "--json"]);
+    let out = sessiondb(&db, &["messages", S1, "--offset", "1", "--json"]);
     let msgs: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(msgs[0]["type"], "assistant");
-    let out = cli(&db, &["agents", S1, "--json"]);
+    let out = sessiondb(&db, &["agents", S1, "--json"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
 
-    let out = cli(&db, &["search", "release", "--json"]);
+    let out = sessiondb(&db, &["search", "release", "--json"]);
     assert!(out.status.success());
     // Operators are plain text: no syntax error, just nothing found (exit 1, as grep).
-    let out = cli(&db, &["search", "\"NEAR(", "--json"]);
+    let out = sessiondb(&db, &["search", "\"NEAR(", "--json"]);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -310,17 +299,17 @@ fn cli_verbs() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.stderr.is_empty());
-    assert!(cli(&db, &["reindex"]).status.success());
+    assert!(sessiondb(&db, &["reindex"]).status.success());
 
-    let out = cli(&db, &["delete", S3]);
+    let out = sessiondb(&db, &["delete", S3]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
     assert!(
-        cli(&db, &["info", S3]).status.success(),
+        sessiondb(&db, &["info", S3]).status.success(),
         "refused delete kept it"
     );
-    assert!(cli(&db, &["delete", S3, "--yes"]).status.success());
-    assert!(!cli(&db, &["info", S3]).status.success());
+    assert!(sessiondb(&db, &["delete", S3, "--yes"]).status.success());
+    assert!(!sessiondb(&db, &["info", S3]).status.success());
 }
 
 /// A session imported while it grows line by line (with torn last lines completed by the

@@ -1,35 +1,19 @@
 //! The command line's contract: exit codes, messages that name the problem, and the
 //! sample-sessions set-up command of the README.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn sessiondb(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("run sessiondb")
-}
-
-fn samples() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/sample-projects")
-        .to_string_lossy()
-        .into_owned()
-}
+use crate::support::{import_samples, samples, sessiondb, sessiondb_command};
 
 #[test]
 fn import_of_the_sample_sessions_prints_a_summary_and_json() {
     let dir = tempfile::tempdir().expect("tmp");
     let db = dir.path().join("s.db");
-    let out = sessiondb(&db, &["import", &samples()]);
+    let samples = samples();
+    let out = sessiondb(&db, &["import", &samples.to_string_lossy()]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("2 sessions"), "{text}");
     assert!(text.contains("MB/s"), "{text}");
-    let out = sessiondb(&db, &["import", &samples(), "--json"]);
+    let out = sessiondb(&db, &["import", &samples.to_string_lossy(), "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(report["new_rows"], 0);
     assert_eq!(report["files_unchanged"], report["files"]);
@@ -39,7 +23,7 @@ fn import_of_the_sample_sessions_prints_a_summary_and_json() {
 fn unknown_and_ambiguous_sessions_exit_1_with_a_message() {
     let dir = tempfile::tempdir().expect("tmp");
     let db = dir.path().join("s.db");
-    assert!(sessiondb(&db, &["import", &samples()]).status.success());
+    import_samples(&db);
     let out = sessiondb(&db, &["export", "0000dead"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no session matches \"0000dead\""));
@@ -69,10 +53,8 @@ fn usage_errors_exit_2_and_a_missing_path_is_named() {
 fn a_closed_pipe_is_not_an_error() {
     let dir = tempfile::tempdir().expect("tmp");
     let db = dir.path().join("s.db");
-    assert!(sessiondb(&db, &["import", &samples()]).status.success());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-        .arg("--db")
-        .arg(&db)
+    import_samples(&db);
+    let mut child = sessiondb_command(&db)
         .args(["export", "8e1f3a52"])
         .stdout(std::process::Stdio::piped())
         .spawn()

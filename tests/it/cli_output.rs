@@ -41,7 +41,7 @@ fn stderr(out: &Output) -> String {
 /// seconds), imported into a fresh database.
 fn samples_at(mtime: u64) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tmp");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
+    let src = crate::support::samples();
     let dst = dir.path().join("projects");
     copy_tree(&src, &dst, mtime);
     let db = dir.path().join("s.db");
@@ -433,7 +433,7 @@ fn summaries_name_the_database_and_quiet_silences_them() {
     assert!(stderr(&out).contains(&shown), "{}", stderr(&out));
     let out = run(&db, &["info", S2]);
     assert!(stdout(&out).contains(&format!("database      {shown}")));
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
+    let samples = crate::support::samples();
     let out = run(&db, &["import", &samples.to_string_lossy()]);
     assert!(
         stdout(&out).contains(&format!("database {shown}")),

@@ -1,7 +1,8 @@
 //! Issue 13 item 7: `export --all` never stops half-way and never overwrites a file it
 //! wrote; what it cannot write is named, and the exit code is 1.
 
-use crate::names::{sessiondb, USER};
+use crate::names::USER;
+use crate::support::sessiondb;
 use std::path::Path;
 
 fn write_session(project: &Path, id: &str, text: &str) {

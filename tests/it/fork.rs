@@ -2,7 +2,7 @@
 //! fork's lines against the file the real CLI wrote, `--up-to` and `--title` against the
 //! SDK's fork_session, and what a fork inherits and drops.
 
-use crate::resume_cli::{cases, lay_out, sessiondb, Case};
+use crate::resume_cli::{cases, lay_out, Case};
 use crate::support::*;
 use serde_json::{json, Value};
 use sessiondb::fork::{fork_origin, ForkOptions};
@@ -53,16 +53,13 @@ fn every_fork_case_forks_then_resumes_to_the_cli_api_view() {
         let dir = tempfile::tempdir().expect("tmp");
         let db = import_case(&case, dir.path());
         let target = case.str("target_session_id").expect("target");
-        let out = sessiondb(&db, &["fork".into(), target.into()]);
+        let out = sessiondb(&db, &["fork", target]);
         assert!(out.status.success(), "{}: fork failed", case.name());
         let new_id = String::from_utf8(out.stdout).expect("utf-8");
         let new_id = new_id.trim_end_matches('\n');
         assert!(uuid::Uuid::parse_str(new_id).is_ok(), "{new_id:?}");
         assert_ne!(new_id, target);
-        let got = stdout_json(
-            &sessiondb(&db, &["resume".into(), new_id.into(), "--api".into()]),
-            &case.name(),
-        );
+        let got = stdout_json(&sessiondb(&db, &["resume", new_id, "--api"]), &case.name());
         checked += 1;
         if got != case.expected_view() {
             failures.push(case.name());
@@ -119,14 +116,14 @@ fn fork_lines_are_the_lines_the_cli_wrote() {
         let out = sessiondb(
             &db,
             &[
-                "fork".into(),
-                case.str("target_session_id").expect("target").into(),
-                "--session-id".into(),
-                new_id.into(),
+                "fork",
+                case.str("target_session_id").expect("target"),
+                "--session-id",
+                new_id,
             ],
         );
         assert!(out.status.success(), "{}", case.name());
-        let ours = jsonl(&sessiondb(&db, &["export".into(), new_id.into()]).stdout);
+        let ours = jsonl(&sessiondb(&db, &["export", new_id]).stdout);
         let source = lay_out(&case, &dir.path().join("src"))
             .join(case.str("project_dir_name").expect("project"))
             .join(format!(
@@ -169,7 +166,7 @@ fn fork_lines_are_the_lines_the_cli_wrote() {
         }
         // What the CLI re-appended before the messages, of the kinds sessiondb re-appends.
         assert_eq!(
-            jsonl(&sessiondb(&db, &["export".into(), new_id.into()]).stdout)[0],
+            jsonl(&sessiondb(&db, &["export", new_id]).stdout)[0],
             json!({"type": "mode", "mode": "normal", "sessionId": new_id}),
         );
         compared += 1;

@@ -287,18 +287,9 @@ fn killing_an_import_leaves_whole_files_only() {
     let db = dir.path().join("kill.db");
     for delay_ms in [150u64, 400, 900] {
         let _ = std::fs::remove_file(&db);
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-            .arg("--db")
-            .arg(&db)
-            .arg("import")
-            .arg(&project)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn");
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        let _ = child.kill();
-        let _ = child.wait();
+        let mut import = sessiondb_command(&db);
+        import.arg("import").arg(&project);
+        kill_after(import, std::time::Duration::from_millis(delay_ms));
         if !db.exists() {
             continue;
         }

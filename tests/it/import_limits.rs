@@ -1,7 +1,7 @@
 //! Issue 13 items 8, 13 and 14 (import): symbolic links, files too large to store, and
 //! files of millions of blank lines.
 
-use crate::names::{sessiondb, USER};
+use crate::names::USER;
 use crate::support::*;
 use sessiondb::import::{import_paths_with, ImportLimits, MAX_VALUE_BYTES};
 use sessiondb::model::NoProgress;

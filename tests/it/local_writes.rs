@@ -1,12 +1,10 @@
 //! Issue 13 item 9: lines written locally (append, tag, rename, a SessionStore append) to an
 //! imported session stay live when a re-import finds its source file rewritten.
 
-use crate::names::sessiondb;
+use crate::support::{output_with_stdin, sessiondb, sessiondb_command, sessiondb_ok};
 use serde_json::value::RawValue;
 use sessiondb::serve::streams::{self, StreamKey};
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 const SESSION: &str = "5e550000-0000-4000-8000-000000000001";
 
@@ -31,22 +29,9 @@ fn assistant(uuid: &str, parent: &str, text: &str) -> String {
 }
 
 fn run_with_stdin(db: &Path, args: &[&str], stdin: &str) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("wait");
+    let mut command = sessiondb_command(db);
+    command.args(args);
+    let out = output_with_stdin(command, stdin.as_bytes());
     assert!(
         out.status.success(),
         "{args:?}: {}",
@@ -55,13 +40,7 @@ fn run_with_stdin(db: &Path, args: &[&str], stdin: &str) {
 }
 
 fn ok(db: &Path, args: &[&str]) -> String {
-    let out = sessiondb(db, args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
+    String::from_utf8(sessiondb_ok(db, args)).expect("utf-8")
 }
 
 /// Imports a two-line session, lets `write` add lines, rewrites the source file (its first

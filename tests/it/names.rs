@@ -6,17 +6,6 @@ use serde_json::value::RawValue;
 use sessiondb::model::SessionRef;
 use sessiondb::serve::streams::{self, StreamKey};
 use sessiondb::Error;
-use std::path::Path;
-use std::process::{Command, Output};
-
-pub fn sessiondb(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("run sessiondb")
-}
 
 pub const USER: &str = r#"{"type":"user","uuid":"u1","message":{"role":"user","content":"hi"}}"#;
 
@@ -74,10 +63,7 @@ fn serve_appends_with_bad_names_are_400s_that_store_nothing() {
 fn fork_session_id_must_be_a_uuid() {
     let dir = tempfile::tempdir().expect("tmp");
     let db = dir.path().join("s.db");
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
-    assert!(sessiondb(&db, &["import", &samples.to_string_lossy()])
-        .status
-        .success());
+    import_samples(&db);
     let source = "7c9d2e41-5b6a-4f80-9a1b-2c3d4e5f6a71";
     for bad in ["../../x", "", ".", "a/b", "not-a-uuid"] {
         let out = sessiondb(&db, &["fork", source, "--session-id", bad]);

@@ -1,21 +1,10 @@
 //! Issue 13 item 10: records with a lone surrogate escape or nesting deeper than 128 levels
 //! (both valid to `JSON.parse`) resume, fork and list like any other record.
 
-use crate::names::sessiondb;
+use crate::support::sessiondb_ok;
 use serde_json::Value;
-use std::path::Path;
 
 const SESSION: &str = "0dd50000-0000-4000-8000-000000000001";
-
-fn ok(db: &Path, args: &[&str]) -> Vec<u8> {
-    let out = sessiondb(db, args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
 
 /// user u1 → assistant a1 (text cut inside an emoji) → user u2 (a tool result nested 300
 /// deep) → assistant a2 (lone surrogate again, last record).
@@ -58,13 +47,13 @@ fn lone_surrogates_and_deep_nesting_resume_fork_and_list() {
     assert!(serde_json::from_str::<Value>(text.lines().nth(1).expect("a1")).is_err());
     std::fs::write(project.join(format!("{SESSION}.jsonl")), &text).expect("write");
     let db = dir.path().join("s.db");
-    ok(&db, &["import", &project.to_string_lossy()]);
+    sessiondb_ok(&db, &["import", &project.to_string_lossy()]);
 
     // Export: the bytes as written.
-    assert_eq!(ok(&db, &["export", SESSION]), text.as_bytes());
+    assert_eq!(sessiondb_ok(&db, &["export", SESSION]), text.as_bytes());
 
     // Resume: the whole conversation, as valid JSON; U+FFFD stands for the lone surrogates.
-    let api: Value = serde_json::from_slice(&ok(&db, &["resume", SESSION, "--api"]))
+    let api: Value = serde_json::from_slice(&sessiondb_ok(&db, &["resume", SESSION, "--api"]))
         .expect("--api output is valid JSON");
     let api_text = api.to_string();
     for needle in [
@@ -75,8 +64,8 @@ fn lone_surrogates_and_deep_nesting_resume_fork_and_list() {
     ] {
         assert!(api_text.contains(needle), "{needle} missing: {api_text}");
     }
-    let resumed: Value =
-        serde_json::from_slice(&ok(&db, &["resume", SESSION, "--json"])).expect("valid JSON");
+    let resumed: Value = serde_json::from_slice(&sessiondb_ok(&db, &["resume", SESSION, "--json"]))
+        .expect("valid JSON");
     let uuids = uuids_in(&resumed["messages"]);
     for u in ["u1", "a1", "u2", "a2"] {
         assert!(uuids.contains(&u.to_owned()), "{u} missing: {uuids:?}");
@@ -84,7 +73,8 @@ fn lone_surrogates_and_deep_nesting_resume_fork_and_list() {
 
     // messages: all four.
     let listed: Value =
-        serde_json::from_slice(&ok(&db, &["messages", SESSION, "--json"])).expect("valid JSON");
+        serde_json::from_slice(&sessiondb_ok(&db, &["messages", SESSION, "--json"]))
+            .expect("valid JSON");
     let listed: Vec<&str> = listed
         .as_array()
         .expect("array")
@@ -94,11 +84,11 @@ fn lone_surrogates_and_deep_nesting_resume_fork_and_list() {
     assert_eq!(listed, ["u1", "a1", "u2", "a2"]);
 
     // Fork: all four messages re-recorded.
-    let forked: Value =
-        serde_json::from_slice(&ok(&db, &["fork", SESSION, "--json"])).expect("valid JSON");
+    let forked: Value = serde_json::from_slice(&sessiondb_ok(&db, &["fork", SESSION, "--json"]))
+        .expect("valid JSON");
     assert_eq!(forked["messages"], 4, "{forked}");
     let fork_id = forked["session_id"].as_str().expect("id").to_owned();
-    let fork_text = String::from_utf8(ok(&db, &["export", &fork_id])).expect("utf-8");
+    let fork_text = String::from_utf8(sessiondb_ok(&db, &["export", &fork_id])).expect("utf-8");
     for u in ["\"u1\"", "\"a1\"", "\"u2\"", "\"a2\""] {
         assert!(fork_text.contains(u), "{u} missing from the fork");
     }

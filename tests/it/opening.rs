@@ -2,25 +2,10 @@
 //! racing first opens all succeed, errors name their cause once, and a full disk does not
 //! stop `search` from reading.
 
+use crate::support::{import, import_samples, samples, sessiondb, sessiondb_command};
 use sessiondb::{search, Error, Store};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn sessiondb(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("run sessiondb")
-}
-
-fn samples() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/sample-projects")
-        .to_string_lossy()
-        .into_owned()
-}
+use std::process::Output;
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -80,13 +65,13 @@ fn read_and_change_verbs_on_a_missing_database_exit_1_and_create_nothing() {
         );
     }
     // The verbs that create one still do.
-    let out = sessiondb(&db, &["import", &samples()]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    import_samples(&db);
     assert!(db.is_file());
 }
 
 #[test]
 fn a_folder_a_text_file_and_a_foreign_sqlite_file_are_named_once() {
+    let samples = samples().to_string_lossy().into_owned();
     let dir = tempfile::tempdir().expect("tmp");
     let out = sessiondb(dir.path(), &["sessions"]);
     assert_eq!(out.status.code(), Some(1));
@@ -106,7 +91,7 @@ fn a_folder_a_text_file_and_a_foreign_sqlite_file_are_named_once() {
     .expect("w");
     for args in [
         &["sessions"][..],
-        &["import", &samples()],
+        &["import", &samples],
         &["tag", SESSION, "x"],
     ] {
         let out = sessiondb(&readme, args);
@@ -131,7 +116,7 @@ fn a_folder_a_text_file_and_a_foreign_sqlite_file_are_named_once() {
     conn.execute_batch("CREATE TABLE notes (body TEXT)")
         .expect("create");
     drop(conn);
-    for args in [&["sessions"][..], &["import", &samples()]] {
+    for args in [&["sessions"][..], &["import", &samples]] {
         let out = sessiondb(&foreign, args);
         assert_eq!(out.status.code(), Some(1));
         assert_eq!(
@@ -155,7 +140,7 @@ fn errors_name_an_unreadable_file_once() {
     // when the test runs unprivileged; the one-message rule is checked either way.
     let dir = tempfile::tempdir().expect("tmp");
     let db = dir.path().join("s.db");
-    assert!(sessiondb(&db, &["import", &samples()]).status.success());
+    import_samples(&db);
     #[cfg(unix)]
     chmod(&db, 0o000);
     let readable = std::fs::File::open(&db).is_ok();
@@ -177,11 +162,12 @@ fn errors_name_an_unreadable_file_once() {
 #[cfg(unix)]
 #[test]
 fn a_read_only_file_or_folder_is_read_and_writes_fail_clearly() {
+    let samples = samples().to_string_lossy().into_owned();
     let dir = tempfile::tempdir().expect("tmp");
     let folder = dir.path().join("data");
     std::fs::create_dir(&folder).expect("mkdir");
     let db = folder.join("s.db");
-    assert!(sessiondb(&db, &["import", &samples()]).status.success());
+    import_samples(&db);
     assert_eq!(listing(&folder), ["s.db"], "import leaves no -wal/-shm");
     let before = std::fs::read(&db).expect("read");
 
@@ -202,7 +188,7 @@ fn a_read_only_file_or_folder_is_read_and_writes_fail_clearly() {
             db.display()
         )
     );
-    let out = sessiondb(&db, &["import", &samples()]);
+    let out = sessiondb(&db, &["import", &samples]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("read-only"), "{}", stderr(&out));
     assert_eq!(listing(&folder), ["s.db"]);
@@ -236,7 +222,7 @@ fn a_read_only_file_or_folder_is_read_and_writes_fail_clearly() {
 #[test]
 fn a_read_only_store_refuses_writes_in_the_library() {
     let (dir, store) = crate::support::temp_store();
-    crate::support::import(&store, &[Path::new(&samples())]);
+    import(&store, &[&samples()]);
     let path = store.path().to_owned();
     drop(store);
     chmod(&path, 0o400);
@@ -254,16 +240,14 @@ fn a_read_only_store_refuses_writes_in_the_library() {
 
 #[test]
 fn eight_processes_opening_a_new_database_at_once_all_succeed() {
-    let sample: PathBuf = Path::new(&samples())
-        .join("-home-dev-weather-app/7c9d2e41-5b6a-4f80-9a1b-2c3d4e5f6a71.jsonl");
+    let sample: PathBuf =
+        samples().join("-home-dev-weather-app/7c9d2e41-5b6a-4f80-9a1b-2c3d4e5f6a71.jsonl");
     for round in 0..6 {
         let dir = tempfile::tempdir().expect("tmp");
         let db = dir.path().join("new.db");
         let children: Vec<_> = (0..8)
             .map(|_| {
-                Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-                    .arg("--db")
-                    .arg(&db)
+                sessiondb_command(&db)
                     .arg("import")
                     .arg(&sample)
                     .stdout(std::process::Stdio::null())
@@ -307,10 +291,8 @@ fn a_search_whose_index_cannot_catch_up_still_reads() {
     // (SQLITE_FULL, "database or disk is full") on the read store's one connection.
     let dir = tempfile::tempdir().expect("tmp");
     let db = dir.path().join("s.db");
-    assert!(sessiondb(&db, &["import", &samples()]).status.success());
-    let mut append = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-        .arg("--db")
-        .arg(&db)
+    import_samples(&db);
+    let mut append = sessiondb_command(&db)
         .args(["append", SESSION])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())

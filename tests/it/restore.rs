@@ -1,11 +1,12 @@
 //! Hand-back: `restore` (paths, bytes, mtimes, modes, conflicts, `--cwd`, `--as-new`),
 //! `launch` with a fake `claude`, and `export --all` keeping mtimes.
 
-use crate::capture::copy_tree;
-use crate::support::{dump_rows, import, read_tree};
+use crate::support::{
+    assert_success, copy_tree, dump_rows, import, read_tree, samples, sessiondb_command,
+};
 use sessiondb::Store;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const PROJECT: &str = "-home-dev-weather-app";
@@ -25,10 +26,7 @@ impl Setup {
         let dir = tempfile::tempdir().expect("tmp");
         let source = dir.path().join("source/projects");
         std::fs::create_dir_all(&source).expect("mkdir");
-        copy_tree(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects"),
-            &source,
-        );
+        copy_tree(&samples(), &source);
         for (i, rel) in read_tree(&source).keys().enumerate() {
             let when = UNIX_EPOCH + Duration::from_secs(1_700_000_000 + 1000 * i as u64);
             let file = std::fs::File::options()
@@ -48,8 +46,8 @@ impl Setup {
     }
 
     fn sessiondb(&self, args: &[&str], env: &[(&str, &Path)]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sessiondb"));
-        cmd.arg("--db").arg(&self.db).args(args);
+        let mut cmd = sessiondb_command(&self.db);
+        cmd.args(args);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -72,21 +70,12 @@ fn mtime(path: &Path) -> SystemTime {
         .expect("mtime")
 }
 
-fn ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[test]
 fn restore_writes_the_files_as_imported_with_their_mtimes_and_mode() {
     let s = Setup::new();
     let config = s.config("claude");
     for session in [WITH_AGENT, PLAIN] {
-        ok(&s.restore(&config, &[], session));
+        assert_success(&s.restore(&config, &[], session));
     }
     let restored = config.join("projects");
     crate::support::assert_same_tree(&s.source, &restored);
@@ -123,7 +112,7 @@ fn restore_writes_the_files_as_imported_with_their_mtimes_and_mode() {
         .set_modified(later)
         .expect("touch");
     let out = s.restore(&config, &["--json"], WITH_AGENT);
-    ok(&out);
+    assert_success(&out);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report["written"], 0);
     assert_eq!(report["unchanged"], 4);
@@ -134,7 +123,7 @@ fn restore_writes_the_files_as_imported_with_their_mtimes_and_mode() {
 fn a_different_file_is_never_overwritten_unless_as_new() {
     let s = Setup::new();
     let config = s.config("claude");
-    ok(&s.restore(&config, &[], WITH_AGENT));
+    assert_success(&s.restore(&config, &[], WITH_AGENT));
     let main = config
         .join("projects")
         .join(PROJECT)
@@ -173,7 +162,7 @@ fn a_different_file_is_never_overwritten_unless_as_new() {
 
     // --as-new: a fork under a new id, printed; the file in the way stays as it is.
     let out = s.restore(&config, &["--as-new"], WITH_AGENT);
-    ok(&out);
+    assert_success(&out);
     let new_id = String::from_utf8(out.stdout)
         .expect("utf8")
         .trim()
@@ -215,7 +204,7 @@ fn restore_with_cwd_moves_the_session_and_rewrites_only_cwd_fields() {
         &["--cwd", &target.to_string_lossy(), "--json"],
         WITH_AGENT,
     );
-    ok(&out);
+    assert_success(&out);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report["recorded_cwd"], "/home/dev/weather-app");
     let project = sessiondb::paths::sanitize_path(&target.to_string_lossy());
@@ -269,7 +258,7 @@ fn restore_with_cwd_moves_the_session_and_rewrites_only_cwd_fields() {
 fn export_all_keeps_the_recorded_mtimes() {
     let s = Setup::new();
     let out_dir = s.config("exported");
-    ok(&s.sessiondb(
+    assert_success(&s.sessiondb(
         &["export", "--all", "--out", &out_dir.to_string_lossy()],
         &[],
     ));
@@ -323,9 +312,7 @@ fn launch_restores_then_runs_claude_resume_in_the_folder() {
         std::env::var("PATH").unwrap_or_default()
     );
     let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-            .arg("--db")
-            .arg(&s.db)
+        sessiondb_command(&s.db)
             .arg("launch")
             .args(args)
             .env("PATH", &path)
@@ -338,7 +325,7 @@ fn launch_restores_then_runs_claude_resume_in_the_folder() {
     };
     // The recorded cwd (/home/dev/weather-app) does not exist here: the current folder.
     let out = run(&[WITH_AGENT, "--", "--model", "opus"]);
-    ok(&out);
+    assert_success(&out);
     assert_eq!(
         read(log.with_extension("args")),
         format!("--resume\n{WITH_AGENT}\n--model\nopus\n")
@@ -371,9 +358,7 @@ fn launch_restores_then_runs_claude_resume_in_the_folder() {
     let other = s.dir.path().join("other");
     std::fs::create_dir_all(&other).expect("mkdir");
     let other = std::fs::canonicalize(&other).expect("real");
-    let out = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-        .arg("--db")
-        .arg(&s.db)
+    let out = sessiondb_command(&s.db)
         .args(["launch", PLAIN, "--fork", "--cwd"])
         .arg(&other)
         .env("SESSIONDB_CLAUDE", bin.join("claude"))
@@ -381,7 +366,7 @@ fn launch_restores_then_runs_claude_resume_in_the_folder() {
         .env("FAKE_CLAUDE_LOG", &log)
         .output()
         .expect("run");
-    ok(&out);
+    assert_success(&out);
     assert_eq!(
         read(log.with_extension("args")),
         format!("--resume\n{PLAIN}\n--fork-session\n")
@@ -394,7 +379,7 @@ fn launch_restores_then_runs_claude_resume_in_the_folder() {
     // --print: the command, not run.
     std::fs::remove_file(log.with_extension("args")).expect("rm");
     let out = run(&[PLAIN, "--print"]);
-    ok(&out);
+    assert_success(&out);
     let printed = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         printed.trim(),
@@ -410,13 +395,13 @@ fn a_session_claude_code_deleted_comes_back_where_it_was() {
     let bytes = std::fs::read(&main).expect("read");
     let when = mtime(&main);
     std::fs::remove_file(&main).expect("cleanup deletes it");
-    ok(&s.sessiondb(&["import", &s.source.to_string_lossy()], &[]));
+    assert_success(&s.sessiondb(&["import", &s.source.to_string_lossy()], &[]));
     let out = s.sessiondb(&["info", PLAIN, "--json"], &[]);
     let info: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(info["source_state"], "vanished", "{info}");
     // Restored into the tree it was imported from: same bytes, same mtime, present again.
     let config = s.source.parent().expect("config dir").to_path_buf();
-    ok(&s.restore(&config, &[], PLAIN));
+    assert_success(&s.restore(&config, &[], PLAIN));
     assert_eq!(std::fs::read(&main).expect("restored"), bytes);
     assert_eq!(mtime(&main), when);
     let out = s.sessiondb(&["import", &s.source.to_string_lossy(), "--json"], &[]);

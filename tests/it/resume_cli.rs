@@ -5,7 +5,6 @@
 use crate::support::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 pub struct Case {
@@ -114,15 +113,6 @@ pub fn verb_args(case: &Case) -> Vec<String> {
         args.push("--continue-interrupted".into());
     }
     args
-}
-
-pub fn sessiondb(db: &Path, args: &[String]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("run sessiondb")
 }
 
 #[test]

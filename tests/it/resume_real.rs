@@ -4,7 +4,7 @@
 //! through the store, compared with `expected-api-view.json` for the case's `--model`;
 //! refusals must be refused with the CLI's message; every view must pass the validator.
 
-use crate::resume_cli::{lay_out, sessiondb, Case};
+use crate::resume_cli::{lay_out, Case};
 use crate::support::*;
 use serde_json::Value;
 use sessiondb::query;

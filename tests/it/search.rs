@@ -423,18 +423,9 @@ fn a_killed_import_leaves_the_index_consistent() {
     for delay_ms in [50, 150, 400] {
         let dir = tempfile::tempdir().expect("tmp");
         let db = dir.path().join("s.db");
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-            .arg("--db")
-            .arg(&db)
-            .arg("import")
-            .arg(&corpus)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn");
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        let _ = child.kill();
-        let _ = child.wait();
+        let mut import = support::sessiondb_command(&db);
+        import.arg("import").arg(&corpus);
+        support::kill_after(import, std::time::Duration::from_millis(delay_ms));
         if !db.exists() {
             continue;
         }

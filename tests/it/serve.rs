@@ -551,22 +551,6 @@ fn json_lines(path: &Path) -> Vec<Value> {
         .collect()
 }
 
-fn cli(db: &Path, args: &[&str]) -> Vec<u8> {
-    let out = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run sessiondb");
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
 fn get(server: &Server, path: &str) -> Vec<u8> {
     let (status, body) = request(server.addr, "GET", path, &[], b"");
     assert_eq!(status, 200, "{path}: {}", String::from_utf8_lossy(&body));
@@ -620,8 +604,8 @@ fn a_mirrored_session_reads_like_an_imported_one() {
         vec!["agents", sid, "--json"],
     ] {
         assert_eq!(
-            String::from_utf8(cli(&mirrored_db, &args)).unwrap(),
-            String::from_utf8(cli(&imported_db, &args)).unwrap(),
+            String::from_utf8(sessiondb_ok(&mirrored_db, &args)).unwrap(),
+            String::from_utf8(sessiondb_ok(&imported_db, &args)).unwrap(),
             "{args:?}"
         );
     }
@@ -681,7 +665,7 @@ fn a_mirrored_session_reads_like_an_imported_one() {
         let http = get(&server, &path);
         assert_eq!(
             String::from_utf8(http).unwrap(),
-            String::from_utf8(cli(&mirrored_db, &args)).unwrap(),
+            String::from_utf8(sessiondb_ok(&mirrored_db, &args)).unwrap(),
             "{path}"
         );
     }

@@ -2,7 +2,11 @@
 
 use sessiondb::{import, model::NoProgress, Store};
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Output, Stdio};
+use std::time::Duration;
 
 /// `../shared` beside the checkout. Under CI its absence is a failure; elsewhere the
 /// tests that need it are skipped with a message.
@@ -21,11 +25,103 @@ pub fn shared_dir(what: &str) -> Option<PathBuf> {
 /// Says on the terminal, past the test harness's capture, that a test takes long, so that
 /// it does not look like a hang (libtest only says so after 60 s).
 pub fn slow(test: &str, why: &str) {
-    use std::io::Write;
     let _ = writeln!(
         std::io::stderr(),
         "note: {test} is slow ({why}); it can take a minute or more in a debug build"
     );
+}
+
+/// The sample sessions the README imports: `tests/fixtures/sample-projects`.
+pub fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects")
+}
+
+/// `sessiondb --db DB`: the binary under test, on the database `db`.
+pub fn sessiondb_command(db: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sessiondb"));
+    command.arg("--db").arg(db);
+    command
+}
+
+/// Runs `sessiondb --db DB ARGS…` to its end: stdin empty, stdout and stderr captured.
+pub fn sessiondb<S: AsRef<OsStr>>(db: &Path, args: &[S]) -> Output {
+    sessiondb_command(db)
+        .args(args)
+        .output()
+        .expect("run sessiondb")
+}
+
+/// Runs `sessiondb --db DB ARGS…` and returns its stdout, failing the test (naming the
+/// arguments and showing stderr) unless it succeeds.
+pub fn sessiondb_ok<S: AsRef<OsStr> + std::fmt::Debug>(db: &Path, args: &[S]) -> Vec<u8> {
+    let out = sessiondb(db, args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// Runs `command` to its end with `stdin` as its standard input, stdout and stderr captured.
+/// A process that exits before reading all of it (a refusal) is not an error here.
+pub fn output_with_stdin(mut command: Command, stdin: &[u8]) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run sessiondb");
+    let written = child.stdin.take().expect("stdin").write_all(stdin);
+    if let Err(e) = written {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
+    }
+    child.wait_with_output().expect("wait")
+}
+
+/// Starts `command` (its output discarded) and kills it after `delay`: for the tests that a
+/// killed writer leaves the database as it was before its last transaction.
+pub fn kill_after(mut command: Command, delay: Duration) -> ExitStatus {
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn sessiondb");
+    std::thread::sleep(delay);
+    let _ = child.kill();
+    child.wait().expect("wait")
+}
+
+/// Fails the test, showing the exit code and stderr, unless the run succeeded.
+pub fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Imports the sample sessions into `db` with the binary (creating the database).
+pub fn import_samples(db: &Path) {
+    assert_success(&sessiondb(
+        db,
+        &[OsStr::new("import"), samples().as_os_str()],
+    ));
+}
+
+/// Copies the files and folders under `from` into the existing folder `to`.
+pub fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let path = entry.expect("entry").path();
+        let target = to.join(path.file_name().expect("name"));
+        if path.is_dir() {
+            std::fs::create_dir_all(&target).expect("mkdir");
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).expect("copy");
+        }
+    }
 }
 
 /// A fresh store in its own temporary folder.

@@ -5,6 +5,7 @@
 //! (`sessiondb --db F import` of `tests/fixtures/sample-projects`), one per commit of
 //! `git log -- migrations`; see `tests/fixtures/db/README.md`.
 
+use crate::support::{samples, sessiondb};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -81,15 +82,6 @@ fn shipped_migrations_are_frozen() {
     }
 }
 
-fn sessiondb(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("run sessiondb")
-}
-
 fn ok(out: Output, what: &str) -> Vec<u8> {
     assert!(
         out.status.success(),
@@ -149,7 +141,7 @@ fn a_database_of_every_landed_schema_opens_upgrades_and_reads_like_a_fresh_impor
     let fixtures = fixtures();
     assert!(fixtures.len() >= 11, "one fixture per landed schema");
     let dir = tempfile::tempdir().expect("tmp");
-    let samples = root().join("tests/fixtures/sample-projects");
+    let samples = samples();
     let fresh = dir.path().join("fresh.db");
     ok(
         sessiondb(&fresh, &["import", &samples.to_string_lossy()]),

@@ -1,6 +1,7 @@
 //! `sessiondb watch`: a new file, a grown file and a deleted file, one line each; Ctrl-C
 //! stops it cleanly; `--once` is a plain import.
 
+use crate::support::{samples, sessiondb, sessiondb_command};
 use sessiondb::Store;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -32,9 +33,7 @@ fn watch_imports_new_grown_and_deleted_files_and_stops_on_ctrl_c() {
     let project = root.join("-w");
     std::fs::create_dir_all(&project).expect("mkdir");
     let db = dir.path().join("s.db");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-        .arg("--db")
-        .arg(&db)
+    let mut child = sessiondb_command(&db)
         .arg("watch")
         .arg(&root)
         .stdout(Stdio::piped())
@@ -99,15 +98,8 @@ fn watch_imports_new_grown_and_deleted_files_and_stops_on_ctrl_c() {
 #[test]
 fn watch_once_is_a_plain_import() {
     let dir = tempfile::tempdir().expect("tmp");
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
     let db = dir.path().join("s.db");
-    let out = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-        .arg("--db")
-        .arg(&db)
-        .args(["watch", "--once"])
-        .arg(&samples)
-        .output()
-        .expect("run");
+    let out = sessiondb(&db, &["watch", "--once", &samples().to_string_lossy()]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("2 sessions"), "{text}");

@@ -1,10 +1,9 @@
 //! `--write-back` on rename, tag, append and fork, and `config set write_back true`.
 
-use crate::capture::copy_tree;
+use crate::support::{assert_success, copy_tree, output_with_stdin, samples, sessiondb_command};
 use sessiondb::Store;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 const PROJECT: &str = "-home-dev-weather-app";
 const SESSION: &str = "8e1f3a52-6c7b-4091-8b2c-3d4e5f6a7b82";
@@ -20,34 +19,19 @@ impl Setup {
         let dir = tempfile::tempdir().expect("tmp");
         let projects = dir.path().join("claude/projects");
         std::fs::create_dir_all(&projects).expect("mkdir");
-        copy_tree(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects"),
-            &projects,
-        );
+        copy_tree(&samples(), &projects);
         let db = dir.path().join("s.db");
         let s = Setup { dir, projects, db };
-        ok(&s.run(&["import", &s.projects.to_string_lossy()], b""));
+        assert_success(&s.run(&["import", &s.projects.to_string_lossy()], b""));
         s
     }
 
     fn run(&self, args: &[&str], stdin: &[u8]) -> Output {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-            .arg("--db")
-            .arg(&self.db)
+        let mut command = sessiondb_command(&self.db);
+        command
             .args(args)
-            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(stdin)
-            .expect("stdin");
-        child.wait_with_output().expect("wait")
+            .env("XDG_CONFIG_HOME", self.dir.path().join("config"));
+        output_with_stdin(command, stdin)
     }
 
     fn file(&self, session: &str) -> PathBuf {
@@ -56,28 +40,19 @@ impl Setup {
 
     fn exported(&self, session: &str) -> Vec<u8> {
         let out = self.run(&["export", session], b"");
-        ok(&out);
+        assert_success(&out);
         out.stdout
     }
 
     /// A re-import finds nothing new: the ledger knows the file as sessiondb wrote it.
     fn reimport_adds_nothing(&self) {
         let out = self.run(&["import", &self.projects.to_string_lossy(), "--json"], b"");
-        ok(&out);
+        assert_success(&out);
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
         assert_eq!(report["new_rows"], 0, "{report}");
         assert_eq!(report["files_rewritten"], 0, "{report}");
         assert_eq!(report["files_imported"], 0, "{report}");
     }
-}
-
-fn ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn rows(db: &Path) -> i64 {
@@ -91,7 +66,7 @@ fn rows(db: &Path) -> i64 {
 fn rename_tag_and_append_write_the_same_lines_to_claude_codes_file() {
     let s = Setup::new();
     let before = std::fs::read(s.file(SESSION)).expect("read");
-    ok(&s.run(
+    assert_success(&s.run(
         &["rename", SESSION, "Callers of fetch", "--write-back"],
         b"",
     ));
@@ -108,14 +83,14 @@ fn rename_tag_and_append_write_the_same_lines_to_claude_codes_file() {
     );
     s.reimport_adds_nothing();
 
-    ok(&s.run(&["tag", SESSION, "review", "--write-back"], b""));
-    ok(&s.run(&["tag", SESSION, "--clear", "--write-back"], b""));
+    assert_success(&s.run(&["tag", SESSION, "review", "--write-back"], b""));
+    assert_success(&s.run(&["tag", SESSION, "--clear", "--write-back"], b""));
     let entry = concat!(
         r#"{"type":"user","message":{"role":"user","content":"one more"},"#,
         r#""uuid":"11111111-0000-4000-8000-000000000001","timestamp":"2026-12-03T10:00:00.000Z"}"#,
         "\n"
     );
-    ok(&s.run(&["append", SESSION, "--write-back"], entry.as_bytes()));
+    assert_success(&s.run(&["append", SESSION, "--write-back"], entry.as_bytes()));
     let file = std::fs::read(s.file(SESSION)).expect("read");
     assert_eq!(file, s.exported(SESSION));
     let text = String::from_utf8_lossy(&file);
@@ -128,7 +103,7 @@ fn rename_tag_and_append_write_the_same_lines_to_claude_codes_file() {
 fn fork_write_back_puts_the_fork_beside_the_source() {
     let s = Setup::new();
     let out = s.run(&["fork", SESSION, "--write-back"], b"");
-    ok(&out);
+    assert_success(&out);
     let id = String::from_utf8(out.stdout)
         .expect("utf8")
         .trim()
@@ -167,7 +142,7 @@ fn write_back_refuses_when_the_file_moved_on_and_changes_nothing() {
     .expect("restore");
 
     // The database gained a line without write-back: the file lacks it.
-    ok(&s.run(&["rename", SESSION, "Stored only", "--no-write-back"], b""));
+    assert_success(&s.run(&["rename", SESSION, "Stored only", "--no-write-back"], b""));
     let out = s.run(&["tag", SESSION, "t", "--write-back"], b"");
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("the database holds"));
@@ -184,7 +159,7 @@ fn config_write_back_makes_it_the_default() {
     let s = Setup::new();
     let out = s.run(&["config", "get", "write_back"], b"");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "false");
-    ok(&s.run(&["config", "set", "write_back", "true"], b""));
+    assert_success(&s.run(&["config", "set", "write_back", "true"], b""));
     let out = s.run(&["config", "get", "write_back"], b"");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "true");
     let path = s.dir.path().join("config/sessiondb/config.toml");
@@ -193,10 +168,10 @@ fn config_write_back_makes_it_the_default() {
         "write_back = true\n"
     );
     let before = std::fs::read(s.file(SESSION)).expect("read");
-    ok(&s.run(&["rename", SESSION, "By default"], b""));
+    assert_success(&s.run(&["rename", SESSION, "By default"], b""));
     let after = std::fs::read(s.file(SESSION)).expect("read");
     assert!(String::from_utf8_lossy(&after[before.len()..]).contains("By default"));
-    ok(&s.run(&["rename", SESSION, "Not this one", "--no-write-back"], b""));
+    assert_success(&s.run(&["rename", SESSION, "Not this one", "--no-write-back"], b""));
     assert_eq!(std::fs::read(s.file(SESSION)).expect("read"), after);
     let out = s.run(&["config", "set", "write_back", "maybe"], b"");
     assert_eq!(out.status.code(), Some(1));

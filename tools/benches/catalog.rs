@@ -2,7 +2,7 @@
 //!
 //! On a projects tree (`$SESSIONDB_BENCH_CATALOG_TREE`, or the first non-flag argument;
 //! build the 10,000-session, 1.1 GB one with
-//! `python3 tools/gen_sessions.py /tmp/sdb-cat/projects 10000 1100M 1`), imported into
+//! `python3 tools/gen_sessions.py target/sdb-cat/projects 10000 1100M 1`), imported into
 //! `$SESSIONDB_BENCH_CATALOG_DB` (kept between runs: a second import only stats the files)
 //! or a temporary database, it times, warm, median of `$SESSIONDB_BENCH_RUNS` runs
 //! (default 7), each including the JSON encoding the CLI does:

@@ -10,7 +10,7 @@
 //! show what the index costs.
 //!
 //! The tree is `$SESSIONDB_BENCH_TREE` (or the first non-flag argument); build a 1 GB one
-//! with `python3 tools/gen_tree.py /tmp/sessiondb-tree 1G 1`. Without it, a small tree
+//! with `python3 tools/gen_tree.py target/sessiondb-tree 1G 1`. Without it, a small tree
 //! (`$SESSIONDB_BENCH_SIZE`, default 64M) is generated into a temporary folder with
 //! tools/gen_tree.py from ../shared/corpus, or synthesized when that is unavailable; the
 //! output says which. Files are read once before timing, so both runs read from the page

@@ -5,8 +5,10 @@ use super::{
     blocking_json, blocking_page, find_session, json_ok, page, same_origin_json, Nav, WebState,
 };
 use crate::error::Error;
+use crate::model::SessionRef;
 use crate::query::{self, SessionFilter, SessionInfo};
 use crate::search::{self, SearchQuery};
+use crate::store::Store;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -110,15 +112,7 @@ pub(crate) async fn sessions(
         h.raw(
             "<form class=\"filters\" method=\"get\" action=\"/\" aria-label=\"Filter sessions\">",
         );
-        h.raw("<label>Project <select name=\"project\"><option value=\"\">all</option>");
-        for key in &projects {
-            h.raw("<option value=\"").text(key).raw("\"");
-            if project.as_deref() == Some(key) {
-                h.raw(" selected");
-            }
-            h.raw(">").text(key).raw("</option>");
-        }
-        h.raw("</select></label>");
+        project_select(&mut h, &projects, project.as_deref());
         text_input(&mut h, "Tag", "tag", tag.as_deref(), Some("tags"));
         h.raw("<datalist id=\"tags\">");
         for t in &tags {
@@ -178,6 +172,19 @@ pub(crate) async fn sessions(
         Ok(page(StatusCode::OK, "Sessions", Nav::Sessions, &h))
     })
     .await
+}
+
+/// The filter forms' project menu: every stored project, `selected` marked.
+fn project_select(h: &mut Html, projects: &[String], selected: Option<&str>) {
+    h.raw("<label>Project <select name=\"project\"><option value=\"\">all</option>");
+    for key in projects {
+        h.raw("<option value=\"").text(key).raw("\"");
+        if selected == Some(key.as_str()) {
+            h.raw(" selected");
+        }
+        h.raw(">").text(key).raw("</option>");
+    }
+    h.raw("</select></label>");
 }
 
 fn text_input(
@@ -294,15 +301,8 @@ pub(crate) async fn search(
         h.raw("<h1>Search</h1><form class=\"filters\" method=\"get\" action=\"/search\" role=\"search\">")
             .raw("<label class=\"wide\">Words <input type=\"search\" name=\"q\" autofocus value=\"")
             .text(q.as_deref().unwrap_or(""))
-            .raw("\"></label><label>Project <select name=\"project\"><option value=\"\">all</option>");
-        for key in &projects {
-            h.raw("<option value=\"").text(key).raw("\"");
-            if project.as_deref() == Some(key) {
-                h.raw(" selected");
-            }
-            h.raw(">").text(key).raw("</option>");
-        }
-        h.raw("</select></label>");
+            .raw("\"></label>");
+        project_select(&mut h, &projects, project.as_deref());
         text_input(&mut h, "Tag", "tag", tag.as_deref(), None);
         h.raw("<label>Role <select name=\"role\">");
         for (v, label) in [("", "any"), ("user", "user"), ("assistant", "assistant")] {
@@ -327,7 +327,9 @@ pub(crate) async fn search(
                 limit: Some(p.limit.filter(|n| (1..=500).contains(n)).unwrap_or(100)),
                 marks: Some((MARK_OPEN.to_owned(), MARK_CLOSE.to_owned())),
             };
-            search::catch_up(&state.store)?;
+            // As the API's search: a write that fails (a full disk) must not fail the read;
+            // the queued lines are left out.
+            let _ = search::catch_up(&state.store);
             let hits = search::search(&*state.store.reader()?, &query)?;
             h.raw("<p class=\"count\">").num(hits.len()).raw(if hits.len() == 1 { " hit" } else { " hits" }).raw("</p>");
             h.raw("<ol class=\"hits\">");
@@ -453,21 +455,39 @@ fn parse<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, Error> {
     serde_json::from_slice(bytes).map_err(|e| Error::Invalid(format!("invalid JSON: {e}")))
 }
 
-/// `POST /session/P/S/rename {"title": …}`.
-pub(crate) async fn rename(
-    State(state): State<WebState>,
-    Path((project, session_id)): Path<(String, String)>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    if let Err(r) = same_origin_json(&headers) {
+/// Runs a page's action on the session its path names and answers JSON: a request another
+/// site could have sent is refused first; the action runs on the blocking pool, and its
+/// error becomes `{"error": …}`.
+async fn session_action<F>(
+    state: WebState,
+    (project, session_id): (String, String),
+    headers: &HeaderMap,
+    action: F,
+) -> Response
+where
+    F: FnOnce(&Store, &SessionRef) -> Result<serde_json::Value, Error> + Send + 'static,
+{
+    if let Err(r) = same_origin_json(headers) {
         return r;
     }
     blocking_json(move || {
-        let body: RenameBody = parse(&body)?;
         let session = find_session(&state.store, &project, &session_id)?;
-        crate::metadata::rename_session(&state.store, &session, &body.title)?;
-        Ok(json_ok(serde_json::json!({ "ok": true })))
+        action(&state.store, &session).map(json_ok)
+    })
+    .await
+}
+
+/// `POST /session/P/S/rename {"title": …}`.
+pub(crate) async fn rename(
+    State(state): State<WebState>,
+    Path(path): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    session_action(state, path, &headers, move |store, session| {
+        let body: RenameBody = parse(&body)?;
+        crate::metadata::rename_session(store, session, &body.title)?;
+        Ok(serde_json::json!({ "ok": true }))
     })
     .await
 }
@@ -475,19 +495,15 @@ pub(crate) async fn rename(
 /// `POST /session/P/S/tag {"tag": …}` (empty or null clears).
 pub(crate) async fn tag(
     State(state): State<WebState>,
-    Path((project, session_id)): Path<(String, String)>,
+    Path(path): Path<(String, String)>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(r) = same_origin_json(&headers) {
-        return r;
-    }
-    blocking_json(move || {
+    session_action(state, path, &headers, move |store, session| {
         let body: TagBody = parse(&body)?;
-        let session = find_session(&state.store, &project, &session_id)?;
         let tag = body.tag.as_deref().map(str::trim).filter(|t| !t.is_empty());
-        crate::metadata::tag_session(&state.store, &session, tag)?;
-        Ok(json_ok(serde_json::json!({ "ok": true })))
+        crate::metadata::tag_session(store, session, tag)?;
+        Ok(serde_json::json!({ "ok": true }))
     })
     .await
 }
@@ -495,18 +511,14 @@ pub(crate) async fn tag(
 /// `POST /session/P/S/fork {"up_to": uuid?, "title": …?}`: answers the new session.
 pub(crate) async fn fork(
     State(state): State<WebState>,
-    Path((project, session_id)): Path<(String, String)>,
+    Path(path): Path<(String, String)>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(r) = same_origin_json(&headers) {
-        return r;
-    }
-    blocking_json(move || {
+    session_action(state, path, &headers, move |store, session| {
         let body: ForkBody = parse(&body)?;
-        let session = find_session(&state.store, &project, &session_id)?;
-        let forked = state.store.fork(
-            &session,
+        let forked = store.fork(
+            session,
             &crate::fork::ForkOptions {
                 up_to: body.up_to.filter(|u| !u.is_empty()),
                 title: body.title.filter(|t| !t.trim().is_empty()),
@@ -515,11 +527,11 @@ pub(crate) async fn fork(
         )?;
         let mut href = Html::new();
         super::session_href(&mut href, &forked.project, &forked.session_id);
-        Ok(json_ok(serde_json::json!({
+        Ok(serde_json::json!({
             "session_id": forked.session_id,
             "project": forked.project,
             "href": href.into_string(),
-        })))
+        }))
     })
     .await
 }
@@ -527,18 +539,12 @@ pub(crate) async fn fork(
 /// `POST /session/P/S/delete {}`: removes the session from the store.
 pub(crate) async fn delete(
     State(state): State<WebState>,
-    Path((project, session_id)): Path<(String, String)>,
+    Path(path): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = same_origin_json(&headers) {
-        return r;
-    }
-    blocking_json(move || {
-        let session = find_session(&state.store, &project, &session_id)?;
-        let report = crate::metadata::delete_session(&state.store, &session)?;
-        Ok(json_ok(
-            serde_json::json!({ "ok": true, "rows": report.rows }),
-        ))
+    session_action(state, path, &headers, |store, session| {
+        let report = crate::metadata::delete_session(store, session)?;
+        Ok(serde_json::json!({ "ok": true, "rows": report.rows }))
     })
     .await
 }

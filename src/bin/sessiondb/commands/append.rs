@@ -4,8 +4,8 @@ use crate::cli::AppendArgs;
 use crate::human::plural;
 use crate::output::print_json;
 use anyhow::Context;
+use sessiondb::query;
 use sessiondb::record::{self, AppendOptions, Parent};
-use sessiondb::{query, write_back};
 use std::io::Read;
 use std::path::Path;
 
@@ -24,16 +24,9 @@ pub fn run(db: &Path, args: AppendArgs) -> anyhow::Result<()> {
         (None, true) => Parent::Root,
         (None, false) => Parent::Leaf,
     };
-    let target = if super::write_back_wanted(&args.write_back)? {
-        Some(write_back::check(&store, &session)?)
-    } else {
-        None
-    };
-    let report = store.append_with(&session, &entries, &AppendOptions { parent })?;
-    if let Some(target) = target {
-        write_back::apply(&store, &target)?;
-        eprintln!("written back to {}", target.path.display());
-    }
+    let report = super::with_write_back(&store, &session, &args.write_back, || {
+        Ok(store.append_with(&session, &entries, &AppendOptions { parent })?)
+    })?;
     if args.json {
         return print_json(&report);
     }

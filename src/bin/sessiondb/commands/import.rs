@@ -8,21 +8,28 @@ use anyhow::Context;
 use sessiondb::import::import_paths;
 use sessiondb::model::ImportReport;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-pub fn run(db: &Path, args: ImportArgs) -> anyhow::Result<()> {
-    let paths = if args.paths.is_empty() {
+/// What `import` and `watch` read: the PATHs given, else Claude Code's projects folder;
+/// each must exist (a mistyped path is an error, not an empty import).
+pub fn roots(paths: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> {
+    let roots = if paths.is_empty() {
         let dir = sessiondb::paths::default_projects_dir()
             .context("no PATH given and neither CLAUDE_CONFIG_DIR nor HOME is set")?;
         vec![dir]
     } else {
-        args.paths
+        paths
     };
-    for path in &paths {
-        if !path.exists() {
-            anyhow::bail!("{} does not exist", path.display());
+    for root in &roots {
+        if !root.exists() {
+            anyhow::bail!("{} does not exist", root.display());
         }
     }
+    Ok(roots)
+}
+
+pub fn run(db: &Path, args: ImportArgs) -> anyhow::Result<()> {
+    let paths = roots(args.paths)?;
     let store = super::open(db)?;
     let bar = Bar::new("importing");
     let report = import_paths(&store, &paths, &bar)?;

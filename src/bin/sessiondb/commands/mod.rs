@@ -182,3 +182,26 @@ pub fn write_back_wanted(flags: &crate::cli::WriteBackArgs) -> anyhow::Result<bo
         None => Ok(false),
     }
 }
+
+/// Makes `change` to `session` in the database and, when the flags or the config ask for it,
+/// writes it back to Claude Code's file: the file is checked before the change (a file that
+/// cannot take it stops the change before anything is stored) and the lines the change
+/// added are appended after it.
+pub fn with_write_back<T>(
+    store: &Store,
+    session: &sessiondb::model::SessionRef,
+    flags: &crate::cli::WriteBackArgs,
+    change: impl FnOnce() -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let target = if write_back_wanted(flags)? {
+        Some(sessiondb::write_back::check(store, session)?)
+    } else {
+        None
+    };
+    let changed = change()?;
+    if let Some(target) = target {
+        sessiondb::write_back::apply(store, &target)?;
+        crate::style::note(format_args!("written back to {}", target.path.display()));
+    }
+    Ok(changed)
+}

@@ -1,7 +1,7 @@
 //! `sessiondb tag SESSION TAG` and `sessiondb tag SESSION --clear`.
 
 use crate::cli::TagArgs;
-use sessiondb::{metadata, query, write_back};
+use sessiondb::{metadata, query};
 use std::path::Path;
 
 pub fn run(db: &Path, args: TagArgs) -> anyhow::Result<()> {
@@ -12,26 +12,19 @@ pub fn run(db: &Path, args: TagArgs) -> anyhow::Result<()> {
     } else {
         args.tag.as_deref()
     };
-    let target = if super::write_back_wanted(&args.write_back)? {
-        Some(write_back::check(&store, &session)?)
-    } else {
-        None
-    };
-    metadata::tag_session(&store, &session, tag)?;
-    let what = if tag.is_some() {
-        "tagged"
-    } else {
-        "cleared the tag of"
-    };
-    crate::style::note(format_args!(
-        "{what} {}/{} in {}",
-        session.project,
-        session.session_id,
-        db.display()
-    ));
-    if let Some(target) = target {
-        write_back::apply(&store, &target)?;
-        crate::style::note(format_args!("written back to {}", target.path.display()));
-    }
-    Ok(())
+    super::with_write_back(&store, &session, &args.write_back, || {
+        metadata::tag_session(&store, &session, tag)?;
+        let what = if tag.is_some() {
+            "tagged"
+        } else {
+            "cleared the tag of"
+        };
+        crate::style::note(format_args!(
+            "{what} {}/{} in {}",
+            session.project,
+            session.session_id,
+            db.display()
+        ));
+        Ok(())
+    })
 }

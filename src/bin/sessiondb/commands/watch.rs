@@ -23,17 +23,7 @@ pub fn run(db: &Path, args: WatchArgs) -> anyhow::Result<()> {
             },
         );
     }
-    let roots = if args.paths.is_empty() {
-        vec![sessiondb::paths::default_projects_dir()
-            .context("no PATH given and neither CLAUDE_CONFIG_DIR nor HOME is set")?]
-    } else {
-        args.paths
-    };
-    for root in &roots {
-        if !root.exists() {
-            anyhow::bail!("{} does not exist", root.display());
-        }
-    }
+    let roots = super::import::roots(args.paths)?;
     let store = super::open(db)?;
     let stop = stop_on_signal()?;
     // Watch first, then catch up, so nothing written in between is missed.
