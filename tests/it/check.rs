@@ -2,8 +2,9 @@
 //! (migration V10), export and resume refusing a damaged line, and `sessiondb check
 //! [--repair] [--json]` over lines, the search index and the catalog.
 
+use crate::support;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const SESSION: &str = "7c9d2e41-5b6a-4f80-9a1b-2c3d4e5f6a71";
 const OTHER: &str = "8e1f3a52-6c7b-4091-8b2c-3d4e5f6a7b82";
@@ -21,10 +22,8 @@ impl Fixture {
     fn new() -> Fixture {
         let dir = tempfile::tempdir().expect("tmp");
         let projects = dir.path().join("projects");
-        copy_tree(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects"),
-            &projects,
-        );
+        std::fs::create_dir_all(&projects).expect("mkdir");
+        support::copy_tree(&support::samples(), &projects);
         let db = dir.path().join("sessions.db");
         let f = Fixture {
             _dir: dir,
@@ -36,29 +35,13 @@ impl Fixture {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-            .arg("--db")
-            .arg(&self.db)
-            .args(args)
-            .output()
-            .expect("run sessiondb")
+        support::sessiondb(&self.db, args)
     }
 
     fn run_with_input(&self, args: &[&str], input: &str) -> Output {
-        use std::io::Write;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-            .arg("--db")
-            .arg(&self.db)
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("run sessiondb");
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(input.as_bytes()).expect("write stdin");
-        drop(stdin);
-        child.wait_with_output().expect("wait")
+        let mut command = support::sessiondb_command(&self.db);
+        command.args(args);
+        support::output_with_stdin(command, input.as_bytes())
     }
 
     fn source(&self, session: &str) -> PathBuf {
@@ -78,19 +61,6 @@ impl Fixture {
             )
         });
         (out.status.success(), report)
-    }
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read dir") {
-        let path = entry.expect("entry").path();
-        let target = to.join(path.file_name().expect("name"));
-        if path.is_dir() {
-            copy_tree(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).expect("copy");
-        }
     }
 }
 

@@ -105,11 +105,11 @@ fn a_fork_keeps_the_bytes_of_fields_it_does_not_change() {
     let text = transcript();
     std::fs::write(project.join(format!("{SESSION}.jsonl")), &text).expect("write");
     let db = dir.path().join("s.db");
-    ok(&db, &["import", &project.to_string_lossy()]);
-    let forked: Value =
-        serde_json::from_slice(&ok(&db, &["fork", SESSION, "--json"])).expect("valid JSON");
+    sessiondb_ok(&db, &["import", &project.to_string_lossy()]);
+    let forked: Value = serde_json::from_slice(&sessiondb_ok(&db, &["fork", SESSION, "--json"]))
+        .expect("valid JSON");
     let fork_id = forked["session_id"].as_str().expect("id").to_owned();
-    let got = String::from_utf8(ok(&db, &["export", &fork_id])).expect("utf-8");
+    let got = String::from_utf8(sessiondb_ok(&db, &["export", &fork_id])).expect("utf-8");
     let want: String = text
         .lines()
         .map(|line| {
