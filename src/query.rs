@@ -192,14 +192,32 @@ const LIST_FILTERS: &str = "
        AND (?6 IS NULL OR c.last_modified >= ?6)
        AND (?7 IS NULL OR c.last_modified <= ?7)
        AND (?8 IS NULL OR instr(c.name_text, ?8) > 0)
-       AND (?11 IS NULL OR instr(lower(p.key), ?11) > 0 OR instr(lower(coalesce(c.cwd, '')), ?11) > 0)
+       AND (?11 IS NULL OR instr(lower(p.key), ?11) > 0 OR instr(lower(coalesce(c.cwd, '')), ?11) > 0)";
+
+/// Without a project, a session id stored in several projects is listed once: the newest.
+const LIST_ONE_PER_ID: &str = "
        AND (?3 IS NOT NULL OR NOT EXISTS (
              SELECT 1 FROM catalog d WHERE d.session_id = c.session_id
                AND d.session_key <> c.session_key AND (?2 = 1 OR d.listed = 1)
                AND (d.last_modified > c.last_modified
-                    OR (d.last_modified = c.last_modified AND d.session_key < c.session_key))))
+                    OR (d.last_modified = c.last_modified AND d.session_key < c.session_key))))";
+
+const LIST_ORDER: &str = "
      ORDER BY c.last_modified DESC, c.session_id DESC
      LIMIT ?9 OFFSET ?10";
+
+/// Up to this many sessions asked for, [`LIST_ONE_PER_ID`]'s seek per row costs less than
+/// first looking for a session id stored twice, which reads the whole session id index.
+const FEW_ROWS: i64 = 100;
+
+/// Whether some session id is stored in more than one project (rare: a copied project).
+fn some_id_stored_twice(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM catalog GROUP BY session_id HAVING count(*) > 1)",
+        )?
+        .query_row([], |r| r.get(0))?)
+}
 
 /// Lists sessions from the catalog, newest first (`last_modified`, then session id, both
 /// descending), like the SDK's `list_sessions`: without a project, one entry per session
@@ -208,8 +226,16 @@ const LIST_FILTERS: &str = "
 /// # Errors
 /// Fails on a database error.
 pub fn list_sessions(conn: &Connection, filter: &SessionFilter) -> Result<Vec<SessionInfo>> {
-    let sql = format!("{INFO_COLUMNS}{LIST_FILTERS}");
     let limit = filter.limit.filter(|n| *n > 0).unwrap_or(-1);
+    // The one-per-id test holds by itself within a project, and for every row when no id is
+    // stored twice: a long listing checks that first instead of seeking once per row.
+    let one_per_id = filter.project.is_none()
+        && ((1..=FEW_ROWS).contains(&limit) || some_id_stored_twice(conn)?);
+    let sql = if one_per_id {
+        format!("{INFO_COLUMNS}{LIST_FILTERS}{LIST_ONE_PER_ID}{LIST_ORDER}")
+    } else {
+        format!("{INFO_COLUMNS}{LIST_FILTERS}{LIST_ORDER}")
+    };
     let offset = filter.offset.filter(|n| *n > 0).unwrap_or(0);
     let name = filter
         .name

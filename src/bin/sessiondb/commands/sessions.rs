@@ -3,7 +3,6 @@
 
 use crate::cli::SessionsArgs;
 use crate::human;
-use crate::output::print_json;
 use crate::style;
 use anyhow::Context;
 use rusqlite::Connection;
@@ -41,7 +40,11 @@ pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
     }
     let sessions = query::list_sessions(&conn, &filter)?;
     if args.json {
-        return print_json(&sessions);
+        let mut out = crate::output::stdout();
+        crate::listing_json::write_sessions(&mut out, &sessions)?;
+        out.write_all(b"\n")?;
+        out.flush()?;
+        return Ok(());
     }
     if sessions.is_empty() {
         style::note(format_args!(
