@@ -86,9 +86,17 @@ fn a_session_id_in_two_projects_is_listed_once() {
             limit,
             ..Default::default()
         });
-        assert_eq!(listed.len(), if limit == Some(2) { 2 } else { 3 }, "{limit:?}");
+        assert_eq!(
+            listed.len(),
+            if limit == Some(2) { 2 } else { 3 },
+            "{limit:?}"
+        );
         assert_eq!(listed[0], newest, "{limit:?}");
-        assert_eq!(listed.iter().filter(|(id, _)| id == S1).count(), 1, "{limit:?}");
+        assert_eq!(
+            listed.iter().filter(|(id, _)| id == S1).count(),
+            1,
+            "{limit:?}"
+        );
     }
     let demo = projects(SessionFilter {
         project: Some("-work-demo".into()),
