@@ -169,7 +169,7 @@ fn session_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
 
 /// A [`SessionInfo`] that borrows its text from the catalog row it was read from: for a
 /// caller that writes each session out as it comes (`sessions --json` of 10,000 sessions
-/// spent a third of its time making and freeing the strings of the list).
+/// spent a quarter of its time making and freeing the strings of the list).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[allow(missing_docs)] // the fields are SessionInfo's
 pub struct SessionRow<'a> {
