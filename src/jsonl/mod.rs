@@ -40,7 +40,7 @@ pub mod lenient;
 mod search_text;
 
 pub use envelope::{Envelope, LineStatus};
-pub(crate) use fields::{array_items, pick};
+pub(crate) use fields::{array_items_at, pick, pick_at, value_end};
 pub use lenient::parse_json;
 pub use search_text::{search_text, SearchText};
 
