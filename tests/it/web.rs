@@ -56,9 +56,13 @@ fn fetch(
 ) -> Answer {
     let mut stream = TcpStream::connect(addr).expect("connect");
     let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
     );
+    // The server's own Host unless the test sends another.
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -290,28 +294,37 @@ fn every_page_escapes_the_hostile_transcript() {
     assert!(search.contains("<mark>"), "{search}");
 }
 
+/// The headers every answer must carry, whatever its status.
+fn assert_security_headers(answer: &Answer, what: &str) {
+    let csp = answer.header("content-security-policy");
+    for part in [
+        "default-src 'none'",
+        "script-src 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+    ] {
+        assert!(csp.contains(part), "{what}: {csp}");
+    }
+    assert!(
+        !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
+        "{what}: {csp}"
+    );
+    assert_eq!(answer.header("x-content-type-options"), "nosniff", "{what}");
+    assert_eq!(answer.header("x-frame-options"), "DENY", "{what}");
+    assert_eq!(answer.header("referrer-policy"), "no-referrer", "{what}");
+    assert!(!answer.header("cache-control").is_empty(), "{what}");
+}
+
 #[test]
 fn answers_carry_the_security_headers() {
     let (_dir, store) = fixture_store();
     let server = Server::start(store, Config::default());
+    let a = server.addr;
     for path in ["/", "/search", "/assets/app.js", "/v1/sessions", "/nowhere"] {
-        let answer = get(server.addr, path);
-        let csp = answer.header("content-security-policy");
-        for part in [
-            "default-src 'none'",
-            "script-src 'self'",
-            "frame-ancestors 'none'",
-            "base-uri 'none'",
-        ] {
-            assert!(csp.contains(part), "{path}: {csp}");
-        }
-        assert!(
-            !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
-            "{csp}"
-        );
-        assert_eq!(answer.header("x-content-type-options"), "nosniff", "{path}");
+        let answer = get(a, path);
+        assert_security_headers(&answer, path);
     }
-    let page = get(server.addr, "/").body;
+    let page = get(a, "/").body;
     // No inline script or style anywhere: the policy would refuse them.
     assert!(
         !page.contains(" style=\"") && !page.contains("<style"),
@@ -321,6 +334,42 @@ fn answers_carry_the_security_headers() {
         !page.contains(" onclick=") && !page.contains(" onload="),
         "{page}"
     );
+}
+
+/// Error answers carry the same headers as pages: the request guard's refusals (which are
+/// answered before any route), 404s of pages and of the API, a wrong method, a bad query.
+#[test]
+fn refusals_and_errors_carry_the_security_headers() {
+    let (_dir, store) = fixture_store();
+    let server = Server::start(store, Config::default());
+    let a = server.addr;
+    type Case<'a> = (u16, &'a str, &'a str, &'a [(&'a str, &'a str)]);
+    let cases: [Case; 8] = [
+        (421, "GET", "/", &[("Host", "evil.example")]),
+        (421, "GET", "/v1/sessions", &[("Host", "evil.example:80")]),
+        (403, "GET", "/", &[("Sec-Fetch-Site", "cross-site")]),
+        (
+            403,
+            "GET",
+            "/search?q=x",
+            &[("Origin", "http://evil.example")],
+        ),
+        (
+            415,
+            "POST",
+            "/session/p/s/rename",
+            &[("Content-Type", "text/plain")],
+        ),
+        (404, "GET", "/session/nope/nope", &[]),
+        (404, "GET", "/v1/nowhere", &[]),
+        (405, "DELETE", "/search", &[]),
+    ];
+    for (status, method, path, headers) in cases {
+        let answer = fetch(a, method, path, headers, "");
+        let what = format!("{method} {path} {headers:?}");
+        assert_eq!(answer.status, status, "{what}: {}", answer.body);
+        assert_security_headers(&answer, &what);
+    }
 }
 
 #[test]

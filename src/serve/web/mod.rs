@@ -9,7 +9,7 @@
 //!
 //! Every string from a transcript goes through [`html::Html::text`] (escaped) or
 //! [`markdown::render`] (sanitised). Every answer carries a strict Content-Security-Policy
-//! ([`security_headers`]): scripts only from `/assets/app.js`, no inline script or style,
+//! ([`add_security_headers`]): scripts only from `/assets/app.js`, no inline script or style,
 //! no frames.
 
 pub mod html;
@@ -20,9 +20,8 @@ mod session;
 use crate::error::Error;
 use crate::model::SessionRef;
 use crate::store::Store;
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -140,10 +139,10 @@ pub fn unauthorized(method: &Method, path_and_query: &str) -> Response {
     }
 }
 
-/// Adds the security headers to every answer (pages and API alike).
-pub async fn security_headers(request: Request, next: Next) -> Response {
-    let mut response = next.run(request).await;
-    let h = response.headers_mut();
+/// Adds the security headers to an answer. The connection's service calls it on every
+/// answer it sends — pages, API, assets, errors, 404s and the request guard's refusals —
+/// so that no answer, present or future, goes out without them.
+pub fn add_security_headers(h: &mut HeaderMap) {
     h.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(CSP),
@@ -160,7 +159,6 @@ pub async fn security_headers(request: Request, next: Next) -> Response {
     if !h.contains_key(header::CACHE_CONTROL) {
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
-    response
 }
 
 #[derive(serde::Deserialize)]
