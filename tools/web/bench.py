@@ -21,10 +21,15 @@ number of elements.
 alternates the two, load by load, so that both are measured under the same machine load;
 the figures of OTHER_BIN are printed as "before". `--cpu-slowdown N` has Chromium run its
 pages N times slower (DevTools CPU throttling), to see what a busy machine does to the
-browser's share. Needs selenium, chromium, chromedriver.
+browser's share. `--renderer-cpu` also prints the CPU time the page's renderer main thread
+spent (the sum of its top-level tasks' thread time, from Chromium's trace): unlike the
+wall-clock figures it hardly depends on how busy the machine is. Needs selenium, chromium,
+chromedriver.
 """
 
 import argparse
+import collections
+import json
 import os
 import shutil
 import statistics
@@ -71,20 +76,39 @@ TIMING_AFTER_LOAD = (
 )
 
 
-def load(driver, url):
+def renderer_cpu_ms(driver):
+    """CPU milliseconds of the renderer main thread in the trace collected since the last call."""
+    events = [json.loads(entry["message"])["message"] for entry in driver.get_log("performance")]
+    events = [m["params"] for m in events if m.get("method") == "Tracing.dataCollected"]
+    names = {(e["pid"], e["tid"]): e["args"].get("name") for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    per_process = collections.Counter()
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") == "toplevel" and "tdur" in e and names.get((e["pid"], e["tid"])) == "CrRendererMain":
+            per_process[e["pid"]] += e["tdur"]
+    return max(per_process.values(), default=0) / 1000
+
+
+def load(driver, url, cpu):
     driver.get("about:blank")
+    if cpu:
+        driver.get_log("performance")
     driver.get(url)
-    return driver.execute_async_script(TIMING_AFTER_LOAD)
+    timing = driver.execute_async_script(TIMING_AFTER_LOAD)
+    if cpu:
+        time.sleep(0.3)  # the page's last tasks
+        driver.get("about:blank")
+        timing.append(renderer_cpu_ms(driver))
+    return timing
 
 
-def measure(driver, urls, runs):
+def measure(driver, urls, runs, cpu=False):
     """Loads each of `urls` (one per binary) `runs` times, alternating; a summary per URL."""
     for url in urls:
         driver.get(url)  # warm: the database pages and the browser's cache of the assets
     samples = [[] for _ in urls]
     for _ in range(runs):
         for i, url in enumerate(urls):
-            samples[i].append(load(driver, url))
+            samples[i].append(load(driver, url, cpu))
     out = []
     for rows in samples:
         cols = list(zip(*rows))
@@ -94,6 +118,7 @@ def measure(driver, urls, runs):
             "ready_ms": (statistics.median(cols[2]), max(cols[2])),
             "bytes": cols[3][-1],
             "elements": cols[4][-1],
+            "cpu_ms": (statistics.median(cols[5]), max(cols[5])) if cpu else None,
         })
     return out
 
@@ -103,7 +128,8 @@ def show(name, results, labels):
         print(
             f"{name}{label}: ready median {m['ready_ms'][0]:.0f} ms (worst {m['ready_ms'][1]:.0f}); "
             f"DOMContentLoaded {m['dom_ms'][0]:.0f} ms; server answer {m['response_ms'][0]:.0f} ms; "
-            f"{m['bytes'] / 1e6:.2f} MB HTML, {m['elements']} elements",
+            f"{m['bytes'] / 1e6:.2f} MB HTML, {m['elements']} elements"
+            + (f"; renderer CPU median {m['cpu_ms'][0]:.0f} ms (worst {m['cpu_ms'][1]:.0f})" if m["cpu_ms"] else ""),
             flush=True,
         )
 
@@ -117,6 +143,7 @@ def main():
     ap.add_argument("--size", default="100M")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--cpu-slowdown", type=float, default=1.0)
+    ap.add_argument("--renderer-cpu", action="store_true")
     ap.add_argument("--work")
     a = ap.parse_args()
     found = find_browser()
@@ -134,6 +161,9 @@ def main():
     for flag in CHROMIUM_FLAGS:
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={profile}")
+    if a.renderer_cpu:
+        options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+        options.add_experimental_option("perfLoggingPrefs", {"traceCategories": "toplevel"})
     driver = webdriver.Chrome(service=Service(found[1]), options=options)
     driver.set_page_load_timeout(120)
     if a.cpu_slowdown != 1.0:
@@ -162,8 +192,8 @@ def main():
         urls = serve_all(db, "corpus")
         size = os.path.getsize(os.path.join(a.corpus, largest))
         page = f"/session/bench/{largest[:-6]}"
-        show(f"session page of {largest} ({size / 1e6:.1f} MB)", measure(driver, [u + page for u in urls], a.runs), labels)
-        show("session page, resume view", measure(driver, [u + page + "?view=resume" for u in urls], a.runs), labels)
+        show(f"session page of {largest} ({size / 1e6:.1f} MB)", measure(driver, [u + page for u in urls], a.runs, a.renderer_cpu), labels)
+        show("session page, resume view", measure(driver, [u + page + "?view=resume" for u in urls], a.runs, a.renderer_cpu), labels)
 
         # 2. The sessions page of a many-session tree.
         many = os.path.join(work, "many")
@@ -177,7 +207,7 @@ def main():
         for name, path in ((f"sessions page, {a.sessions} sessions", "/"),
                            (f"sessions page, {a.sessions} sessions, page 100", "/?page=100"),
                            (f"sessions page, {a.sessions} sessions, name filter", "/?name=phase")):
-            show(name, measure(driver, [u + path for u in urls], a.runs), labels)
+            show(name, measure(driver, [u + path for u in urls], a.runs, a.renderer_cpu), labels)
     finally:
         driver.quit()
         for p in procs:
