@@ -8,6 +8,11 @@ use serde::Serialize;
 const SESSION_COLUMNS: &str =
     "SELECT s.id, p.key, s.session_id FROM sessions s JOIN projects p ON p.id = s.project_id";
 
+/// [`SESSION_COLUMNS`] for a session id in any project: one seek per project in the
+/// sessions' (project, id) index. Left to itself, SQLite scanned every session instead.
+const SESSION_COLUMNS_BY_PROJECT: &str = "SELECT s.id, p.key, s.session_id
+     FROM projects p CROSS JOIN sessions s ON s.project_id = p.id";
+
 fn session_ref(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRef> {
     Ok(SessionRef {
         key: row.get(0)?,
@@ -34,7 +39,7 @@ pub fn resolve_session(conn: &Connection, arg: &str) -> Result<SessionRef> {
     };
     let exact: Vec<SessionRef> = conn
         .prepare_cached(&format!(
-            "{SESSION_COLUMNS} WHERE s.session_id = ?1 AND (?2 IS NULL OR p.key = ?2) ORDER BY p.key"
+            "{SESSION_COLUMNS_BY_PROJECT} WHERE s.session_id = ?1 AND (?2 IS NULL OR p.key = ?2) ORDER BY p.key"
         ))?
         .query_map(params![id, project], session_ref)?
         .collect::<rusqlite::Result<_>>()?;
@@ -159,27 +164,127 @@ const INFO_COLUMNS: &str = "SELECT c.session_id, c.summary, c.last_modified, c.f
      FROM catalog c JOIN projects p ON p.id = c.project_id";
 
 fn session_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
+    session_row(r).map(|s| s.to_info())
+}
+
+/// A [`SessionInfo`] that borrows its text from the catalog row it was read from: for a
+/// caller that writes each session out as it comes (`sessions --json` of 10,000 sessions
+/// spent a quarter of its time making and freeing the strings of the list).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[allow(missing_docs)] // the fields are SessionInfo's
+pub struct SessionRow<'a> {
+    pub session_id: &'a str,
+    pub summary: Option<&'a str>,
+    pub last_modified: i64,
+    pub file_size: i64,
+    pub custom_title: Option<&'a str>,
+    pub first_prompt: Option<&'a str>,
+    pub git_branch: Option<&'a str>,
+    pub cwd: Option<&'a str>,
+    pub tag: Option<&'a str>,
+    pub created_at: Option<i64>,
+    pub project: &'a str,
+    pub listed: bool,
+    pub ai_title: Option<&'a str>,
+    pub message_count: i64,
+    pub has_subagents: bool,
+    pub subagent_count: i64,
+    pub source_state: &'a str,
+    pub first_timestamp: Option<&'a str>,
+    pub last_timestamp: Option<&'a str>,
+}
+
+impl SessionRow<'_> {
+    /// The owned [`SessionInfo`].
+    pub fn to_info(&self) -> SessionInfo {
+        let owned = |s: Option<&str>| s.map(str::to_owned);
+        SessionInfo {
+            session_id: self.session_id.to_owned(),
+            summary: owned(self.summary),
+            last_modified: self.last_modified,
+            file_size: self.file_size,
+            custom_title: owned(self.custom_title),
+            first_prompt: owned(self.first_prompt),
+            git_branch: owned(self.git_branch),
+            cwd: owned(self.cwd),
+            tag: owned(self.tag),
+            created_at: self.created_at,
+            project: self.project.to_owned(),
+            listed: self.listed,
+            ai_title: owned(self.ai_title),
+            message_count: self.message_count,
+            has_subagents: self.has_subagents,
+            subagent_count: self.subagent_count,
+            source_state: self.source_state.to_owned(),
+            first_timestamp: owned(self.first_timestamp),
+            last_timestamp: owned(self.last_timestamp),
+        }
+    }
+}
+
+impl SessionInfo {
+    /// The same session as a [`SessionRow`].
+    pub fn as_row(&self) -> SessionRow<'_> {
+        SessionRow {
+            session_id: &self.session_id,
+            summary: self.summary.as_deref(),
+            last_modified: self.last_modified,
+            file_size: self.file_size,
+            custom_title: self.custom_title.as_deref(),
+            first_prompt: self.first_prompt.as_deref(),
+            git_branch: self.git_branch.as_deref(),
+            cwd: self.cwd.as_deref(),
+            tag: self.tag.as_deref(),
+            created_at: self.created_at,
+            project: &self.project,
+            listed: self.listed,
+            ai_title: self.ai_title.as_deref(),
+            message_count: self.message_count,
+            has_subagents: self.has_subagents,
+            subagent_count: self.subagent_count,
+            source_state: &self.source_state,
+            first_timestamp: self.first_timestamp.as_deref(),
+            last_timestamp: self.last_timestamp.as_deref(),
+        }
+    }
+}
+
+/// A row of [`INFO_COLUMNS`], its text borrowed (a text column must hold UTF-8 text, as
+/// reading it into a `String` requires).
+fn session_row<'a>(r: &'a rusqlite::Row<'_>) -> rusqlite::Result<SessionRow<'a>> {
+    let text = |i: usize| -> rusqlite::Result<Option<&'a str>> {
+        let v = r.get_ref(i)?;
+        v.as_str_or_null()
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, v.data_type(), Box::new(e)))
+    };
+    let required = |i: usize| -> rusqlite::Result<&'a str> {
+        text(i)?.ok_or(rusqlite::Error::InvalidColumnType(
+            i,
+            String::new(),
+            rusqlite::types::Type::Null,
+        ))
+    };
     let subagent_count: i64 = r.get(14)?;
-    Ok(SessionInfo {
-        session_id: r.get(0)?,
-        summary: r.get(1)?,
+    Ok(SessionRow {
+        session_id: required(0)?,
+        summary: text(1)?,
         last_modified: r.get(2)?,
         file_size: r.get(3)?,
-        custom_title: r.get(4)?,
-        first_prompt: r.get(5)?,
-        git_branch: r.get(6)?,
-        cwd: r.get(7)?,
-        tag: r.get(8)?,
+        custom_title: text(4)?,
+        first_prompt: text(5)?,
+        git_branch: text(6)?,
+        cwd: text(7)?,
+        tag: text(8)?,
         created_at: r.get(9)?,
-        project: r.get(10)?,
+        project: required(10)?,
         listed: r.get(11)?,
-        ai_title: r.get(12)?,
+        ai_title: text(12)?,
         message_count: r.get(13)?,
         has_subagents: subagent_count > 0,
         subagent_count,
-        source_state: r.get(15)?,
-        first_timestamp: r.get(16)?,
-        last_timestamp: r.get(17)?,
+        source_state: required(15)?,
+        first_timestamp: text(16)?,
+        last_timestamp: text(17)?,
     })
 }
 
@@ -192,14 +297,32 @@ const LIST_FILTERS: &str = "
        AND (?6 IS NULL OR c.last_modified >= ?6)
        AND (?7 IS NULL OR c.last_modified <= ?7)
        AND (?8 IS NULL OR instr(c.name_text, ?8) > 0)
-       AND (?11 IS NULL OR instr(lower(p.key), ?11) > 0 OR instr(lower(coalesce(c.cwd, '')), ?11) > 0)
+       AND (?11 IS NULL OR instr(lower(p.key), ?11) > 0 OR instr(lower(coalesce(c.cwd, '')), ?11) > 0)";
+
+/// Without a project, a session id stored in several projects is listed once: the newest.
+const LIST_ONE_PER_ID: &str = "
        AND (?3 IS NOT NULL OR NOT EXISTS (
              SELECT 1 FROM catalog d WHERE d.session_id = c.session_id
                AND d.session_key <> c.session_key AND (?2 = 1 OR d.listed = 1)
                AND (d.last_modified > c.last_modified
-                    OR (d.last_modified = c.last_modified AND d.session_key < c.session_key))))
+                    OR (d.last_modified = c.last_modified AND d.session_key < c.session_key))))";
+
+const LIST_ORDER: &str = "
      ORDER BY c.last_modified DESC, c.session_id DESC
      LIMIT ?9 OFFSET ?10";
+
+/// Up to this many sessions asked for, [`LIST_ONE_PER_ID`]'s seek per row costs less than
+/// first looking for a session id stored twice, which reads the whole session id index.
+const FEW_ROWS: i64 = 100;
+
+/// Whether some session id is stored in more than one project (rare: a copied project).
+fn some_id_stored_twice(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM catalog GROUP BY session_id HAVING count(*) > 1)",
+        )?
+        .query_row([], |r| r.get(0))?)
+}
 
 /// Lists sessions from the catalog, newest first (`last_modified`, then session id, both
 /// descending), like the SDK's `list_sessions`: without a project, one entry per session
@@ -208,8 +331,34 @@ const LIST_FILTERS: &str = "
 /// # Errors
 /// Fails on a database error.
 pub fn list_sessions(conn: &Connection, filter: &SessionFilter) -> Result<Vec<SessionInfo>> {
-    let sql = format!("{INFO_COLUMNS}{LIST_FILTERS}");
+    let mut out = Vec::new();
+    for_each_session(conn, filter, |s| {
+        out.push(s.to_info());
+        Ok::<(), Error>(())
+    })?;
+    Ok(out)
+}
+
+/// [`list_sessions`] one session at a time, without building the list: `each` gets every
+/// session in order, its text borrowed from the row (see [`SessionRow`]).
+///
+/// # Errors
+/// A database error, or the first error `each` returns (which ends the listing).
+pub fn for_each_session<E: From<Error>>(
+    conn: &Connection,
+    filter: &SessionFilter,
+    mut each: impl FnMut(&SessionRow<'_>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
     let limit = filter.limit.filter(|n| *n > 0).unwrap_or(-1);
+    // The one-per-id test holds by itself within a project, and for every row when no id is
+    // stored twice: a long listing checks that first instead of seeking once per row.
+    let one_per_id = filter.project.is_none()
+        && ((1..=FEW_ROWS).contains(&limit) || some_id_stored_twice(conn)?);
+    let sql = if one_per_id {
+        format!("{INFO_COLUMNS}{LIST_FILTERS}{LIST_ONE_PER_ID}{LIST_ORDER}")
+    } else {
+        format!("{INFO_COLUMNS}{LIST_FILTERS}{LIST_ORDER}")
+    };
     let offset = filter.offset.filter(|n| *n > 0).unwrap_or(0);
     let name = filter
         .name
@@ -221,26 +370,26 @@ pub fn list_sessions(conn: &Connection, filter: &SessionFilter) -> Result<Vec<Se
         .as_deref()
         .map(str::to_lowercase)
         .filter(|n| !n.is_empty());
-    let out = conn
-        .prepare_cached(&sql)?
-        .query_map(
-            params![
-                filter.directory,
-                filter.include_hidden,
-                filter.project,
-                filter.tag,
-                filter.branch,
-                filter.since,
-                filter.until,
-                name,
-                limit,
-                offset,
-                contains
-            ],
-            session_info,
-        )?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(out)
+    let mut stmt = conn.prepare_cached(&sql).map_err(Error::from)?;
+    let mut rows = stmt
+        .query(params![
+            filter.directory,
+            filter.include_hidden,
+            filter.project,
+            filter.tag,
+            filter.branch,
+            filter.since,
+            filter.until,
+            name,
+            limit,
+            offset,
+            contains
+        ])
+        .map_err(Error::from)?;
+    while let Some(row) = rows.next().map_err(Error::from)? {
+        each(&session_row(row).map_err(Error::from)?)?;
+    }
+    Ok(())
 }
 
 /// The catalog entry of one session, listed or not. `directory` is the project path to

@@ -5,8 +5,42 @@ use rusqlite::{Connection, OptionalExtension};
 use std::path::Path;
 use std::time::Duration;
 
-mod embedded {
-    refinery::embed_migrations!("migrations");
+/// A migration shipped in `migrations/`: `V<version>__<name>.sql`, embedded by the build
+/// script. Its checksum is refinery's (SipHash-1-3 of name, version and SQL), which the
+/// history table of every database made so far records.
+#[derive(Debug, Clone, Copy)]
+struct Migration {
+    version: i32,
+    name: &'static str,
+    sql: &'static str,
+}
+
+/// The shipped migrations, oldest first (written by `tools/build.rs`).
+const SHIPPED: &[(i32, &str, &str)] = include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
+
+impl Migration {
+    fn version(&self) -> i32 {
+        self.version
+    }
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn sql(&self) -> &'static str {
+        self.sql
+    }
+
+    /// refinery's checksum: it hashes the name as a `String`, the version as its `i32`
+    /// and the SQL as a `str`, in that order.
+    fn checksum(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = siphasher::sip::SipHasher13::new();
+        self.name.hash(&mut hasher);
+        self.version.hash(&mut hasher);
+        self.sql.hash(&mut hasher);
+        hasher.finish()
+    }
 }
 
 /// How long a connection waits for another writer before giving up.
@@ -66,11 +100,9 @@ pub fn configure_writer(conn: &Connection) -> rusqlite::Result<()> {
 
 /// The newest migration this binary embeds, as (version, name).
 pub fn newest_known() -> (i64, String) {
-    embedded::migrations::runner()
-        .get_migrations()
-        .iter()
+    embedded()
+        .last()
         .map(|m| (i64::from(m.version()), m.name().to_owned()))
-        .max()
         .expect("at least one migration is embedded")
 }
 
@@ -144,10 +176,11 @@ pub fn open_error(e: rusqlite::Error, path: &Path) -> Error {
 }
 
 /// The embedded migrations, oldest first.
-fn embedded() -> Vec<refinery::Migration> {
-    let mut all = embedded::migrations::runner().get_migrations().clone();
-    all.sort_by_key(|m| m.version());
-    all
+fn embedded() -> Vec<Migration> {
+    SHIPPED
+        .iter()
+        .map(|&(version, name, sql)| Migration { version, name, sql })
+        .collect()
 }
 
 /// A migration as recorded in the database: (version, name, checksum).
@@ -219,11 +252,11 @@ const FTS_SETTINGS: &str = "
 /// the search view of the shipped V3, the full-text index rebuilt from it (the old view's
 /// index does not match the new view's deletes), and every catalog row recomputed by today's
 /// rules.
-fn rebuild_derived(tx: &rusqlite::Transaction<'_>, shipped: &[refinery::Migration]) -> Result<()> {
+fn rebuild_derived(tx: &rusqlite::Transaction<'_>, shipped: &[Migration]) -> Result<()> {
     let v3 = shipped
         .iter()
         .find(|m| m.version() == 3)
-        .and_then(|m| m.sql())
+        .map(|m| m.sql())
         .unwrap_or_default();
     let view = v3
         .find("CREATE VIEW search_source")
@@ -304,7 +337,7 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<usize> {
         if recorded.iter().any(|(v, _, _)| *v == version) {
             continue;
         }
-        tx.execute_batch(m.sql().unwrap_or_default())
+        tx.execute_batch(m.sql())
             .map_err(|e| Error::Migration(format!("V{version} ({}): {e}", m.name())))?;
         tx.execute(
             &format!("INSERT INTO {HISTORY} (version, name, applied_on, checksum) VALUES (?1, ?2, ?3, ?4)"),
@@ -320,4 +353,27 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<usize> {
     }
     tx.commit()?;
     Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    mod by_refinery {
+        refinery::embed_migrations!("migrations");
+    }
+
+    /// The table the build script embeds is what refinery embedded before it: the same
+    /// migrations, names and checksums (databases record those checksums).
+    #[test]
+    fn embedded_migrations_match_refinery() {
+        let mut theirs = by_refinery::migrations::runner().get_migrations().clone();
+        theirs.sort_by_key(|m| m.version());
+        let ours = super::embedded();
+        assert_eq!(ours.len(), theirs.len());
+        for (o, t) in ours.iter().zip(&theirs) {
+            assert_eq!(o.version(), t.version());
+            assert_eq!(o.name(), t.name());
+            assert_eq!(Some(o.sql()), t.sql());
+            assert_eq!(o.checksum(), t.checksum(), "V{}", o.version());
+        }
+    }
 }

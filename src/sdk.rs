@@ -231,12 +231,22 @@ const ENTRY_KEYS: [&[u8]; 11] = [
 ];
 
 /// The [`RawEntry`] of a valid JSON object, from the fields it reads, and its `message` as
-/// written; `None` to have the caller parse the object in full.
+/// written; `None` to have the caller parse the object in full. The `message` is taken
+/// apart in the same pass that finds it (each byte of a line is scanned once).
 fn raw_entry_from_fields(json: &[u8]) -> Option<(RawEntry, Option<&[u8]>)> {
-    let [kind, uuid, parent, sidechain, meta, team, agent, time, source, session, message] =
-        jsonl::pick(json, ENTRY_KEYS)?;
+    let mut message_read = None;
+    let mut read_message = |at: usize| {
+        if json.get(at) != Some(&b'{') {
+            return jsonl::value_end(json, at);
+        }
+        let (message, end) = raw_message_at(json, at)?;
+        message_read = Some(message);
+        Some(end)
+    };
+    let ([kind, uuid, parent, sidechain, meta, team, agent, time, source, session, message], _) =
+        jsonl::pick_at(json, 0, ENTRY_KEYS, Some((10, &mut read_message)))?;
     let raw_message = match message {
-        Some(m) if m.starts_with(b"{") => Some(ObjectOr(Some(raw_message(m)?))),
+        Some(m) if m.starts_with(b"{") => Some(ObjectOr(Some(message_read.take()?))),
         Some(m) if m != b"null" => Some(ObjectOr(None)),
         _ => None,
     };
@@ -264,33 +274,50 @@ fn value_of(span: Option<&[u8]>) -> Option<Value> {
     })
 }
 
-/// The [`RawMessage`] of a `message` object, from the fields and blocks the chain reads.
-fn raw_message(json: &[u8]) -> Option<RawMessage> {
-    let [id, content] = jsonl::pick(json, [b"id", b"content"])?;
-    let content = match content {
-        Some(c) if c.starts_with(b"[") => {
-            let mut blocks = Vec::new();
-            for block in jsonl::array_items(c)? {
-                if !block.starts_with(b"{") {
-                    blocks.push(ObjectOr(None));
-                    continue;
-                }
-                let [kind, id, tool_use_id] = jsonl::pick(block, [b"type", b"id", b"tool_use_id"])?;
-                blocks.push(ObjectOr(Some(RawBlock {
-                    kind: value_of(kind),
-                    id: value_of(id),
-                    tool_use_id: value_of(tool_use_id),
-                })));
-            }
-            Some(ArrayOf(blocks))
+/// The [`RawMessage`] of the `message` object that starts at `start`, from the fields and
+/// blocks the chain reads, and where the object ends.
+fn raw_message_at(json: &[u8], start: usize) -> Option<(RawMessage, usize)> {
+    let mut blocks_read = None;
+    let mut read_content = |at: usize| {
+        if json.get(at) != Some(&b'[') {
+            return jsonl::value_end(json, at);
         }
+        let mut blocks = Vec::new();
+        let end = jsonl::array_items_at(json, at, |item| {
+            if json.get(item) != Some(&b'{') {
+                blocks.push(ObjectOr(None));
+                return jsonl::value_end(json, item);
+            }
+            let ([kind, id, tool_use_id], end) =
+                jsonl::pick_at(json, item, [b"type", b"id", b"tool_use_id"], None)?;
+            blocks.push(ObjectOr(Some(RawBlock {
+                kind: value_of(kind),
+                id: value_of(id),
+                tool_use_id: value_of(tool_use_id),
+            })));
+            Some(end)
+        })?;
+        blocks_read = Some(blocks);
+        Some(end)
+    };
+    let ([id, content], end) = jsonl::pick_at(
+        json,
+        start,
+        [b"id", b"content"],
+        Some((1, &mut read_content)),
+    )?;
+    let content = match content {
+        Some(c) if c.starts_with(b"[") => Some(ArrayOf(blocks_read.take()?)),
         Some(c) if c != b"null" => Some(ArrayOf(Vec::new())),
         _ => None,
     };
-    Some(RawMessage {
-        id: value_of(id),
-        content,
-    })
+    Some((
+        RawMessage {
+            id: value_of(id),
+            content,
+        },
+        end,
+    ))
 }
 
 /// The text `json.loads` gets from the SDK: the line with Python's `str.strip()`, which

@@ -41,7 +41,7 @@ pub mod patch;
 mod search_text;
 
 pub use envelope::{Envelope, LineStatus};
-pub(crate) use fields::{array_items, pick};
+pub(crate) use fields::{array_items_at, pick, pick_at, value_end};
 pub use lenient::parse_json;
 pub use search_text::{search_text, SearchText};
 

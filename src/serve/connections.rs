@@ -24,6 +24,7 @@
 
 use super::guard::Policy;
 use super::http::ApiError;
+use super::web::add_security_headers;
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
@@ -379,7 +380,8 @@ impl Starter {
     }
 }
 
-/// What every connection serves: the guard, then the router, under the limits.
+/// What every connection serves: the guard, then the router, under the limits; every
+/// answer, the guard's refusals included, with the security headers.
 #[derive(Clone)]
 struct App {
     router: Router,
@@ -412,13 +414,18 @@ async fn drive(
             async move {
                 let _busy = busy;
                 let (parts, body) = request.into_parts();
-                if let Err(refusal) = policy.check(&parts, local) {
-                    return Ok::<Response, Infallible>(
-                        ApiError::new(refusal.status, refusal.message).into_response(),
-                    );
-                }
-                let body = Body::new(Deadline::new(body, body_timeout));
-                router.oneshot(Request::from_parts(parts, body)).await
+                let mut response = match policy.check(&parts, local) {
+                    Err(refusal) => ApiError::new(refusal.status, refusal.message).into_response(),
+                    Ok(()) => {
+                        let body = Body::new(Deadline::new(body, body_timeout));
+                        match router.oneshot(Request::from_parts(parts, body)).await {
+                            Ok(response) => response,
+                            Err(never) => match never {},
+                        }
+                    }
+                };
+                add_security_headers(response.headers_mut());
+                Ok::<Response, Infallible>(response)
             }
         })
     };

@@ -173,7 +173,6 @@ fn router(store: Arc<Store>, token: Option<String>, body_limit: usize) -> Router
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")
         })
         .layer(middleware::from_fn_with_state(state.clone(), authorize))
-        .layer(middleware::from_fn(super::web::security_headers))
         .with_state(state)
 }
 

@@ -61,6 +61,49 @@ fn resolve(store: &Store, arg: &str) -> sessiondb::Result<sessiondb::model::Sess
     query::resolve_session(&store.reader().expect("reader"), arg)
 }
 
+/// A session id stored in two projects is listed once without a project (the newer copy),
+/// by the short listing's per-row test and by the long listing's, which first looks for an
+/// id stored twice; with a project, each copy is its own.
+#[test]
+fn a_session_id_in_two_projects_is_listed_once() {
+    let (dir, store, _) = tree();
+    let other = dir.path().join("projects/-work-other");
+    std::fs::create_dir_all(&other).expect("mkdir");
+    let copy = other.join(format!("{S1}.jsonl"));
+    std::fs::write(&copy, session_lines(S1, "main", "Fix the Parser bug", 9)).expect("write");
+    support::import(&store, &[dir.path().join("projects").as_path()]);
+    let projects = |filter: SessionFilter| -> Vec<(String, String)> {
+        query::list_sessions(&store.reader().expect("reader"), &filter)
+            .expect("list")
+            .into_iter()
+            .map(|s| (s.session_id, s.project))
+            .collect()
+    };
+    let newest = (S1.to_owned(), "-work-other".to_owned());
+    for limit in [None, Some(0), Some(2), Some(100), Some(101)] {
+        let listed = projects(SessionFilter {
+            limit,
+            ..Default::default()
+        });
+        assert_eq!(
+            listed.len(),
+            if limit == Some(2) { 2 } else { 3 },
+            "{limit:?}"
+        );
+        assert_eq!(listed[0], newest, "{limit:?}");
+        assert_eq!(
+            listed.iter().filter(|(id, _)| id == S1).count(),
+            1,
+            "{limit:?}"
+        );
+    }
+    let demo = projects(SessionFilter {
+        project: Some("-work-demo".into()),
+        ..Default::default()
+    });
+    assert_eq!(demo.len(), 3);
+}
+
 #[test]
 fn listing_is_newest_first_with_filters() {
     let (_dir, store, _) = tree();

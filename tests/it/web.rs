@@ -56,9 +56,13 @@ fn fetch(
 ) -> Answer {
     let mut stream = TcpStream::connect(addr).expect("connect");
     let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
     );
+    // The server's own Host unless the test sends another.
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -213,10 +217,40 @@ fn assert_clean(page: &str, what: &str) {
         1,
         "{what}: a second <script> in\n{page}"
     );
+    let script = page
+        .split("<script src=\"")
+        .nth(1)
+        .and_then(|rest| rest.split_once("\" defer></script>"))
+        .map(|(src, _)| src);
     assert!(
-        page.contains("<script src=\"/assets/app.js\" defer></script>"),
-        "{what}"
+        script.is_some_and(|src| src.starts_with("/assets/app.js?v=")),
+        "{what}: {script:?}"
     );
+    assert_tags_clean(page, what);
+}
+
+/// [`assert_clean`] for the pieces the page's script puts into folds: no script at all.
+fn assert_fragment_clean(fragment: &str, what: &str) {
+    assert!(
+        !fragment.contains("<script"),
+        "{what}: <script> in\n{fragment}"
+    );
+    assert!(
+        !fragment.contains("<html") && !fragment.contains("<body"),
+        "{what}: a whole page"
+    );
+    assert_tags_clean(fragment, what);
+}
+
+/// The addresses a page's folds are loaded from when opened (`data-src`).
+fn fold_sources(page: &str) -> Vec<String> {
+    page.split(" data-src=\"")
+        .skip(1)
+        .map(|rest| rest[..rest.find('"').expect("closing quote")].replace("&amp;", "&"))
+        .collect()
+}
+
+fn assert_tags_clean(page: &str, what: &str) {
     assert!(
         !page.contains('\u{202E}') && !page.contains('\u{2067}'),
         "{what}: raw bidi control"
@@ -280,6 +314,29 @@ fn every_page_escapes_the_hostile_transcript() {
         assert_eq!(answer.status, 200, "{path}: {}", answer.body);
         assert_clean(&answer.body, path);
     }
+    // What the folds load when opened (tool calls, records, sub-agents), and the folds of
+    // those in turn.
+    let mut sources = fold_sources(&get(a, &session_path(HOSTILE)).body);
+    assert!(
+        sources.iter().any(|s| s.contains("/tool/"))
+            && sources.iter().any(|s| s.contains("/record/")),
+        "{sources:?}"
+    );
+    let mut seen = std::collections::HashSet::new();
+    while let Some(src) = sources.pop() {
+        if !seen.insert(src.clone()) {
+            continue;
+        }
+        let answer = get(a, &src);
+        assert_eq!(answer.status, 200, "{src}: {}", answer.body);
+        assert_eq!(
+            answer.header("content-type"),
+            "text/html; charset=utf-8",
+            "{src}"
+        );
+        assert_fragment_clean(&answer.body, &src);
+        sources.extend(fold_sources(&answer.body));
+    }
     // The text itself is there, escaped.
     let session = get(a, &session_path(HOSTILE)).body;
     assert!(session.contains("&lt;script&gt;window.__pwned='user-script'&lt;/script&gt;"));
@@ -290,28 +347,60 @@ fn every_page_escapes_the_hostile_transcript() {
     assert!(search.contains("<mark>"), "{search}");
 }
 
+/// The headers every answer must carry, whatever its status.
+fn assert_security_headers(answer: &Answer, what: &str) {
+    let csp = answer.header("content-security-policy");
+    for part in [
+        "default-src 'none'",
+        "script-src 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+    ] {
+        assert!(csp.contains(part), "{what}: {csp}");
+    }
+    assert!(
+        !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
+        "{what}: {csp}"
+    );
+    assert_eq!(answer.header("x-content-type-options"), "nosniff", "{what}");
+    assert_eq!(answer.header("x-frame-options"), "DENY", "{what}");
+    assert_eq!(answer.header("referrer-policy"), "no-referrer", "{what}");
+    assert!(!answer.header("cache-control").is_empty(), "{what}");
+}
+
 #[test]
 fn answers_carry_the_security_headers() {
     let (_dir, store) = fixture_store();
     let server = Server::start(store, Config::default());
+    let a = server.addr;
     for path in ["/", "/search", "/assets/app.js", "/v1/sessions", "/nowhere"] {
-        let answer = get(server.addr, path);
-        let csp = answer.header("content-security-policy");
-        for part in [
-            "default-src 'none'",
-            "script-src 'self'",
-            "frame-ancestors 'none'",
-            "base-uri 'none'",
-        ] {
-            assert!(csp.contains(part), "{path}: {csp}");
-        }
-        assert!(
-            !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
-            "{csp}"
-        );
-        assert_eq!(answer.header("x-content-type-options"), "nosniff", "{path}");
+        let answer = get(a, path);
+        assert_security_headers(&answer, path);
     }
-    let page = get(server.addr, "/").body;
+    // The assets, linked by a version of their content, may be kept for good; by any other
+    // address they are revalidated.
+    let page = get(a, "/").body;
+    for asset in ["/assets/app.css?v=", "/assets/app.js?v=", "/favicon.ico?v="] {
+        let at = page
+            .find(asset)
+            .unwrap_or_else(|| panic!("{asset} in {page}"));
+        let href = &page[at..at + page[at..].find('"').expect("closing quote")];
+        let answer = get(a, href);
+        assert_eq!(answer.status, 200, "{href}");
+        assert_eq!(
+            answer.header("cache-control"),
+            "public, max-age=31536000, immutable",
+            "{href}"
+        );
+        assert_security_headers(&answer, href);
+        let stale = format!("{}0000000000000000", &href[..href.len() - 16]);
+        assert_eq!(
+            get(a, &stale).header("cache-control"),
+            "no-cache",
+            "{stale}"
+        );
+        assert_eq!(get(a, &stale).body, answer.body, "{stale}");
+    }
     // No inline script or style anywhere: the policy would refuse them.
     assert!(
         !page.contains(" style=\"") && !page.contains("<style"),
@@ -321,6 +410,42 @@ fn answers_carry_the_security_headers() {
         !page.contains(" onclick=") && !page.contains(" onload="),
         "{page}"
     );
+}
+
+/// Error answers carry the same headers as pages: the request guard's refusals (which are
+/// answered before any route), 404s of pages and of the API, a wrong method, a bad query.
+#[test]
+fn refusals_and_errors_carry_the_security_headers() {
+    let (_dir, store) = fixture_store();
+    let server = Server::start(store, Config::default());
+    let a = server.addr;
+    type Case<'a> = (u16, &'a str, &'a str, &'a [(&'a str, &'a str)]);
+    let cases: [Case; 8] = [
+        (421, "GET", "/", &[("Host", "evil.example")]),
+        (421, "GET", "/v1/sessions", &[("Host", "evil.example:80")]),
+        (403, "GET", "/", &[("Sec-Fetch-Site", "cross-site")]),
+        (
+            403,
+            "GET",
+            "/search?q=x",
+            &[("Origin", "http://evil.example")],
+        ),
+        (
+            415,
+            "POST",
+            "/session/p/s/rename",
+            &[("Content-Type", "text/plain")],
+        ),
+        (404, "GET", "/session/nope/nope", &[]),
+        (404, "GET", "/v1/nowhere", &[]),
+        (405, "DELETE", "/search", &[]),
+    ];
+    for (status, method, path, headers) in cases {
+        let answer = fetch(a, method, path, headers, "");
+        let what = format!("{method} {path} {headers:?}");
+        assert_eq!(answer.status, status, "{what}: {}", answer.body);
+        assert_security_headers(&answer, &what);
+    }
 }
 
 #[test]
@@ -529,7 +654,6 @@ fn session_page_shows_the_conversation_and_the_state() {
     for needle in [
         "<details class=\"thinking\"><summary>Thinking</summary>",
         "<span class=\"tname\">Bash</span> <code>ls -la</code>",
-        "README.md\nsrc\nCargo.toml",
         "class=\"subagent\" data-src=\"/session/-home-dev-webapp/11111111-1111-4111-8111-111111111111/agent/a1b2c3d4e5f607182?fragment=1\"",
         "Conversation compacted · manual · 52000 tokens before",
         "msg user compact-summary",
@@ -550,6 +674,49 @@ fn session_page_shows_the_conversation_and_the_state() {
         page.contains("in 600 · out 225 · cache 5000/50<br>5 model turns"),
         "{page}"
     );
+    // A tool call's input and result are not in the page: its fold loads them when opened,
+    // from two stored lines. The result record's anchor stays in the page for links to it.
+    assert!(!page.contains("README.md\nsrc\nCargo.toml"), "{page}");
+    assert!(
+        page.contains(
+            "<div class=\"tool-body lazy\" id=\"m-11111111-0000-4000-8000-000000000005\">"
+        ),
+        "{page}"
+    );
+    let sources = fold_sources(&page);
+    let bash = sources
+        .iter()
+        .find(|s| s.contains("/tool/"))
+        .expect("a tool call loaded when opened");
+    let call = get(a, bash);
+    assert_eq!(call.status, 200, "{bash}");
+    assert!(
+        call.body.contains("README.md\nsrc\nCargo.toml")
+            && call
+                .body
+                .contains("&quot;command&quot;: &quot;ls -la&quot;")
+            && call.body.contains("<div class=\"tres\"><h4>Result"),
+        "{}",
+        call.body
+    );
+    let wrong_id = bash.replacen("?id=", "?id=not-", 1);
+    assert_eq!(get(a, &wrong_id).status, 404, "{wrong_id}");
+    assert_eq!(
+        get(a, &format!("{}/tool/9999?id=x", session_path(READABLE))).status,
+        404
+    );
+    assert_eq!(
+        get(a, &format!("{}/tool/1", session_path(READABLE))).status,
+        400,
+        "the call's id is required"
+    );
+    // A bookkeeping record's fold loads its JSON.
+    let record = sources
+        .iter()
+        .find(|s| s.contains("/record/") && s.ends_with("fragment=1"))
+        .expect("a record loaded when opened");
+    let fold = get(a, record).body;
+    assert!(fold.starts_with("<pre>{\n  &quot;"), "{fold}");
     let resume = get(a, &format!("{}?view=resume", session_path(READABLE))).body;
     assert!(resume.contains("What the model sees on resume</a>"));
     assert!(resume.contains("aria-current=\"page\">What the model sees"));

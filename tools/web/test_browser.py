@@ -28,6 +28,24 @@ def go(driver, url):
     wait(driver).until(lambda d: d.execute_script("return document.body && document.body.dataset.ready === '1'"))
 
 
+def loaded(driver):
+    """Whether every open fold that loads its content when opened has it."""
+    return driver.execute_script("return document.querySelectorAll('details[open][data-src]:not([data-state=loaded])').length === 0")
+
+
+def open_every_fold(driver):
+    """Opens every fold and waits for the ones filled when opened, then the folds inside those."""
+    for _ in range(6):
+        opened = driver.execute_script(
+            "const closed = document.querySelectorAll('details:not([open])');"
+            "for (const d of closed) d.open = true; return closed.length;"
+        )
+        wait(driver, 60).until(loaded)
+        if not opened:
+            return
+    raise AssertionError("folds kept appearing")
+
+
 def session_url(served, session):
     return f"{served.url}/session/{PROJECT}/{session}"
 
@@ -54,11 +72,13 @@ def test_session_expands_a_tool_call_and_a_sub_agent(served, browser):
     browser.find_element(By.LINK_TEXT, "Readable demo session").click()
     wait(browser).until(EC.url_contains(READABLE))
     tool = browser.find_element(By.XPATH, "//details[contains(@class,'tool')][.//span[@class='tname' and text()='Bash']]")
-    result = tool.find_element(By.CSS_SELECTOR, ".tres pre")
-    assert not result.is_displayed()
+    # The call's input and result are fetched when the fold is first opened.
+    assert not tool.find_elements(By.CSS_SELECTOR, ".tres pre")
     tool.find_element(By.TAG_NAME, "summary").click()
     assert tool.get_attribute("open") is not None
-    assert "Cargo.toml" in result.text
+    wait(browser).until(lambda d: tool.get_attribute("data-state") == "loaded")
+    assert "Cargo.toml" in tool.find_element(By.CSS_SELECTOR, ".tres pre").text
+    assert '"command"' in tool.find_element(By.CSS_SELECTOR, ".tin pre").text
     # The sub-agent sits inside its Task call; opening it loads its conversation in place.
     task = browser.find_element(By.XPATH, "//details[contains(@class,'tool')][.//span[@class='tname' and text()='Task']]")
     task.find_element(By.TAG_NAME, "summary").click()
@@ -94,9 +114,8 @@ def test_search_and_follow_a_hit_into_a_tool_result(served, browser):
     go(browser, browser.current_url)
     target_id = browser.current_url.split("#", 1)[1]
     target = browser.find_element(By.ID, target_id)
-    # The result sits inside the folded tool call: following the hit unfolds it.
-    wait(browser).until(lambda d: target.is_displayed())
-    assert "Cargo.toml" in target.text
+    # The result sits inside the folded tool call: following the hit unfolds it (and loads it).
+    wait(browser).until(lambda d: target.is_displayed() and "Cargo.toml" in target.text)
 
 
 def test_rename_and_tag_from_the_page(served, browser):
@@ -184,7 +203,7 @@ for (const sel of ['iframe', 'svg', 'object', 'embed', 'style', 'b[onmouseover]'
   for (const el of document.querySelectorAll(sel)) found.push('element ' + sel);
 }
 const scripts = Array.from(document.scripts).map(s => s.getAttribute('src'));
-if (scripts.length !== 1 || scripts[0] !== '/assets/app.js') found.push('scripts ' + JSON.stringify(scripts));
+if (scripts.length !== 1 || !/^[/]assets[/]app[.]js[?]v=[0-9a-f]{16}$/.test(scripts[0])) found.push('scripts ' + JSON.stringify(scripts));
 if (window.__pwned !== undefined) found.push('script ran: ' + window.__pwned);
 return found;
 """
@@ -198,8 +217,9 @@ def test_hostile_transcript_renders_as_text(served, browser):
         served.url + "/search?q=pwned&tools=1",
     ):
         go(browser, url)
-        # Open every fold so that everything is laid out and hovered-over markup would exist.
-        browser.execute_script("for (const d of document.querySelectorAll('details')) d.open = true;")
+        # Open every fold (loading what is loaded on opening) so that everything is laid out
+        # and hovered-over markup would exist.
+        open_every_fold(browser)
         assert browser.execute_script(INJECTION_CHECK) == [], url
     go(browser, session_url(served, HOSTILE))
     text = browser.find_element(By.CSS_SELECTOR, "section.thread").text
@@ -208,7 +228,7 @@ def test_hostile_transcript_renders_as_text(served, browser):
     # The 10 MB output is cut (inside its folded tool call), with the way to see all of it.
     tool = browser.find_element(By.CSS_SELECTOR, "details.tool")
     tool.find_element(By.TAG_NAME, "summary").click()
-    cut = tool.find_element(By.CSS_SELECTOR, ".tres p.cut")
+    cut = wait(browser).until(lambda d: tool.find_element(By.CSS_SELECTOR, ".tres p.cut"))
     assert "more characters" in cut.text
     cut.find_element(By.LINK_TEXT, "Show all").click()
     wait(browser, 60).until(EC.presence_of_element_located((By.CSS_SELECTOR, "pre.whole")))
@@ -288,6 +308,7 @@ def test_screenshots(served, browser, scheme):
             assert dark == (scheme == "dark")
             if name == "session":
                 browser.execute_script("document.querySelector('details.tool').open = true")
+                wait(browser).until(loaded)
             path = os.path.join(out, f"{name}-{scheme}.png")
             assert browser.save_screenshot(path)
             assert os.path.getsize(path) > 1000

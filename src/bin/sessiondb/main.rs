@@ -3,6 +3,7 @@
 mod cli;
 mod commands;
 mod human;
+mod listing_json;
 mod output;
 mod style;
 

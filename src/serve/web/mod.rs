@@ -2,14 +2,16 @@
 //!
 //! * `GET /` sessions (the catalog, filtered and paged), `GET /search`, `GET /session/P/S`
 //!   (transcript or resume view), `GET /session/P/S/agent/A` (a sub-agent), `GET
-//!   /session/P/S/record/N` (one whole record), `GET /session/P/S/download` (`.jsonl`);
+//!   /session/P/S/record/N` (one whole record; `?fragment=1`: what its fold shows), `GET
+//!   /session/P/S/tool/N?id=T` (a tool call's input and result, for its fold), `GET
+//!   /session/P/S/download` (`.jsonl`);
 //! * actions, `POST` with a JSON body from the page's script: `…/rename`, `…/tag`,
 //!   `…/fork`, `…/delete`; `POST /login` sets the token cookie;
 //! * `/assets/…`: the stylesheet and script, embedded in the binary.
 //!
 //! Every string from a transcript goes through [`html::Html::text`] (escaped) or
 //! [`markdown::render`] (sanitised). Every answer carries a strict Content-Security-Policy
-//! ([`security_headers`]): scripts only from `/assets/app.js`, no inline script or style,
+//! ([`add_security_headers`]): scripts only from `/assets/app.js`, no inline script or style,
 //! no frames.
 
 pub mod html;
@@ -20,14 +22,13 @@ mod session;
 use crate::error::Error;
 use crate::model::SessionRef;
 use crate::store::Store;
-use axum::extract::{Request, State};
+use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use html::Html;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 /// The name of the cookie that carries the token for the pages.
 pub const TOKEN_COOKIE: &str = "sessiondb_token";
@@ -41,6 +42,46 @@ pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; 
 const APP_CSS: &str = include_str!("assets/app.css");
 const APP_JS: &str = include_str!("assets/app.js");
 const FAVICON: &str = include_str!("assets/favicon.svg");
+
+/// The address the pages link an embedded asset by: `PATH?v=VERSION`, the version a hash of
+/// its content. An answer to that exact address never changes, so the browser keeps it
+/// (`immutable`) and a page load fetches nothing but the page itself; a binary with other
+/// content links another address.
+fn versioned(path: &str, body: &str) -> String {
+    format!("{path}?v={}", content_version(body))
+}
+
+/// FNV-1a of the content: stable across builds and platforms, enough to tell two apart.
+fn content_version(body: &str) -> String {
+    let hash = body.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
+
+static APP_CSS_HREF: LazyLock<String> = LazyLock::new(|| versioned("/assets/app.css", APP_CSS));
+static APP_JS_HREF: LazyLock<String> = LazyLock::new(|| versioned("/assets/app.js", APP_JS));
+static FAVICON_HREF: LazyLock<String> = LazyLock::new(|| versioned("/favicon.ico", FAVICON));
+
+/// An embedded asset: cached for good when asked for by its current versioned address
+/// ([`versioned`]), else revalidated.
+fn asset(content_type: &'static str, body: &'static str, query: Option<&str>) -> Response {
+    let current = query
+        .and_then(|q| q.strip_prefix("v="))
+        .is_some_and(|v| v == content_version(body));
+    let mut response = body.into_response();
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(if current {
+            "public, max-age=31536000, immutable"
+        } else {
+            "no-cache"
+        }),
+    );
+    response
+}
 
 /// What the pages need.
 #[derive(Clone)]
@@ -68,6 +109,10 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: WebState) -> Router<S> {
             get(session::record_page),
         )
         .route(
+            "/session/{project}/{session}/tool/{ordinal}",
+            get(session::tool_fragment),
+        )
+        .route(
             "/session/{project}/{session}/download",
             get(pages::download),
         )
@@ -77,25 +122,23 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: WebState) -> Router<S> {
         .route("/session/{project}/{session}/delete", post(pages::delete))
         .route(
             "/assets/app.css",
-            get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
+            get(|RawQuery(q): RawQuery| async move {
+                asset("text/css; charset=utf-8", APP_CSS, q.as_deref())
+            }),
         )
         .route(
             "/assets/app.js",
-            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
+            get(|RawQuery(q): RawQuery| async move {
+                asset("text/javascript; charset=utf-8", APP_JS, q.as_deref())
+            }),
         )
         .route(
             "/favicon.ico",
-            get(|| async { asset("image/svg+xml", FAVICON) }),
+            get(|RawQuery(q): RawQuery| async move {
+                asset("image/svg+xml", FAVICON, q.as_deref())
+            }),
         )
         .with_state(state)
-}
-
-fn asset(content_type: &'static str, body: &'static str) -> Response {
-    let mut response = body.into_response();
-    let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
 }
 
 /// Paths anyone may fetch without the token: the login form and the assets it uses.
@@ -140,10 +183,10 @@ pub fn unauthorized(method: &Method, path_and_query: &str) -> Response {
     }
 }
 
-/// Adds the security headers to every answer (pages and API alike).
-pub async fn security_headers(request: Request, next: Next) -> Response {
-    let mut response = next.run(request).await;
-    let h = response.headers_mut();
+/// Adds the security headers to an answer. The connection's service calls it on every
+/// answer it sends — pages, API, assets, errors, 404s and the request guard's refusals —
+/// so that no answer, present or future, goes out without them.
+pub fn add_security_headers(h: &mut HeaderMap) {
     h.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(CSP),
@@ -160,7 +203,6 @@ pub async fn security_headers(request: Request, next: Next) -> Response {
     if !h.contains_key(header::CACHE_CONTROL) {
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
-    response
 }
 
 #[derive(serde::Deserialize)]
@@ -270,9 +312,13 @@ pub(crate) fn page(status: StatusCode, title: &str, nav: Nav, body: &Html) -> Re
         .raw("<title>")
         .text(title)
         .raw(" · sessiondb</title>")
-        .raw("<link rel=\"icon\" href=\"/favicon.ico\">")
-        .raw("<link rel=\"stylesheet\" href=\"/assets/app.css\">")
-        .raw("<script src=\"/assets/app.js\" defer></script></head><body>")
+        .raw("<link rel=\"icon\" href=\"")
+        .raw(FAVICON_HREF.as_str())
+        .raw("\"><link rel=\"stylesheet\" href=\"")
+        .raw(APP_CSS_HREF.as_str())
+        .raw("\"><script src=\"")
+        .raw(APP_JS_HREF.as_str())
+        .raw("\" defer></script></head><body>")
         .raw("<a class=\"skip\" href=\"#main\">Skip to content</a>")
         .raw("<header class=\"top\"><nav aria-label=\"Main\"><a class=\"brand\" href=\"/\">sessiondb</a>");
     for (which, href, label) in [

@@ -71,6 +71,11 @@ struct Renderer<'a> {
     agent: Option<&'a str>,
     /// Whether messages get a "Fork here" button (the main transcript only).
     forkable: bool,
+    /// Whether the bulky folds (tool calls with their results, bookkeeping and system
+    /// records) are written empty, with the address the script fills them from when they
+    /// are opened ([`tool_fragment`], [`record_page`]'s fragment). Only stored lines can be
+    /// read back by ordinal, so the resume view's records are always written whole.
+    lazy: bool,
     /// tool_use id → (record index, block) of its result.
     results: HashMap<String, (usize, &'a Value)>,
     /// Indices of records whose whole content is results shown beside their calls.
@@ -142,6 +147,7 @@ impl<'a> Renderer<'a> {
             session,
             agent,
             forkable: agent.is_none(),
+            lazy: false,
             results,
             absorbed,
             anchored: HashSet::new(),
@@ -160,6 +166,53 @@ impl<'a> Renderer<'a> {
         h.raw("/record/").num(ordinal);
         if let Some(agent) = self.agent {
             h.raw("?agent=").url(agent);
+        }
+    }
+
+    /// ` data-src="…"` on a fold that is written empty and loaded when opened.
+    fn fold_src(&self, h: &mut Html, src: impl FnOnce(&Self, &mut Html)) {
+        h.raw(" data-src=\"");
+        src(self, h);
+        h.raw("\"");
+    }
+
+    /// What an empty fold holds until the script fills it: a link to the whole line (which
+    /// is also all a browser without script gets).
+    fn lazy_body(&self, h: &mut Html, class: &'static str, ordinal: i64, anchor: Option<&Value>) {
+        h.raw("<div class=\"").raw(class).raw("\"");
+        if let Some(v) = anchor {
+            self.anchor(h, v);
+        }
+        h.raw("><a class=\"lazy-link\" href=\"");
+        self.record_link(h, ordinal);
+        h.raw("\">Line ").num(ordinal + 1).raw("</a></div>");
+    }
+
+    /// The body of a folded bookkeeping or system record: its JSON, cut, or (lazily) the
+    /// place it is loaded into.
+    fn record_fold_body(&self, h: &mut Html, i: usize, v: &Value) {
+        let ordinal = self.records[i].ordinal;
+        match ordinal.filter(|_| self.lazy) {
+            Some(o) => self.lazy_body(h, "lazy", o, None),
+            None => {
+                h.raw("<pre>");
+                self.json(h, v, CUT_RECORD, ordinal);
+                h.raw("</pre>");
+            }
+        }
+    }
+
+    /// ` data-src` of a folded record, when it is loaded lazily.
+    fn record_fold_src(&self, h: &mut Html, i: usize) {
+        if let Some(o) = self.records[i].ordinal.filter(|_| self.lazy) {
+            self.fold_src(h, |r, h| {
+                r.record_link(h, o);
+                h.raw(if r.agent.is_some() {
+                    "&amp;fragment=1"
+                } else {
+                    "?fragment=1"
+                });
+            });
         }
     }
 
@@ -403,7 +456,8 @@ impl<'a> Renderer<'a> {
     }
 
     fn tool_use(&mut self, h: &mut Html, i: usize, b: &Value) {
-        let ordinal = self.records[i].ordinal;
+        let records = self.records;
+        let ordinal = records[i].ordinal;
         let name = s(b, "name").unwrap_or("tool");
         let id = s(b, "id").unwrap_or("");
         let input = b.get("input").unwrap_or(&Value::Null);
@@ -412,17 +466,36 @@ impl<'a> Renderer<'a> {
             .and_then(|(_, r)| r.get("is_error"))
             .and_then(Value::as_bool)
             == Some(true);
+        // Loaded when opened: the call's line and its result's line are both stored lines.
+        let lazy = ordinal.filter(|_| {
+            self.lazy
+                && !id.is_empty()
+                && result.map_or(true, |(at, _)| records[at].ordinal.is_some())
+        });
         h.raw("<details class=\"tool");
         if is_error {
             h.raw(" error");
         }
-        h.raw("\"><summary><span class=\"tname\">")
+        h.raw("\"");
+        if let Some(o) = lazy {
+            self.fold_src(h, |r, h| {
+                r.base(h);
+                h.raw("/tool/").num(o).raw("?id=").url(id);
+                if let Some(at) = result.and_then(|(at, _)| records[at].ordinal) {
+                    h.raw("&amp;result=").num(at);
+                }
+                if let Some(agent) = r.agent {
+                    h.raw("&amp;agent=").url(agent);
+                }
+            });
+        }
+        h.raw("><summary><span class=\"tname\">")
             .text(name)
             .raw("</span>");
         if let Some(hint) = tool_hint(input) {
             h.raw(" <code>").text(&clip(hint, 120)).raw("</code>");
         }
-        let added = result.is_some_and(|(at, _)| self.records[at].synthetic);
+        let added = result.is_some_and(|(at, _)| records[at].synthetic);
         if result.is_none() {
             h.raw(" <span class=\"badge\">no result</span>");
         } else if is_error {
@@ -431,20 +504,46 @@ impl<'a> Renderer<'a> {
         if added {
             h.raw(" <span class=\"badge\">result added on resume</span>");
         }
-        h.raw("</summary><div class=\"tin\"><h4>Input</h4><pre>");
+        h.raw("</summary>");
+        // The result record's anchor (`#m-<uuid>`, where search hits link) stays in the page
+        // when the result itself is loaded later.
+        let anchor = result
+            .map(|(at, _)| at)
+            .filter(|at| self.absorbed.contains(at) && self.anchored.insert(*at))
+            .and_then(|at| records[at].value.as_ref());
+        match lazy {
+            Some(o) => self.lazy_body(h, "tool-body lazy", o, anchor),
+            None => self.tool_body(h, i, b, anchor),
+        }
+        // A sub-agent started by this call, expandable in place.
+        let agent_id = result
+            .and_then(|(at, _)| records[at].value.as_ref())
+            .and_then(|v| v.pointer("/toolUseResult/agentId"))
+            .and_then(Value::as_str);
+        if let Some(agent) = agent_id.filter(|a| self.agents.contains(*a)) {
+            self.subagent(h, agent, s(input, "description"));
+        }
+        h.raw("</details>");
+    }
+
+    /// A tool call's input and its result (`anchor`: the result record, when its anchor
+    /// goes here).
+    fn tool_body(&self, h: &mut Html, i: usize, b: &Value, anchor: Option<&Value>) {
+        let ordinal = self.records[i].ordinal;
+        let id = s(b, "id").unwrap_or("");
+        let input = b.get("input").unwrap_or(&Value::Null);
+        h.raw("<div class=\"tin\"><h4>Input</h4><pre>");
         self.json(h, input, CUT, ordinal);
         h.raw("</pre></div>");
-        if let Some((at, r)) = result {
-            h.raw(if added {
+        if let Some((at, r)) = self.results.get(id).copied() {
+            let result_rec = &self.records[at];
+            h.raw(if result_rec.synthetic {
                 "<div class=\"tres synthetic\""
             } else {
                 "<div class=\"tres\""
             });
-            let result_rec = &self.records[at];
-            if let Some(v) = &result_rec.value {
-                if self.anchored.insert(at) && self.absorbed.contains(&at) {
-                    self.anchor(h, v);
-                }
+            if let Some(v) = anchor {
+                self.anchor(h, v);
             }
             h.raw("><h4>Result");
             if let Some(v) = &result_rec.value {
@@ -454,17 +553,7 @@ impl<'a> Renderer<'a> {
             h.raw("</h4>");
             self.tool_result(h, at, r);
             h.raw("</div>");
-            // A sub-agent started by this call, expandable in place.
-            let agent_id = result_rec
-                .value
-                .as_ref()
-                .and_then(|v| v.pointer("/toolUseResult/agentId"))
-                .and_then(Value::as_str);
-            if let Some(agent) = agent_id.filter(|a| self.agents.contains(*a)) {
-                self.subagent(h, agent, s(input, "description"));
-            }
         }
-        h.raw("</details>");
     }
 
     fn subagent(&self, h: &mut Html, agent: &str, description: Option<&str>) {
@@ -480,7 +569,7 @@ impl<'a> Renderer<'a> {
         }
         h.raw("</summary><p><a href=\"");
         self.base(h);
-        h.raw("/agent/").url(agent).raw("\">Open the sub-agent's conversation</a></p><div class=\"agent-body\" aria-live=\"polite\"></div></details>");
+        h.raw("/agent/").url(agent).raw("\">Open the sub-agent's conversation</a></p><div class=\"agent-body lazy\" aria-live=\"polite\"></div></details>");
     }
 
     fn tool_result(&self, h: &mut Html, i: usize, r: &Value) {
@@ -574,6 +663,7 @@ impl<'a> Renderer<'a> {
             _ => {
                 h.raw("<details class=\"event system\"");
                 self.anchor(h, v);
+                self.record_fold_src(h, i);
                 h.raw("><summary><span class=\"kind\">system · ")
                     .text(subtype)
                     .raw("</span> ");
@@ -581,19 +671,19 @@ impl<'a> Renderer<'a> {
                     h.text(&clip(t, 160)).raw(" ");
                 }
                 Self::time(h, v);
-                h.raw("</summary><pre>");
-                self.json(h, v, CUT_RECORD, ordinal);
-                h.raw("</pre></details>");
+                h.raw("</summary>");
+                self.record_fold_body(h, i, v);
+                h.raw("</details>");
             }
         }
     }
 
     /// Records that are not conversation: titles, tags, snapshots, progress, ….
     fn bookkeeping(&self, h: &mut Html, i: usize, v: &Value) {
-        let ordinal = self.records[i].ordinal;
         let kind = s(v, "type").unwrap_or("(no type)");
         h.raw("<details class=\"rec\"");
         self.anchor(h, v);
+        self.record_fold_src(h, i);
         h.raw("><summary><span class=\"kind\">")
             .text(kind)
             .raw("</span>");
@@ -615,9 +705,9 @@ impl<'a> Renderer<'a> {
         }
         h.raw(" ");
         Self::time(h, v);
-        h.raw("</summary><pre>");
-        self.json(h, v, CUT_RECORD, ordinal);
-        h.raw("</pre></details>");
+        h.raw("</summary>");
+        self.record_fold_body(h, i, v);
+        h.raw("</details>");
     }
 }
 
@@ -796,6 +886,7 @@ pub(crate) async fn page_handler(
 
         let mut body = Html::new();
         let mut renderer = Renderer::new(&session, None, &records, agents.clone());
+        renderer.lazy = !resume_view;
         if resume_view {
             body.raw("<p class=\"explain\">The conversation as <code>claude --resume</code> sends it to the model: the chain to the last message, repaired. Records the repair pass added are marked <span class=\"badge\">added on resume</span>.</p>");
             match &resumed {
@@ -1034,14 +1125,10 @@ pub(crate) async fn agent_page(
         let records: Vec<Rec> = lines.into_iter().map(Rec::from_line).collect();
         let mut body = Html::new();
         let mut renderer = Renderer::new(&session, Some(&agent), &records, agents);
+        renderer.lazy = true;
         let total = renderer.all(&mut body);
         if fragment {
-            let mut response = body.into_string().into_response();
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/html; charset=utf-8"),
-            );
-            return Ok(response);
+            return Ok(fragment_answer(body));
         }
         let mut h = Html::new();
         h.raw("<div class=\"session-head\"><h1 id=\"title\">Sub-agent <code>")
@@ -1074,6 +1161,97 @@ pub(crate) struct RecordParams {
     part: Option<usize>,
     /// Send the stored line itself, as a download.
     raw: Option<String>,
+    /// Send only what a folded record shows (its JSON, cut), for the session page's script.
+    fragment: Option<String>,
+}
+
+/// A piece of HTML that the session page's script puts into a fold.
+fn fragment_answer(body: Html) -> Response {
+    let mut response = body.into_string().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    response
+}
+
+/// The session's main transcript, or its sub-agent `agent`'s.
+fn transcript_of(
+    conn: &rusqlite::Connection,
+    session: &SessionRef,
+    agent: Option<&str>,
+) -> Result<i64, Error> {
+    match agent {
+        Some(a) => query::agent_transcript(conn, session, a)?,
+        None => crate::export::main_transcript(conn, session)?,
+    }
+    .ok_or_else(|| Error::NotFound("no such transcript".into()))
+}
+
+/// Line `ordinal` of a transcript, as stored.
+fn stored_line(
+    conn: &rusqlite::Connection,
+    transcript: i64,
+    ordinal: i64,
+) -> Result<StoredLine, Error> {
+    let raw = query::transcript_line(conn, transcript, ordinal)?
+        .ok_or_else(|| Error::NotFound(format!("no line {} in this transcript", ordinal + 1)))?;
+    Ok(StoredLine { ordinal, raw })
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ToolParams {
+    /// The `tool_use` block's id.
+    id: String,
+    /// The line holding its result, when it has one.
+    result: Option<i64>,
+    agent: Option<String>,
+}
+
+/// `GET /session/P/S/tool/N?id=T[&result=M][&agent=A]`: the input of the tool call `T` in
+/// line `N` and its result from line `M`, as the session page shows them when the call's
+/// fold is opened. Reads two lines, not the transcript.
+pub(crate) async fn tool_fragment(
+    State(state): State<WebState>,
+    Path((project, session_id, ordinal)): Path<(String, String, i64)>,
+    params: Result<Query<ToolParams>, QueryRejection>,
+) -> Response {
+    let params = match params {
+        Ok(Query(p)) => p,
+        Err(e) => return super::bad_query(&e),
+    };
+    blocking_page(move || {
+        let session = find_session(&state.store, &project, &session_id)?;
+        let conn = state.store.reader()?;
+        let transcript = transcript_of(&conn, &session, params.agent.as_deref())?;
+        let mut records = vec![Rec::from_line(stored_line(&conn, transcript, ordinal)?)];
+        if let Some(at) = params.result {
+            records.push(Rec::from_line(stored_line(&conn, transcript, at)?));
+        }
+        drop(conn);
+        let block = records[0]
+            .value
+            .as_ref()
+            .and_then(|v| v.pointer("/message/content"))
+            .and_then(Value::as_array)
+            .and_then(|blocks| {
+                blocks.iter().find(|b| {
+                    s(b, "type") == Some("tool_use") && s(b, "id") == Some(params.id.as_str())
+                })
+            })
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "no tool call {} in line {}",
+                    params.id,
+                    ordinal + 1
+                ))
+            })?;
+        let renderer = Renderer::new(&session, params.agent.as_deref(), &records, HashSet::new());
+        let mut h = Html::new();
+        renderer.tool_body(&mut h, 0, block, None);
+        Ok(fragment_answer(h))
+    })
+    .await
 }
 
 /// Characters of a record shown per part of its page: a browser lays out a few hundred
@@ -1096,15 +1274,30 @@ pub(crate) async fn record_page(
         let agent = params.agent;
         let session = find_session(&state.store, &project, &session_id)?;
         let conn = state.store.reader()?;
-        let transcript = match &agent {
-            Some(a) => query::agent_transcript(&conn, &session, a)?,
-            None => crate::export::main_transcript(&conn, &session)?,
-        }
-        .ok_or_else(|| Error::NotFound("no such transcript".into()))?;
-        let raw = query::transcript_line(&conn, transcript, ordinal)?.ok_or_else(|| {
-            Error::NotFound(format!("no line {} in this transcript", ordinal + 1))
-        })?;
+        let transcript = transcript_of(&conn, &session, agent.as_deref())?;
+        let line = stored_line(&conn, transcript, ordinal)?;
         drop(conn);
+        if params.fragment.is_some() {
+            let records = [Rec::from_line(line)];
+            let renderer = Renderer::new(&session, agent.as_deref(), &records, HashSet::new());
+            let mut h = Html::new();
+            match &records[0].value {
+                Some(v) => renderer.record_fold_body(&mut h, 0, v),
+                None => {
+                    h.raw("<pre>");
+                    let raw = records[0].raw.as_deref().unwrap_or(b"");
+                    renderer.cut_text(
+                        &mut h,
+                        &String::from_utf8_lossy(raw),
+                        CUT_RECORD,
+                        Some(ordinal),
+                    );
+                    h.raw("</pre>");
+                }
+            }
+            return Ok(fragment_answer(h));
+        }
+        let raw = line.raw;
         if params.raw.is_some() {
             let mut response = raw.into_response();
             let h = response.headers_mut();
@@ -1203,6 +1396,10 @@ mod tests {
     use super::*;
 
     fn render(lines: &[&str]) -> String {
+        render_with(lines, false)
+    }
+
+    fn render_with(lines: &[&str], lazy: bool) -> String {
         let session = SessionRef {
             key: 1,
             project: "p".into(),
@@ -1219,8 +1416,44 @@ mod tests {
             })
             .collect();
         let mut h = Html::new();
-        Renderer::new(&session, None, &records, HashSet::from(["a1".to_owned()])).all(&mut h);
+        let mut renderer =
+            Renderer::new(&session, None, &records, HashSet::from(["a1".to_owned()]));
+        renderer.lazy = lazy;
+        renderer.all(&mut h);
         h.into_string()
+    }
+
+    #[test]
+    fn lazy_folds_leave_out_calls_and_records_but_keep_anchors() {
+        let lines = [
+            r#"{"type":"assistant","uuid":"a","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t 1","name":"Task","input":{"description":"look for secrets"}}]}}"#,
+            r#"{"type":"user","uuid":"r","toolUseResult":{"agentId":"a1"},"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t 1","content":"the result text"}]}}"#,
+            r#"{"type":"progress","uuid":"p","data":{"hook":"the progress payload"}}"#,
+            r#"{"type":"system","subtype":"hook","uuid":"y","content":"ran","detail":"the system payload"}"#,
+        ];
+        let out = render_with(&lines, true);
+        for gone in [
+            "the result text",
+            "the progress payload",
+            "the system payload",
+            "<div class=\"tin\">",
+        ] {
+            assert!(!out.contains(gone), "{gone} in {out}");
+        }
+        for kept in [
+            "<details class=\"tool\" data-src=\"/session/p/s/tool/0?id=t%201&amp;result=1\">",
+            "<div class=\"tool-body lazy\" id=\"m-r\"><a class=\"lazy-link\" href=\"/session/p/s/record/0\">Line 1</a></div>",
+            "<code>look for secrets</code>",
+            "class=\"subagent\"",
+            "<details class=\"rec\" id=\"m-p\" data-src=\"/session/p/s/record/2?fragment=1\">",
+            "data-src=\"/session/p/s/record/3?fragment=1\"",
+        ] {
+            assert!(out.contains(kept), "{kept} missing from {out}");
+        }
+        // Written whole when not lazy (the resume view), the same folds hold everything.
+        let whole = render_with(&lines, false);
+        assert!(whole.contains("the result text") && whole.contains("the progress payload"));
+        assert!(!whole.contains("data-src=\"/session/p/s/tool/"), "{whole}");
     }
 
     #[test]

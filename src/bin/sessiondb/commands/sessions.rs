@@ -3,7 +3,6 @@
 
 use crate::cli::SessionsArgs;
 use crate::human;
-use crate::output::print_json;
 use crate::style;
 use anyhow::Context;
 use rusqlite::Connection;
@@ -39,10 +38,10 @@ pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
             filter.project_contains = Some(arg.to_owned());
         }
     }
-    let sessions = query::list_sessions(&conn, &filter)?;
     if args.json {
-        return print_json(&sessions);
+        return print_sessions_json(&conn, &filter);
     }
+    let sessions = query::list_sessions(&conn, &filter)?;
     if sessions.is_empty() {
         style::note(format_args!(
             "no sessions{} in {}",
@@ -66,6 +65,29 @@ pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// `--json`: each session written out as the catalog yields it, through one buffer.
+fn print_sessions_json(conn: &Connection, filter: &SessionFilter) -> anyhow::Result<()> {
+    let mut out = crate::output::stdout();
+    let mut buf = Vec::with_capacity(BUFFER);
+    let mut json = crate::listing_json::SessionsJson::default();
+    query::for_each_session(conn, filter, |s| {
+        json.row(&mut buf, s);
+        if buf.len() >= BUFFER {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+        Ok::<(), anyhow::Error>(())
+    })?;
+    json.finish(&mut buf);
+    buf.push(b'\n');
+    out.write_all(&buf)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// How much JSON is gathered before it is written.
+const BUFFER: usize = 64 * 1024;
 
 /// Each session's id as the table shows it: the shortest prefix no other stored session
 /// shares (at least 8 characters), or the whole id with `--long`.

@@ -1,5 +1,6 @@
-// sessiondb web viewer: actions (JSON POSTs to this server), sub-agents loaded in place,
-// copy buttons, links to a message opening its folds, keyboard navigation.
+// sessiondb web viewer: actions (JSON POSTs to this server), folds loaded when opened
+// (tool calls, records, sub-agents), copy buttons, links to a message opening its folds,
+// keyboard navigation.
 // No inline script anywhere: the Content-Security-Policy allows only this file.
 "use strict";
 
@@ -62,21 +63,31 @@ function showHash() {
   if (el.tabIndex < 0 || el.hasAttribute("tabindex")) el.focus({ preventScroll: true });
 }
 
-async function loadAgent(details) {
-  if (details.dataset.loaded) return;
-  details.dataset.loaded = "1";
-  const body = details.querySelector(".agent-body");
-  body.textContent = "Loading…";
+// A fold with data-src is written empty (the page stays small) and filled from this server
+// when it is first opened; data-state says "loading", then "loaded".
+async function loadFold(details) {
+  if (details.dataset.state) return;
+  const body = details.querySelector(":scope > .lazy");
+  if (!body) return;
+  details.dataset.state = "loading";
+  body.setAttribute("aria-busy", "true");
   try {
     const response = await fetch(details.dataset.src, { credentials: "same-origin" });
     if (!response.ok) throw new Error("HTTP " + response.status);
     // The fragment is this server's own escaped rendering, parsed inert then moved in.
     const doc = new DOMParser().parseFromString(await response.text(), "text/html");
-    body.textContent = "";
-    for (const node of Array.from(doc.body.childNodes)) body.appendChild(document.adoptNode(node));
+    // (Copied out first: adopting a node takes it out of the live list.)
+    const nodes = Array.from(doc.body.childNodes);
+    body.replaceChildren(...nodes.map((node) => document.adoptNode(node)));
+    details.dataset.state = "loaded";
   } catch (e) {
-    body.textContent = "Could not load the sub-agent: " + e.message;
-    delete details.dataset.loaded;
+    const note = document.createElement("p");
+    note.className = "error";
+    note.textContent = "Could not load this part: " + e.message;
+    body.prepend(note);
+    delete details.dataset.state;
+  } finally {
+    body.removeAttribute("aria-busy");
   }
 }
 
@@ -170,9 +181,12 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 
-  for (const details of document.querySelectorAll("details.subagent")) {
-    details.addEventListener("toggle", () => { if (details.open) loadAgent(details); });
-  }
+  // "toggle" does not bubble: one listener in the capture phase sees every fold, those of
+  // loaded parts included.
+  document.addEventListener("toggle", (event) => {
+    const details = event.target;
+    if (details instanceof HTMLDetailsElement && details.open && details.dataset.src) loadFold(details);
+  }, true);
 
   document.addEventListener("keydown", (event) => {
     const tag = (event.target && event.target.tagName) || "";
