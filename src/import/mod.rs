@@ -423,7 +423,20 @@ pub fn import_paths_with(
             scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
         }
     }
-    import_sources(store, found, &scanned_dirs, progress, limits, started)
+    let how = How {
+        limits,
+        inline: false,
+    };
+    import_sources(store, found, &scanned_dirs, progress, &how, started)
+}
+
+/// How [`import_sources`] runs.
+struct How<'a> {
+    limits: &'a ImportLimits,
+    /// Everything on the calling thread, and the changed files of the session written and
+    /// indexed in one transaction (see [`import_session`]); otherwise a loading thread and
+    /// a [`Checkpointer`] beside the writer, for a tree.
+    inline: bool,
 }
 
 /// Imports the files of one session: its main transcript `transcript`
@@ -431,6 +444,12 @@ pub fn import_paths_with(
 /// sidecars, tool results). What hook capture calls: one transcript changed, so nothing
 /// else is scanned. A main transcript that does not exist is skipped (a session folder can
 /// exist without one); files that vanished are marked, as a folder import does.
+///
+/// Everything runs on the calling thread, and the session's changed files are written,
+/// indexed for search and refreshed in the catalog in one transaction: for the few new
+/// lines of a turn, starting threads and a second connection cost more than the work, and
+/// each further commit rewrites the same b-tree pages into the WAL again. The report's
+/// `rows` is not counted (a count over the whole session).
 ///
 /// # Errors
 /// Fails when the session folder cannot be scanned or the database cannot be written.
@@ -463,8 +482,11 @@ pub fn import_session(
         scanned_dirs.push(folder);
     }
     let main_gone = !transcript.exists();
-    let limits = ImportLimits::default();
-    let mut report = import_sources(store, found, &scanned_dirs, progress, &limits, started)?;
+    let how = How {
+        limits: &ImportLimits::default(),
+        inline: true,
+    };
+    let mut report = import_sources(store, found, &scanned_dirs, progress, &how, started)?;
     if main_gone {
         report.vanished_files += mark_gone(store, &[path_key(&transcript)])?;
     }
@@ -506,7 +528,7 @@ fn import_sources(
     found: Discovery,
     scanned_dirs: &[PathBuf],
     progress: &dyn Progress,
-    limits: &ImportLimits,
+    how: &How<'_>,
     started: Instant,
 ) -> Result<ImportReport> {
     let mut report = ImportReport {
@@ -534,96 +556,24 @@ fn import_sources(
     progress.start(sizes.iter().sum());
     let mut sessions = BTreeSet::new();
     let mut transcripts = BTreeSet::new();
-    let checkpointer = Checkpointer::start(store, None)?;
-    let imported = std::thread::scope(|scope| {
-        let (ready, loaded) = mpsc::sync_channel::<Result<Loaded>>(LOAD_AHEAD);
-        // Buffers come back from the writer: fresh memory is slow to fault in.
-        let (give_back, returned) = mpsc::channel::<Vec<u8>>();
-        let sources = &sources;
-        scope.spawn(move || {
-            let mut spare = Vec::new();
-            let mut in_flight = 0usize;
-            for source in sources {
-                // Stay within the memory budget: wait for the writer to give buffers back.
-                loop {
-                    let back = if in_flight > LOAD_AHEAD_BYTES {
-                        returned.recv().ok()
-                    } else {
-                        returned.try_recv().ok()
-                    };
-                    let Some(buf) = back else { break };
-                    in_flight -= buf.len();
-                    if spare.len() < SPARE_BUFFERS {
-                        spare.push(buf);
-                    }
-                }
-                let loaded = load::load(store, source, spare.pop().unwrap_or_default(), limits);
-                if let Ok(Loaded::Read(file)) = &loaded {
-                    in_flight += file.bytes.len();
-                }
-                if ready.send(loaded).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut texts = PendingTexts::new();
-        let mut unindexed = 0u64;
-        let mut group = Group::default();
-        let mut loaded = loaded.into_iter();
-        for (index, (source, size)) in sources.iter().zip(&sizes).enumerate() {
-            let Some(next) = loaded.next() else { break };
-            sessions.insert((source.project.clone(), source.session.clone()));
-            match next? {
-                Loaded::Unchanged(target) => {
-                    report.files_unchanged += 1;
-                    if let Some(id) = target {
-                        note_transcript(source, id, &mut transcripts);
-                    }
-                }
-                Loaded::Failed(e) => {
-                    report.files_failed += 1;
-                    report.errors.push(e.to_string());
-                }
-                Loaded::TooBig(why) => {
-                    report.files_failed += 1;
-                    report.files_too_big += 1;
-                    report.errors.push(why);
-                }
-                Loaded::Read(file) => group.push(index, file),
-            }
-            progress.advance(*size, &source.path.to_string_lossy());
-            if group.bytes < GROUP_BYTES && index + 1 < sources.len() {
-                continue;
-            }
-            let read_before = report.bytes_read;
-            let written = write_group(store, sources, &mut group, &mut texts, &mut report)?;
-            for (index, id, buf) in written {
-                note_transcript(&sources[index], id, &mut transcripts);
-                let _ = give_back.send(buf);
-            }
-            checkpointer.committed(report.bytes_read - read_before);
-            checkpointer.keep_up(KEEP_UP_BYTES);
-            // New lines wait in the search queue; index them in large batches.
-            unindexed += report.bytes_read - read_before;
-            if unindexed >= crate::search::CATCH_UP_BYTES {
-                crate::search::catch_up_with(store, &mut texts)?;
-                checkpointer.request();
-                unindexed = 0;
-            }
+    let mut run = Run {
+        store,
+        sources: &sources,
+        report: &mut report,
+        transcripts: &mut transcripts,
+    };
+    if how.inline {
+        run.inline(&sizes, progress, how.limits, &mut sessions)?;
+    } else {
+        run.threaded(&sizes, progress, how.limits, &mut sessions)?;
+        let reader = store.reader()?;
+        for id in &transcripts {
+            let n: i64 = reader
+                .prepare_cached("SELECT count(*) FROM rows WHERE transcript_id = ?1")?
+                .query_row([id], |r| r.get(0))?;
+            report.rows += n as u64;
         }
-        crate::search::catch_up_with(store, &mut texts).map(drop)
-    });
-    let stopped = checkpointer.stop(store);
-    imported?;
-    stopped?;
-    let reader = store.reader()?;
-    for id in &transcripts {
-        let n: i64 = reader
-            .prepare_cached("SELECT count(*) FROM rows WHERE transcript_id = ?1")?
-            .query_row([id], |r| r.get(0))?;
-        report.rows += n as u64;
     }
-    drop(reader);
     report.vanished_files = mark_vanished(store, scanned_dirs)?;
     report.sessions = sessions.len() as u64;
     report.seconds = started.elapsed().as_secs_f64();
@@ -634,6 +584,169 @@ fn import_sources(
     };
     progress.finish();
     Ok(report)
+}
+
+/// One import's writer side: the sources, and what it found so far.
+struct Run<'a> {
+    store: &'a Store,
+    sources: &'a [Source],
+    report: &'a mut ImportReport,
+    transcripts: &'a mut BTreeSet<i64>,
+}
+
+impl Run<'_> {
+    /// Accounts for one loaded source; a file that was read joins `group`.
+    fn take(&mut self, index: usize, loaded: Loaded, group: &mut Group) {
+        let source = &self.sources[index];
+        match loaded {
+            Loaded::Unchanged(target) => {
+                self.report.files_unchanged += 1;
+                if let Some(id) = target {
+                    note_transcript(source, id, self.transcripts);
+                }
+            }
+            Loaded::Failed(e) => {
+                self.report.files_failed += 1;
+                self.report.errors.push(e.to_string());
+            }
+            Loaded::TooBig(why) => {
+                self.report.files_failed += 1;
+                self.report.files_too_big += 1;
+                self.report.errors.push(why);
+            }
+            Loaded::Read(file) => group.push(index, file),
+        }
+    }
+
+    /// Writes `group` (see [`write_group`]); returns the buffers for reuse.
+    fn write(
+        &mut self,
+        group: &mut Group,
+        texts: &mut PendingTexts,
+        index_now: bool,
+    ) -> Result<Vec<Vec<u8>>> {
+        let written = write_group(self.store, self.sources, group, texts, self.report, index_now)?;
+        Ok(written
+            .into_iter()
+            .map(|(index, id, buf)| {
+                note_transcript(&self.sources[index], id, self.transcripts);
+                buf
+            })
+            .collect())
+    }
+
+    /// A session: loads each file on this thread, and writes what changed in one
+    /// transaction (more only past [`GROUP_BYTES`]), indexing its lines for search in the
+    /// last one. A session where nothing changed costs no write transaction.
+    fn inline(
+        &mut self,
+        sizes: &[u64],
+        progress: &dyn Progress,
+        limits: &ImportLimits,
+        sessions: &mut BTreeSet<(String, String)>,
+    ) -> Result<()> {
+        let mut texts = PendingTexts::new();
+        let mut group = Group::default();
+        let mut spare = Vec::new();
+        let count = self.sources.len();
+        for (index, size) in sizes.iter().enumerate() {
+            let source = &self.sources[index];
+            sessions.insert((source.project.clone(), source.session.clone()));
+            let loaded = load::load(self.store, source, spare.pop().unwrap_or_default(), limits)?;
+            self.take(index, loaded, &mut group);
+            progress.advance(*size, &source.path.to_string_lossy());
+            let last = index + 1 == count;
+            if group.bytes < GROUP_BYTES && !last {
+                continue;
+            }
+            spare = self.write(&mut group, &mut texts, last)?;
+            spare.truncate(1);
+        }
+        if !texts.is_empty() {
+            // An earlier group's lines, when the last group had nothing to write.
+            crate::search::catch_up_with(self.store, &mut texts)?;
+        }
+        Ok(())
+    }
+
+    /// A tree: three threads share the work: a loader reads and parses the next files
+    /// (`load`), this one writes them in groups of [`GROUP_BYTES`], one transaction per
+    /// group, and a [`Checkpointer`] copies committed pages from the WAL into the
+    /// database file.
+    fn threaded(
+        &mut self,
+        sizes: &[u64],
+        progress: &dyn Progress,
+        limits: &ImportLimits,
+        sessions: &mut BTreeSet<(String, String)>,
+    ) -> Result<()> {
+        let store = self.store;
+        let checkpointer = Checkpointer::start(store, None)?;
+        let imported = std::thread::scope(|scope| {
+            let (ready, loaded) = mpsc::sync_channel::<Result<Loaded>>(LOAD_AHEAD);
+            // Buffers come back from the writer: fresh memory is slow to fault in.
+            let (give_back, returned) = mpsc::channel::<Vec<u8>>();
+            let sources = self.sources;
+            scope.spawn(move || {
+                let mut spare = Vec::new();
+                let mut in_flight = 0usize;
+                for source in sources {
+                    // Stay within the memory budget: wait for the writer to give buffers back.
+                    loop {
+                        let back = if in_flight > LOAD_AHEAD_BYTES {
+                            returned.recv().ok()
+                        } else {
+                            returned.try_recv().ok()
+                        };
+                        let Some(buf) = back else { break };
+                        in_flight -= buf.len();
+                        if spare.len() < SPARE_BUFFERS {
+                            spare.push(buf);
+                        }
+                    }
+                    let loaded =
+                        load::load(store, source, spare.pop().unwrap_or_default(), limits);
+                    if let Ok(Loaded::Read(file)) = &loaded {
+                        in_flight += file.bytes.len();
+                    }
+                    if ready.send(loaded).is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut texts = PendingTexts::new();
+            let mut unindexed = 0u64;
+            let mut group = Group::default();
+            let mut loaded = loaded.into_iter();
+            for (index, (source, size)) in sources.iter().zip(sizes).enumerate() {
+                let Some(next) = loaded.next() else { break };
+                sessions.insert((source.project.clone(), source.session.clone()));
+                self.take(index, next?, &mut group);
+                progress.advance(*size, &source.path.to_string_lossy());
+                if group.bytes < GROUP_BYTES && index + 1 < sources.len() {
+                    continue;
+                }
+                let read_before = self.report.bytes_read;
+                for buf in self.write(&mut group, &mut texts, false)? {
+                    let _ = give_back.send(buf);
+                }
+                let read = self.report.bytes_read - read_before;
+                checkpointer.committed(read);
+                checkpointer.keep_up(KEEP_UP_BYTES);
+                // New lines wait in the search queue; index them in large batches.
+                unindexed += read;
+                if unindexed >= crate::search::CATCH_UP_BYTES {
+                    crate::search::catch_up_with(store, &mut texts)?;
+                    checkpointer.request();
+                    unindexed = 0;
+                }
+            }
+            crate::search::catch_up_with(store, &mut texts).map(drop)
+        });
+        let stopped = checkpointer.stop(store);
+        imported?;
+        stopped
+    }
 }
 
 /// Files read and waiting to be written together, in file order.
@@ -659,14 +772,16 @@ fn note_transcript(source: &Source, id: i64, transcripts: &mut BTreeSet<i64>) {
 }
 
 /// Writes a group of files that were read, in one transaction: each file is wholly in it,
-/// so a file is never half imported. Empties the group and returns, for each file, its
-/// index, its transcript or file id, and its buffer for reuse.
+/// so a file is never half imported. With `index_now`, the lines queued for the full-text
+/// index are indexed in the same transaction. Empties the group and returns, for each
+/// file, its index, its transcript or file id, and its buffer for reuse.
 fn write_group(
     store: &Store,
     sources: &[Source],
     group: &mut Group,
     texts: &mut PendingTexts,
     report: &mut ImportReport,
+    index_now: bool,
 ) -> Result<Vec<(usize, i64, Vec<u8>)>> {
     let files = std::mem::take(&mut group.files);
     group.bytes = 0;
@@ -686,6 +801,10 @@ fn write_group(
         }
         for session in touched {
             crate::catalog::refresh_session(tx, session)?;
+        }
+        if index_now {
+            crate::search::index_pending_with(tx, texts)?;
+            texts.clear();
         }
         Ok(())
     })?;
@@ -1418,12 +1537,16 @@ fn mark_vanished(store: &Store, dirs: &[PathBuf]) -> Result<u64> {
     let mut gone = Vec::new();
     {
         let reader = store.reader()?;
+        // A range of the primary key: the paths that start with `dir/` sort between it and
+        // `dir0` ('0' follows '/'), so only the folder's own entries are read.
         let mut stmt = reader.prepare_cached(
-            "SELECT path FROM source_files WHERE vanished = 0 AND substr(path, 1, length(?1)) = ?1",
+            "SELECT path FROM source_files WHERE path >= ?1 AND path < ?2 AND vanished = 0",
         )?;
         for dir in dirs {
-            let prefix = format!("{}/", dir.to_string_lossy().trim_end_matches('/'));
-            let paths = stmt.query_map([&prefix], |r| r.get::<_, String>(0))?;
+            let dir = dir.to_string_lossy();
+            let dir = dir.trim_end_matches('/');
+            let (prefix, past) = (format!("{dir}/"), format!("{dir}0"));
+            let paths = stmt.query_map([&prefix, &past], |r| r.get::<_, String>(0))?;
             for path in paths {
                 let path = path?;
                 if !Path::new(&path).exists() {
