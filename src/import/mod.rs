@@ -2,9 +2,10 @@
 //! up to 16 MiB each, a file always wholly inside one.
 //!
 //! Every line is stored as it is. A ledger per source file (size, mtime, bytes imported and
-//! a hash of that prefix) makes an unchanged file cost one `stat`, a grown file cost only
-//! its new lines, and a rewritten file get re-imported as a new version while the old
-//! version's rows stay in the database.
+//! a fingerprint of that prefix, see [`Fingerprint`]) makes an unchanged file cost one
+//! `stat`, a grown file cost only its new lines (and the last [`TAIL_BYTES`] before them),
+//! and a rewritten file get re-imported as a new version while the old version's rows stay
+//! in the database.
 
 use crate::checkpoint::Checkpointer;
 use crate::error::{Error, Result};
@@ -303,6 +304,119 @@ pub fn prefix_hash(bytes: &[u8]) -> i64 {
     h as i64
 }
 
+/// How much of the end of an imported prefix its [`Fingerprint`] covers (256 KiB).
+pub const TAIL_BYTES: usize = 256 * 1024;
+
+/// What the ledger keeps of the bytes imported from a file, to tell whether a file that
+/// grew still starts with them (then only its new lines are read) or was rewritten (then
+/// it is imported again as a new version). Stored in `source_files.prefix_hash`.
+///
+/// New entries keep a hash of the prefix's last [`TAIL_BYTES`] (a BLOB of
+/// 8 bytes): checking it reads that much of the file, however long the file is, where a
+/// hash of the whole prefix made every capture read and hash the whole transcript again
+/// (5 MB for a long session, to add one turn). What it sees: a file that is shorter than
+/// what was imported, any change in the last 256 KiB of the imported bytes, and any change
+/// before them that adds or removes bytes (it moves other bytes into that window); that
+/// covers Claude Code's own rewrites (tombstones remove lines, hydration writes the whole
+/// file anew). What it does not see: bytes replaced by as many other bytes more than
+/// 256 KiB before the end of what was imported; those lines stay stored as first imported.
+///
+/// Entries written before keep a hash of the whole prefix (an INTEGER), checked once more
+/// by reading the whole file, and replaced by the tail hash at that import.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fingerprint {
+    /// [`prefix_hash`] of the last [`TAIL_BYTES`] of the prefix (all of it when shorter).
+    Tail(i64),
+    /// [`prefix_hash`] of the whole prefix (entries from before the tail hash).
+    Whole(i64),
+}
+
+impl Fingerprint {
+    /// The fingerprint of the `len` bytes from the start of `file`, which must hold the
+    /// last [`TAIL_BYTES`] of them.
+    fn of(file: &FileView<'_>, len: usize) -> Option<Fingerprint> {
+        let tail = file.range(tail_start(len), len)?;
+        Some(Fingerprint::Tail(prefix_hash(tail)))
+    }
+
+    /// Where a check of this fingerprint of `len` bytes needs the file from.
+    fn needs_from(self, len: usize) -> usize {
+        match self {
+            Fingerprint::Tail(_) => tail_start(len),
+            Fingerprint::Whole(_) => 0,
+        }
+    }
+
+    /// Whether `file` still starts with the `len` bytes this fingerprint was taken of.
+    /// `None` when `file` does not hold the bytes the check needs.
+    fn matches(self, file: &FileView<'_>, len: usize) -> Option<bool> {
+        if file.len() < len {
+            return Some(false);
+        }
+        let (from, hash) = match self {
+            Fingerprint::Tail(hash) => (tail_start(len), hash),
+            Fingerprint::Whole(hash) => (0, hash),
+        };
+        file.range(from, len)
+            .map(|bytes| prefix_hash(bytes) == hash)
+    }
+
+    /// Reads the stored column: an 8-byte BLOB is a tail hash, an INTEGER a whole-prefix
+    /// hash. Anything else matches no file.
+    fn read(value: rusqlite::types::ValueRef<'_>) -> Fingerprint {
+        use rusqlite::types::ValueRef;
+        match value {
+            ValueRef::Blob(b) if b.len() == 8 => Fingerprint::Tail(i64::from_le_bytes(
+                b.try_into().expect("checked to be 8 bytes"),
+            )),
+            ValueRef::Integer(h) => Fingerprint::Whole(h),
+            // Not written by any sessiondb: matches no file but by a 2^-64 chance.
+            _ => Fingerprint::Whole(i64::MIN),
+        }
+    }
+
+    /// The value stored in `source_files.prefix_hash`.
+    fn to_sql(self) -> rusqlite::types::Value {
+        use rusqlite::types::Value;
+        match self {
+            Fingerprint::Tail(h) => Value::Blob(h.to_le_bytes().to_vec()),
+            Fingerprint::Whole(h) => Value::Integer(h),
+        }
+    }
+}
+
+/// Where the last [`TAIL_BYTES`] of `len` bytes start.
+fn tail_start(len: usize) -> usize {
+    len.saturating_sub(TAIL_BYTES)
+}
+
+/// A file's bytes from `base` on, as read: a grown file is read from shortly before where
+/// its import stopped, not from its start.
+#[derive(Clone, Copy)]
+pub(crate) struct FileView<'a> {
+    /// The file offset of `bytes[0]`.
+    pub base: usize,
+    pub bytes: &'a [u8],
+}
+
+impl<'a> FileView<'a> {
+    /// The whole of a file.
+    pub fn whole(bytes: &'a [u8]) -> FileView<'a> {
+        FileView { base: 0, bytes }
+    }
+
+    /// The file's length.
+    pub fn len(&self) -> usize {
+        self.base + self.bytes.len()
+    }
+
+    /// The file's bytes `from..to`, when they were read.
+    pub fn range(&self, from: usize, to: usize) -> Option<&'a [u8]> {
+        let from = from.checked_sub(self.base)?;
+        self.bytes.get(from..to.checked_sub(self.base)?)
+    }
+}
+
 /// A ledger entry: what was imported from a source path.
 #[derive(Debug, Clone)]
 struct Ledger {
@@ -311,10 +425,11 @@ struct Ledger {
     mtime_ns: i64,
     vanished: bool,
     imported_bytes: usize,
+    fingerprint: Fingerprint,
 }
 
 const SELECT_LEDGER: &str = "SELECT transcript_id, session_file_id, size, mtime_ns, vanished,
-        imported_bytes
+        imported_bytes, prefix_hash
      FROM source_files WHERE path = ?1";
 
 fn read_ledger(conn: &rusqlite::Connection, path: &str) -> Result<Option<Ledger>> {
@@ -329,6 +444,7 @@ fn read_ledger(conn: &rusqlite::Connection, path: &str) -> Result<Option<Ledger>
                 mtime_ns: r.get(3)?,
                 vanished: r.get(4)?,
                 imported_bytes: r.get::<_, i64>(5)?.max(0) as usize,
+                fingerprint: Fingerprint::read(r.get_ref(6)?),
             })
         })
         .optional()?)
@@ -516,7 +632,8 @@ pub fn adopt_file(store: &Store, transcript: i64, path: &Path) -> Result<()> {
         mtime_ns,
     };
     store.write(|tx| {
-        write_ledger(tx, &stamp, Some(transcript), None, &bytes)?;
+        let file = FileView::whole(&bytes);
+        write_ledger(tx, &stamp, Some(transcript), None, &file, bytes.len())?;
         crate::catalog::refresh_transcript(tx, transcript)
     })
 }
@@ -625,7 +742,14 @@ impl Run<'_> {
         texts: &mut PendingTexts,
         index_now: bool,
     ) -> Result<Vec<Vec<u8>>> {
-        let written = write_group(self.store, self.sources, group, texts, self.report, index_now)?;
+        let written = write_group(
+            self.store,
+            self.sources,
+            group,
+            texts,
+            self.report,
+            index_now,
+        )?;
         Ok(written
             .into_iter()
             .map(|(index, id, buf)| {
@@ -704,8 +828,7 @@ impl Run<'_> {
                             spare.push(buf);
                         }
                     }
-                    let loaded =
-                        load::load(store, source, spare.pop().unwrap_or_default(), limits);
+                    let loaded = load::load(store, source, spare.pop().unwrap_or_default(), limits);
                     if let Ok(Loaded::Read(file)) = &loaded {
                         in_flight += file.bytes.len();
                     }
@@ -822,25 +945,28 @@ fn write_source(
     report: &mut ImportReport,
 ) -> Result<(i64, Vec<u8>)> {
     let ReadFile {
-        bytes: buf,
+        bytes: mut buf,
+        base,
         mtime_ns,
         ahead,
     } = file;
     let key = path_key(&source.path);
-    let bytes = buf.as_slice();
-    report.bytes_read += bytes.len() as u64;
+    report.bytes_read += buf.len() as u64;
     let stamp = FileStamp {
         key: &key,
-        size: bytes.len() as i64,
+        size: (base + buf.len()) as i64,
         mtime_ns,
     };
     let id = match &source.kind {
         SourceKind::File { relpath } => {
-            import_session_file(tx, session, relpath, bytes, &stamp, report)?
+            // The loader reads session files whole.
+            debug_assert_eq!(base, 0);
+            import_session_file(tx, session, relpath, &buf, &stamp, report)?
         }
         kind => {
             let file = Incoming {
-                bytes,
+                buf: &mut buf,
+                base,
                 ahead,
                 stamp: &stamp,
             };
@@ -850,13 +976,16 @@ fn write_source(
     Ok((id, buf))
 }
 
-/// A transcript file about to be written: its bytes, the lines parsed ahead and its stamp.
+/// A transcript file about to be written: its bytes from `base` on, the lines parsed ahead
+/// (offsets in `buf`) and its stamp.
 struct Incoming<'a> {
-    bytes: &'a [u8],
+    buf: &'a mut Vec<u8>,
+    base: usize,
     ahead: Ahead,
     stamp: &'a FileStamp<'a>,
 }
 
+#[derive(Clone, Copy)]
 struct FileStamp<'a> {
     key: &'a str,
     size: i64,
@@ -880,13 +1009,22 @@ pub(crate) fn upsert_session(tx: &Transaction<'_>, project: &str, session: &str)
         .query_row(params![project_id, session], |r| r.get(0))?)
 }
 
+/// Records in the ledger that the file of `stamp` was imported up to `imported` bytes,
+/// which `file` must hold the last [`TAIL_BYTES`] of.
 fn write_ledger(
     tx: &Transaction<'_>,
     stamp: &FileStamp<'_>,
     transcript: Option<i64>,
-    file: Option<i64>,
-    imported: &[u8],
+    session_file: Option<i64>,
+    file: &FileView<'_>,
+    imported: usize,
 ) -> Result<()> {
+    let fingerprint = Fingerprint::of(file, imported).ok_or_else(|| {
+        Error::Invalid(format!(
+            "{}: the end of what was imported was not read (a bug)",
+            stamp.key
+        ))
+    })?;
     tx.prepare_cached(
         "INSERT INTO source_files
             (path, transcript_id, session_file_id, size, mtime_ns, imported_bytes, prefix_hash, vanished)
@@ -900,11 +1038,11 @@ fn write_ledger(
     .execute(params![
         stamp.key,
         transcript,
-        file,
+        session_file,
         stamp.size,
         stamp.mtime_ns,
-        imported.len() as i64,
-        prefix_hash(imported)
+        imported as i64,
+        fingerprint.to_sql()
     ])?;
     Ok(())
 }
@@ -941,26 +1079,35 @@ fn import_session_file(
     let id: i64 = tx
         .prepare_cached("SELECT id FROM session_files WHERE session_id = ?1 AND relpath = ?2")?
         .query_row(params![session, relpath], |r| r.get(0))?;
-    write_ledger(tx, stamp, None, Some(id), bytes)?;
+    write_ledger(
+        tx,
+        stamp,
+        None,
+        Some(id),
+        &FileView::whole(bytes),
+        bytes.len(),
+    )?;
     Ok(id)
 }
 
 /// Where the stored copy of a transcript ends, to decide between append and re-import.
 struct StoredState {
     imported_bytes: usize,
-    prefix_hash: i64,
+    fingerprint: Fingerprint,
     next_ordinal: i64,
     /// The last row when it had no newline: it is replaced by the grown file's version.
     open_tail: Option<(i64, usize)>,
 }
 
 fn stored_state(tx: &Transaction<'_>, transcript: i64) -> Result<Option<StoredState>> {
-    let ledger: Option<(i64, i64)> = tx
+    let ledger: Option<(i64, Fingerprint)> = tx
         .prepare_cached(
             "SELECT imported_bytes, prefix_hash FROM source_files
              WHERE transcript_id = ?1 ORDER BY rowid DESC LIMIT 1",
         )?
-        .query_row([transcript], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row([transcript], |r| {
+            Ok((r.get(0)?, Fingerprint::read(r.get_ref(1)?)))
+        })
         .optional()?;
     let last: Option<(i64, i64, bool, i64)> = tx
         .prepare_cached(
@@ -971,11 +1118,11 @@ fn stored_state(tx: &Transaction<'_>, transcript: i64) -> Result<Option<StoredSt
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
         })
         .optional()?;
-    let Some((imported_bytes, prefix_hash)) = ledger else {
+    let Some((imported_bytes, fingerprint)) = ledger else {
         return Ok(if last.is_none() {
             Some(StoredState {
                 imported_bytes: 0,
-                prefix_hash: crate::import::prefix_hash(b""),
+                fingerprint: Fingerprint::Tail(prefix_hash(b"")),
                 next_ordinal: 0,
                 open_tail: None,
             })
@@ -990,7 +1137,7 @@ fn stored_state(tx: &Transaction<'_>, transcript: i64) -> Result<Option<StoredSt
     };
     Ok(Some(StoredState {
         imported_bytes: imported_bytes as usize,
-        prefix_hash,
+        fingerprint,
         next_ordinal,
         open_tail,
     }))
@@ -1006,8 +1153,9 @@ fn import_transcript(
     report: &mut ImportReport,
 ) -> Result<i64> {
     let Incoming {
-        bytes,
-        ahead,
+        buf,
+        mut base,
+        mut ahead,
         stamp,
     } = file;
     let subpath = kind.subpath();
@@ -1021,41 +1169,72 @@ fn import_transcript(
         )?
         .query_row(params![session, subpath], |r| r.get(0))
         .optional()?;
+    let state = match live {
+        Some(id) => stored_state(tx, id)?,
+        None => None,
+    };
+    // Whether the file still starts with what was imported: then only its new lines are
+    // stored. The loader read it from where the ledger said the check needs it; when that
+    // does not reach back far enough (the ledger changed since), the file is read whole.
+    let appends = match &state {
+        Some(state) => {
+            let open_tail = state.open_tail.map_or(0, |(_, len)| len);
+            let needed = state
+                .fingerprint
+                .needs_from(state.imported_bytes)
+                .min(state.imported_bytes.saturating_sub(open_tail));
+            if base > needed {
+                read_whole(&source.path, buf)?;
+                (base, ahead) = (0, Ahead::default());
+            }
+            let view = FileView { base, bytes: buf };
+            state.fingerprint.matches(&view, state.imported_bytes) == Some(true)
+        }
+        None => false,
+    };
+    if !appends && base > 0 {
+        // Rewritten: imported again from its first byte.
+        read_whole(&source.path, buf)?;
+        (base, ahead) = (0, Ahead::default());
+    }
+    let file = FileView {
+        base,
+        bytes: buf.as_slice(),
+    };
+    let stamp = FileStamp {
+        size: file.len() as i64,
+        ..*stamp
+    };
     let mut start = 0usize;
     let mut ordinal = 0i64;
     // The version a rewritten file replaces: its local lines are carried over.
     let mut replaced = None;
-    let transcript = match live {
-        Some(id) => match stored_state(tx, id)? {
-            Some(state)
-                if bytes.len() >= state.imported_bytes
-                    && prefix_hash(&bytes[..state.imported_bytes]) == state.prefix_hash =>
-            {
-                start = state.imported_bytes;
-                ordinal = state.next_ordinal;
-                if start < bytes.len() {
-                    if let Some((row, len)) = state.open_tail {
-                        // The unterminated last line grew: store its complete version instead.
-                        tx.prepare_cached("DELETE FROM rows WHERE id = ?1")?
-                            .execute([row])?;
-                        start -= len;
-                    }
+    let transcript = match (live, state) {
+        (Some(id), Some(state)) if appends => {
+            start = state.imported_bytes;
+            ordinal = state.next_ordinal;
+            if start < file.len() {
+                if let Some((row, len)) = state.open_tail {
+                    // The unterminated last line grew: store its complete version instead.
+                    tx.prepare_cached("DELETE FROM rows WHERE id = ?1")?
+                        .execute([row])?;
+                    start -= len;
                 }
-                id
             }
-            _ => {
-                tx.prepare_cached(
-                    "UPDATE transcripts SET superseded_at = strftime('%Y-%m-%dT%H:%M:%fZ') WHERE id = ?1",
-                )?
-                .execute([id])?;
-                report.files_rewritten += 1;
-                replaced = Some(id);
-                create_transcript(tx, session, subpath, agent_id)?
-            }
-        },
-        None => create_transcript(tx, session, subpath, agent_id)?,
+            id
+        }
+        (Some(id), _) => {
+            tx.prepare_cached(
+                "UPDATE transcripts SET superseded_at = strftime('%Y-%m-%dT%H:%M:%fZ') WHERE id = ?1",
+            )?
+            .execute([id])?;
+            report.files_rewritten += 1;
+            replaced = Some(id);
+            create_transcript(tx, session, subpath, agent_id)?
+        }
+        (None, _) => create_transcript(tx, session, subpath, agent_id)?,
     };
-    if start < bytes.len() {
+    if start < file.len() {
         report.files_imported += 1;
     } else {
         report.files_unchanged += 1;
@@ -1072,7 +1251,10 @@ fn import_transcript(
         .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
         .query_row([], |r| r.get(0))?;
     let (mut nonblank, mut malformed) = (0u64, 0u64);
-    let mut lines = ahead.lines_from(bytes, start).into_iter().peekable();
+    let mut lines = ahead
+        .lines_from(file.bytes, start - file.base)
+        .into_iter()
+        .peekable();
     let mut batch = Vec::with_capacity(ROW_BATCH);
     let mut held = Held::default();
     let mut searchable = Vec::with_capacity(ROW_BATCH);
@@ -1104,8 +1286,14 @@ fn import_transcript(
                     malformed += 1;
                     report.malformed_lines += 1;
                     if report.malformed.len() < MAX_REPORTED_LINES {
-                        let before =
-                            *lines_before_start.get_or_insert_with(|| newlines(&bytes[..start]));
+                        let before = match lines_before_start {
+                            Some(n) => n,
+                            None => *lines_before_start.insert(newlines_before(
+                                &source.path,
+                                &file,
+                                start,
+                            )?),
+                        };
                         report.malformed.push(LineRef {
                             path: source.path.clone(),
                             line: before + lines_since_start + 1,
@@ -1136,7 +1324,7 @@ fn import_transcript(
             }
         }
     }
-    debug_assert_eq!(offset, bytes.len());
+    debug_assert_eq!(offset, file.len());
     if SuspiciousFile::is_suspicious(nonblank, malformed) {
         report.suspicious_files.push(SuspiciousFile {
             path: source.path.clone(),
@@ -1155,7 +1343,7 @@ fn import_transcript(
         )?
         .execute(params![session, sidecar, transcript])?;
     }
-    write_ledger(tx, stamp, Some(transcript), None, bytes)?;
+    write_ledger(tx, &stamp, Some(transcript), None, &file, file.len())?;
     Ok(transcript)
 }
 
@@ -1210,6 +1398,37 @@ fn carry_local_rows(tx: &Transaction<'_>, old: i64, new: i64, held: &Held<'_>) -
 /// How many `\n` are in `bytes`.
 fn newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+/// How many `\n` the file holds before byte `at`: those `file` holds, and those before it
+/// read from the file at `path` (only for the line number of a malformed line).
+fn newlines_before(path: &Path, file: &FileView<'_>, at: usize) -> Result<u64> {
+    let mut count = newlines(file.range(file.base, at).unwrap_or_default());
+    if file.base > 0 {
+        use std::io::Read;
+        let mut head = std::fs::File::open(path)
+            .map_err(|e| Error::io(path, e))?
+            .take(file.base as u64);
+        let mut block = vec![0u8; 1 << 16];
+        loop {
+            let n = head.read(&mut block).map_err(|e| Error::io(path, e))?;
+            if n == 0 {
+                break;
+            }
+            count += newlines(&block[..n]);
+        }
+    }
+    Ok(count)
+}
+
+/// Reads the whole file at `path` into `buf`.
+fn read_whole(path: &Path, buf: &mut Vec<u8>) -> Result<()> {
+    use std::io::Read;
+    buf.clear();
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(buf))
+        .map_err(|e| Error::io(path, e))?;
+    Ok(())
 }
 
 fn create_transcript(
