@@ -2,7 +2,7 @@
 //! up to 16 MiB each, a file always wholly inside one.
 //!
 //! Every line is stored as it is. A ledger per source file (size, mtime, bytes imported and
-//! a fingerprint of that prefix, see [`Fingerprint`]) makes an unchanged file cost one
+//! a fingerprint of that prefix, see `Fingerprint`) makes an unchanged file cost one
 //! `stat`, a grown file cost only its new lines (and the last [`TAIL_BYTES`] before them),
 //! and a rewritten file get re-imported as a new version while the old version's rows stay
 //! in the database.
@@ -309,25 +309,25 @@ pub const TAIL_BYTES: usize = 256 * 1024;
 
 /// What the ledger keeps of the bytes imported from a file, to tell whether a file that
 /// grew still starts with them (then only its new lines are read) or was rewritten (then
-/// it is imported again as a new version). Stored in `source_files.prefix_hash`.
+/// it is imported again as a new version).
 ///
-/// New entries keep a hash of the prefix's last [`TAIL_BYTES`] (a BLOB of
-/// 8 bytes): checking it reads that much of the file, however long the file is, where a
-/// hash of the whole prefix made every capture read and hash the whole transcript again
-/// (5 MB for a long session, to add one turn). What it sees: a file that is shorter than
-/// what was imported, any change in the last 256 KiB of the imported bytes, and any change
-/// before them that adds or removes bytes (it moves other bytes into that window); that
-/// covers Claude Code's own rewrites (tombstones remove lines, hydration writes the whole
-/// file anew). What it does not see: bytes replaced by as many other bytes more than
+/// New entries keep a hash of the prefix's last [`TAIL_BYTES`] (`source_files.tail_hash`,
+/// migration V10): checking it reads that much of the file, however long the file is,
+/// where a hash of the whole prefix made every capture read and hash the whole transcript
+/// again (5 MB for a long session, to add one turn). What it sees: a file that is shorter
+/// than what was imported, any change in the last 256 KiB of the imported bytes, and any
+/// change before them that adds or removes bytes (it moves other bytes into that window);
+/// that covers Claude Code's own rewrites (tombstones remove lines, hydration writes the
+/// whole file anew). What it does not see: bytes replaced by as many other bytes more than
 /// 256 KiB before the end of what was imported; those lines stay stored as first imported.
 ///
-/// Entries written before keep a hash of the whole prefix (an INTEGER), checked once more
-/// by reading the whole file, and replaced by the tail hash at that import.
+/// Entries written before V10 keep a hash of the whole prefix (`prefix_hash`, with a NULL
+/// `tail_hash`), checked once more by reading the whole file, and replaced at that import.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fingerprint {
     /// [`prefix_hash`] of the last [`TAIL_BYTES`] of the prefix (all of it when shorter).
     Tail(i64),
-    /// [`prefix_hash`] of the whole prefix (entries from before the tail hash).
+    /// [`prefix_hash`] of the whole prefix (entries from before V10).
     Whole(i64),
 }
 
@@ -361,26 +361,19 @@ impl Fingerprint {
             .map(|bytes| prefix_hash(bytes) == hash)
     }
 
-    /// Reads the stored column: an 8-byte BLOB is a tail hash, an INTEGER a whole-prefix
-    /// hash. Anything else matches no file.
-    fn read(value: rusqlite::types::ValueRef<'_>) -> Fingerprint {
-        use rusqlite::types::ValueRef;
-        match value {
-            ValueRef::Blob(b) if b.len() == 8 => Fingerprint::Tail(i64::from_le_bytes(
-                b.try_into().expect("checked to be 8 bytes"),
-            )),
-            ValueRef::Integer(h) => Fingerprint::Whole(h),
-            // Not written by any sessiondb: matches no file but by a 2^-64 chance.
-            _ => Fingerprint::Whole(i64::MIN),
+    /// From the ledger's `prefix_hash` and `tail_hash`.
+    fn read(prefix_hash: i64, tail_hash: Option<i64>) -> Fingerprint {
+        match tail_hash {
+            Some(hash) => Fingerprint::Tail(hash),
+            None => Fingerprint::Whole(prefix_hash),
         }
     }
 
-    /// The value stored in `source_files.prefix_hash`.
-    fn to_sql(self) -> rusqlite::types::Value {
-        use rusqlite::types::Value;
+    /// The ledger's `prefix_hash` and `tail_hash` for this fingerprint.
+    fn columns(self) -> (i64, Option<i64>) {
         match self {
-            Fingerprint::Tail(h) => Value::Blob(h.to_le_bytes().to_vec()),
-            Fingerprint::Whole(h) => Value::Integer(h),
+            Fingerprint::Tail(hash) => (0, Some(hash)),
+            Fingerprint::Whole(hash) => (hash, None),
         }
     }
 }
@@ -429,7 +422,7 @@ struct Ledger {
 }
 
 const SELECT_LEDGER: &str = "SELECT transcript_id, session_file_id, size, mtime_ns, vanished,
-        imported_bytes, prefix_hash
+        imported_bytes, prefix_hash, tail_hash
      FROM source_files WHERE path = ?1";
 
 fn read_ledger(conn: &rusqlite::Connection, path: &str) -> Result<Option<Ledger>> {
@@ -444,7 +437,7 @@ fn read_ledger(conn: &rusqlite::Connection, path: &str) -> Result<Option<Ledger>
                 mtime_ns: r.get(3)?,
                 vanished: r.get(4)?,
                 imported_bytes: r.get::<_, i64>(5)?.max(0) as usize,
-                fingerprint: Fingerprint::read(r.get_ref(6)?),
+                fingerprint: Fingerprint::read(r.get(6)?, r.get(7)?),
             })
         })
         .optional()?)
@@ -1025,15 +1018,16 @@ fn write_ledger(
             stamp.key
         ))
     })?;
+    let (prefix_column, tail_column) = fingerprint.columns();
     tx.prepare_cached(
-        "INSERT INTO source_files
-            (path, transcript_id, session_file_id, size, mtime_ns, imported_bytes, prefix_hash, vanished)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)
+        "INSERT INTO source_files (path, transcript_id, session_file_id, size, mtime_ns,
+            imported_bytes, prefix_hash, tail_hash, vanished)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0)
          ON CONFLICT (path) DO UPDATE SET
             transcript_id = excluded.transcript_id, session_file_id = excluded.session_file_id,
             size = excluded.size, mtime_ns = excluded.mtime_ns,
             imported_bytes = excluded.imported_bytes, prefix_hash = excluded.prefix_hash,
-            vanished = 0",
+            tail_hash = excluded.tail_hash, vanished = 0",
     )?
     .execute(params![
         stamp.key,
@@ -1042,7 +1036,8 @@ fn write_ledger(
         stamp.size,
         stamp.mtime_ns,
         imported as i64,
-        fingerprint.to_sql()
+        prefix_column,
+        tail_column
     ])?;
     Ok(())
 }
@@ -1102,11 +1097,11 @@ struct StoredState {
 fn stored_state(tx: &Transaction<'_>, transcript: i64) -> Result<Option<StoredState>> {
     let ledger: Option<(i64, Fingerprint)> = tx
         .prepare_cached(
-            "SELECT imported_bytes, prefix_hash FROM source_files
+            "SELECT imported_bytes, prefix_hash, tail_hash FROM source_files
              WHERE transcript_id = ?1 ORDER BY rowid DESC LIMIT 1",
         )?
         .query_row([transcript], |r| {
-            Ok((r.get(0)?, Fingerprint::read(r.get_ref(1)?)))
+            Ok((r.get(0)?, Fingerprint::read(r.get(1)?, r.get(2)?)))
         })
         .optional()?;
     let last: Option<(i64, i64, bool, i64)> = tx

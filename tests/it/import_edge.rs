@@ -241,8 +241,8 @@ fn a_file_rewritten_in_its_middle_then_grown_is_a_new_version() {
     assert_eq!(export_main(&store, "s"), edited.concat().as_bytes());
 }
 
-/// A ledger entry written before the tail hash holds a hash of the whole prefix: it is
-/// still checked (reading the whole file once) and then replaced by a tail hash.
+/// A ledger entry written before migration V10 holds a hash of the whole prefix and no tail
+/// hash: it is still checked (reading the whole file once) and then given a tail hash.
 #[test]
 fn a_whole_prefix_hash_in_the_ledger_is_still_checked() {
     let (dir, store) = temp_store();
@@ -255,7 +255,10 @@ fn a_whole_prefix_hash_in_the_ledger_is_still_checked() {
     let set_whole_hash = |hash: i64| {
         store
             .write(|tx| {
-                tx.execute("UPDATE source_files SET prefix_hash = ?1", [hash])?;
+                tx.execute(
+                    "UPDATE source_files SET prefix_hash = ?1, tail_hash = NULL",
+                    [hash],
+                )?;
                 Ok(())
             })
             .expect("update");
@@ -267,7 +270,7 @@ fn a_whole_prefix_hash_in_the_ledger_is_still_checked() {
     assert_eq!((report.new_rows, report.files_rewritten), (1, 0));
     assert_eq!(report.bytes_read, lines.concat().len() as u64, "read whole");
     assert_eq!(
-        count_where(&store, "source_files", "typeof(prefix_hash) = 'blob'"),
+        count_where(&store, "source_files", "tail_hash IS NOT NULL"),
         1
     );
     // A whole-prefix hash the file does not match: a rewrite.

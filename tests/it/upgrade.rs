@@ -48,6 +48,10 @@ const PINNED: &[(&str, &str)] = &[
         "V9__search_cap.sql",
         "b4a32b161e86cf22601b6a251407561b43711766350e54f95e9c4ace32b8a0fe",
     ),
+    (
+        "V10__ledger_tail.sql",
+        "fd0e63005a5fb15b8e9f7d7b39b3349b12fda84c598e625ab6af0e52d2406736",
+    ),
 ];
 
 fn root() -> &'static Path {
