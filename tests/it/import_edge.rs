@@ -408,9 +408,11 @@ fn killing_an_import_leaves_whole_files_only() {
         std::fs::write(project.join(format!("{name}.jsonl")), body).expect("write");
         expected.insert(name, lines as i64);
     }
-    let db = dir.path().join("kill.db");
     for delay_ms in [150u64, 400, 900] {
-        let _ = std::fs::remove_file(&db);
+        // A database of its own each time: removing the last one's file would leave its
+        // `-wal` and `-shm` behind whenever they outlived it, and SQLite would read that
+        // WAL as part of the new database.
+        let db = dir.path().join(format!("kill-{delay_ms}.db"));
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
             .arg("--db")
             .arg(&db)
