@@ -59,10 +59,12 @@ impl HookPayload {
 pub const BUSY: Duration = Duration::from_secs(2);
 
 /// The WAL size past which a capture has the WAL copied into the database file by a
-/// background process ([`checkpoint_wal`]). A capture of one turn adds about 0.2 MB (tens of
-/// 16 KiB pages); the next process to open the database reads the whole WAL once (SQLite's
-/// recovery of its index), so it is kept small.
-pub const CHECKPOINT_ABOVE_BYTES: u64 = 1024 * 1024;
+/// background process ([`checkpoint_wal`]). A capture of one turn adds about 0.35 MB (tens
+/// of 16 KiB pages). Between two limits: the first process to open the database reads the
+/// whole WAL (SQLite rebuilds its index), about a millisecond for 4 MiB; and the capture
+/// that writes the first frames of a WAL started over syncs its header (two fsyncs, with the
+/// folder's), so that happens once in about twelve captures.
+pub const CHECKPOINT_ABOVE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The WAL size past which a capture copies the WAL itself, waiting for it, when it could
 /// not start the background process (the binary was replaced, no process can be made): the
