@@ -385,7 +385,8 @@ fn reopening_runs_no_migration_twice() {
 
 /// kill -9 in the middle of an import leaves each file either wholly imported or absent.
 /// Sixteen files of 2.2 MB make more than one write group (import writes small files
-/// together, up to 16 MiB a transaction).
+/// together, up to 16 MiB a transaction); the kills land at several stages (see
+/// `support::KILL_POINTS`).
 #[test]
 fn killing_an_import_leaves_whole_files_only() {
     slow(
@@ -408,23 +409,12 @@ fn killing_an_import_leaves_whole_files_only() {
         std::fs::write(project.join(format!("{name}.jsonl")), body).expect("write");
         expected.insert(name, lines as i64);
     }
-    for delay_ms in [150u64, 400, 900] {
+    let mut killed = 0;
+    for wal_bytes in KILL_POINTS {
         // A database of its own each time: removing the last one's file would leave its
-        // `-wal` and `-shm` behind whenever they outlived it, and SQLite would read that
-        // WAL as part of the new database.
-        let db = dir.path().join(format!("kill-{delay_ms}.db"));
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-            .arg("--db")
-            .arg(&db)
-            .arg("import")
-            .arg(&project)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn");
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        let _ = child.kill();
-        let _ = child.wait();
+        // `-wal` and `-shm` behind whenever a connection outlived it.
+        let db = dir.path().join(format!("kill-{wal_bytes}.db"));
+        killed += usize::from(import_killed_at(&db, &project, wal_bytes));
         if !db.exists() {
             continue;
         }
@@ -456,6 +446,7 @@ fn killing_an_import_leaves_whole_files_only() {
             import_paths(&store, std::slice::from_ref(&project), &NoProgress).expect("import");
         assert_eq!(report.files_failed, 0);
     }
+    assert!(killed > 0, "no import was killed before it ended");
 }
 
 /// An empty transcript (made here: an empty file needs no fixture) is stored and exports
