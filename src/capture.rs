@@ -4,13 +4,22 @@
 //! that changed, and import does the rest exactly as `sessiondb import` would. Beside it, a
 //! small log of failures and a record of the last run, which `hooks status` reads; hooks
 //! must never disturb Claude Code, so the caller reports failures here, not on a terminal.
+//!
+//! Claude Code waits for the hook, so capture keeps its own path short: one connection, no
+//! thread, one transaction (see [`open_store`]), and no WAL checkpoint. Copying the WAL into
+//! the database file ends with two fsyncs, which on a busy disk took half a second; capture
+//! leaves its pages in the WAL, and once the WAL is past [`CHECKPOINT_ABOVE_BYTES`] it
+//! starts a process of its own that copies it ([`checkpoint_wal`]) and exits without
+//! waiting for it.
 
 use crate::error::{Error, Result};
 use crate::model::{ImportReport, NoProgress};
 use crate::store::Store;
+use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The fields of a hook's standard input that capture uses (Claude Code sends more; they are
 /// ignored). Recorded payloads are under `tests/fixtures/hooks/`.
@@ -43,6 +52,64 @@ impl HookPayload {
             ))
         })
     }
+}
+
+/// How long capture waits for another writer before giving up (the next capture catches
+/// up: import is incremental).
+pub const BUSY: Duration = Duration::from_secs(2);
+
+/// The WAL size past which a capture has the WAL copied into the database file by a
+/// background process ([`checkpoint_wal`]). A capture of one turn adds about 0.35 MB (tens
+/// of 16 KiB pages). Between two limits: the first process to open the database reads the
+/// whole WAL (SQLite rebuilds its index), about a millisecond for 4 MiB; and the capture
+/// that writes the first frames of a WAL started over syncs its header (two fsyncs, with the
+/// folder's), so that happens once in about twelve captures.
+pub const CHECKPOINT_ABOVE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The WAL size past which a capture copies the WAL itself, waiting for it, when it could
+/// not start the background process (the binary was replaced, no process can be made): the
+/// bound on the WAL whatever happens.
+pub const CHECKPOINT_NOW_ABOVE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Opens the database for one capture: a single connection ([`Store::open_single`]) that
+/// waits at most [`BUSY`] for another writer, and never checkpoints: neither when a commit
+/// crosses SQLite's threshold nor when it closes (see the module documentation).
+///
+/// # Errors
+/// As [`Store::open_single`].
+pub fn open_store(db: &Path) -> Result<Store> {
+    let store = Store::open_single(db)?;
+    store.set_busy_timeout(BUSY)?;
+    store.set_wal_autocheckpoint(0)?;
+    store.set_checkpoint_on_close(false)?;
+    Ok(store)
+}
+
+/// The size of the database's WAL file (0 when there is none).
+pub fn wal_bytes(db: &Path) -> u64 {
+    let mut name = db.as_os_str().to_owned();
+    name.push("-wal");
+    std::fs::metadata(PathBuf::from(name)).map_or(0, |m| m.len())
+}
+
+/// Copies the database's WAL into the database file without waiting for any other process
+/// (a PASSIVE checkpoint: a writer that comes meanwhile goes on, and the pages it adds wait
+/// for the next one); when no other connection is open, SQLite then removes the WAL as this
+/// one closes. What `sessiondb capture --checkpoint` runs, in the background. Never creates
+/// a database.
+///
+/// # Errors
+/// Fails when the database cannot be opened or the checkpoint fails.
+pub fn checkpoint_wal(db: &Path) -> Result<()> {
+    let conn = Connection::open_with_flags(
+        db,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| crate::schema::open_error(e, db))?;
+    conn.busy_timeout(BUSY)?;
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+    conn.close().map_err(|(_, e)| Error::Sqlite(e))?;
+    Ok(())
 }
 
 /// Imports what a hook payload names: the main transcript and its session folder
@@ -163,6 +230,17 @@ pub fn record_run(
         Ok(bytes.len() as u64)
     })?;
     Ok(())
+}
+
+/// Logs a failure of capture's background checkpoint (`what` names it) in `dir`'s
+/// `capture.log`; the last-run record is left alone, since no hook ran.
+///
+/// # Errors
+/// Fails when the folder or the log cannot be written.
+pub fn log_failure(dir: &Path, what: &str, error: &str) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let now = crate::time::format_ms(crate::time::now_ms());
+    append_log(dir, &format!("{now} {what}: {error}"))
 }
 
 /// Appends one line to `capture.log`, first moving a log past [`LOG_LIMIT`] to

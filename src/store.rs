@@ -231,6 +231,30 @@ impl Store {
         })
     }
 
+    /// Opens the database for a short-lived process that makes one small write (hook
+    /// capture): [`Store::open_read`]'s single connection, with no pool and no thread, here
+    /// with the writer's settings. A pool costs its worker threads, and each connection
+    /// reads the schema again; one import of a turn needs neither. A database that does not
+    /// exist yet is created by [`Store::open`] (that happens once).
+    ///
+    /// # Errors
+    /// As [`Store::open`]; [`Error::ReadOnly`] when the database can only be read.
+    pub fn open_single(path: impl AsRef<Path>) -> Result<Store> {
+        let path = path.as_ref();
+        let store = match Store::open_read(path) {
+            Err(Error::NoDatabase { .. }) => return Store::open(path),
+            other => other?,
+        };
+        if let Some(reason) = store.read_only_reason() {
+            return Err(Error::ReadOnly {
+                path: path.to_owned(),
+                reason: reason.to_owned(),
+            });
+        }
+        store.on_writer(|conn| Ok(schema::configure_writer(conn)?))?;
+        Ok(store)
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -295,11 +319,12 @@ impl Store {
         })
     }
 
-    /// Sets how many WAL pages the writer lets accumulate before it checkpoints.
+    /// Sets how many WAL pages the writer lets accumulate before it checkpoints (0: never;
+    /// hook capture leaves that to a process of its own, see [`crate::capture`]).
     ///
     /// # Errors
     /// Fails when SQLite rejects the pragma.
-    pub(crate) fn set_wal_autocheckpoint(&self, pages: i64) -> Result<()> {
+    pub fn set_wal_autocheckpoint(&self, pages: i64) -> Result<()> {
         self.on_writer(|conn| Ok(conn.pragma_update(None, "wal_autocheckpoint", pages)?))
     }
 

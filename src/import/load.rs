@@ -26,15 +26,19 @@ pub(super) enum Loaded {
     Read(ReadFile),
 }
 
-/// A source file read into memory.
+/// A source file read into memory, from `base` on.
 pub(super) struct ReadFile {
     pub bytes: Vec<u8>,
+    /// The file offset of `bytes[0]`: 0, or for a transcript that grew, where the check of
+    /// its imported bytes needs it from (see [`super::Fingerprint`]).
+    pub base: usize,
     pub mtime_ns: i64,
     /// The lines from where the writer is expected to start on; empty for a session file.
     pub ahead: Ahead,
 }
 
-/// Lines parsed ahead, from byte `from` to the end of the file.
+/// Lines parsed ahead, from byte `from` of what was read to its end (offsets in the
+/// buffer read).
 #[derive(Default)]
 pub(super) struct Ahead {
     pub from: usize,
@@ -136,35 +140,67 @@ pub(super) fn load(
             Err(e) => return Ok(Loaded::Failed(Error::io(&source.path, e))),
         }
     }
-    bytes.clear();
-    let read = std::fs::File::open(&source.path).and_then(|mut f| {
-        use std::io::Read;
-        bytes.reserve(meta.len() as usize);
-        f.read_to_end(&mut bytes)
-    });
-    if let Err(e) = read {
+    // A transcript that grew is read from where the check of what was imported needs it
+    // (and from the start of its last line, when that had no newline yet): its new lines
+    // and the last TAIL_BYTES before them, however long the file is. Whether its start is
+    // unchanged is for the writer to check, in its transaction; a rewritten file is then
+    // read again there, whole, and parsed from its start.
+    let transcript = !matches!(source.kind, SourceKind::File { .. });
+    let grown = ledger
+        .as_ref()
+        .filter(|l| transcript && l.imported_bytes as u64 <= meta.len());
+    let mut base = grown.map_or(0, |l| l.fingerprint.needs_from(l.imported_bytes));
+    if let Err(e) = read_from(&source.path, base, meta.len(), &mut bytes) {
         return Ok(Loaded::Failed(Error::io(&source.path, e)));
     }
-    let ahead = if matches!(source.kind, SourceKind::File { .. }) {
+    let mut from = 0;
+    if let Some(l) = grown {
+        let end = l.imported_bytes.saturating_sub(base).min(bytes.len());
+        match bytes[..end].iter().rposition(|&b| b == b'\n') {
+            Some(i) => from = i + 1,
+            None if base > 0 => {
+                // The last line imported starts before what was read: read it all.
+                base = 0;
+                if let Err(e) = read_from(&source.path, 0, meta.len(), &mut bytes) {
+                    return Ok(Loaded::Failed(Error::io(&source.path, e)));
+                }
+                from = line_start(&bytes, l.imported_bytes.min(bytes.len()));
+            }
+            None => {}
+        }
+    }
+    let ahead = if transcript {
+        parse_ahead(&bytes, from)
+    } else {
         Ahead {
             from: bytes.len(),
             lines: Vec::new(),
         }
-    } else {
-        // A file that grew is written from its first new line on (or from its last line,
-        // when that line had no newline yet). Whether its start is unchanged is for the
-        // writer to check (it hashes that prefix in its transaction); a rewritten file is
-        // then parsed again there, from the start.
-        let from = ledger
-            .filter(|l| l.imported_bytes <= bytes.len())
-            .map_or(0, |l| line_start(&bytes, l.imported_bytes));
-        parse_ahead(&bytes, from)
     };
     Ok(Loaded::Read(ReadFile {
         bytes,
+        base,
         mtime_ns,
         ahead,
     }))
+}
+
+/// Reads the file at `path` from byte `base` to its end into `bytes` (`size` is what
+/// `stat` said, to reserve room).
+fn read_from(
+    path: &std::path::Path,
+    base: usize,
+    size: u64,
+    bytes: &mut Vec<u8>,
+) -> std::io::Result<usize> {
+    use std::io::{Read, Seek, SeekFrom};
+    bytes.clear();
+    let mut file = std::fs::File::open(path)?;
+    if base > 0 {
+        file.seek(SeekFrom::Start(base as u64))?;
+    }
+    bytes.reserve(size.saturating_sub(base as u64) as usize);
+    file.read_to_end(bytes)
 }
 
 /// The first line of the file at `path` longer than `max` bytes, as its 1-based number and

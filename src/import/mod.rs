@@ -2,9 +2,10 @@
 //! up to 16 MiB each, a file always wholly inside one.
 //!
 //! Every line is stored as it is. A ledger per source file (size, mtime, bytes imported and
-//! a hash of that prefix) makes an unchanged file cost one `stat`, a grown file cost only
-//! its new lines, and a rewritten file get re-imported as a new version while the old
-//! version's rows stay in the database.
+//! a fingerprint of that prefix, see `Fingerprint`) makes an unchanged file cost one
+//! `stat`, a grown file cost only its new lines (and the last [`TAIL_BYTES`] before them),
+//! and a rewritten file get re-imported as a new version while the old version's rows stay
+//! in the database.
 
 use crate::checkpoint::Checkpointer;
 use crate::error::{Error, Result};
@@ -303,6 +304,112 @@ pub fn prefix_hash(bytes: &[u8]) -> i64 {
     h as i64
 }
 
+/// How much of the end of an imported prefix its [`Fingerprint`] covers (256 KiB).
+pub const TAIL_BYTES: usize = 256 * 1024;
+
+/// What the ledger keeps of the bytes imported from a file, to tell whether a file that
+/// grew still starts with them (then only its new lines are read) or was rewritten (then
+/// it is imported again as a new version).
+///
+/// New entries keep a hash of the prefix's last [`TAIL_BYTES`] (`source_files.tail_hash`,
+/// migration V11): checking it reads that much of the file, however long the file is,
+/// where a hash of the whole prefix made every capture read and hash the whole transcript
+/// again (5 MB for a long session, to add one turn). What it sees: a file that is shorter
+/// than what was imported, any change in the last 256 KiB of the imported bytes, and any
+/// change before them that adds or removes bytes (it moves other bytes into that window);
+/// that covers Claude Code's own rewrites (tombstones remove lines, hydration writes the
+/// whole file anew). What it does not see: bytes replaced by as many other bytes more than
+/// 256 KiB before the end of what was imported; those lines stay stored as first imported.
+///
+/// Entries written before V11 keep a hash of the whole prefix (`prefix_hash`, with a NULL
+/// `tail_hash`), checked once more by reading the whole file, and replaced at that import.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fingerprint {
+    /// [`prefix_hash`] of the last [`TAIL_BYTES`] of the prefix (all of it when shorter).
+    Tail(i64),
+    /// [`prefix_hash`] of the whole prefix (entries from before V11).
+    Whole(i64),
+}
+
+impl Fingerprint {
+    /// The fingerprint of the `len` bytes from the start of `file`, which must hold the
+    /// last [`TAIL_BYTES`] of them.
+    fn of(file: &FileView<'_>, len: usize) -> Option<Fingerprint> {
+        let tail = file.range(tail_start(len), len)?;
+        Some(Fingerprint::Tail(prefix_hash(tail)))
+    }
+
+    /// Where a check of this fingerprint of `len` bytes needs the file from.
+    fn needs_from(self, len: usize) -> usize {
+        match self {
+            Fingerprint::Tail(_) => tail_start(len),
+            Fingerprint::Whole(_) => 0,
+        }
+    }
+
+    /// Whether `file` still starts with the `len` bytes this fingerprint was taken of.
+    /// `None` when `file` does not hold the bytes the check needs.
+    fn matches(self, file: &FileView<'_>, len: usize) -> Option<bool> {
+        if file.len() < len {
+            return Some(false);
+        }
+        let (from, hash) = match self {
+            Fingerprint::Tail(hash) => (tail_start(len), hash),
+            Fingerprint::Whole(hash) => (0, hash),
+        };
+        file.range(from, len)
+            .map(|bytes| prefix_hash(bytes) == hash)
+    }
+
+    /// From the ledger's `prefix_hash` and `tail_hash`.
+    fn read(prefix_hash: i64, tail_hash: Option<i64>) -> Fingerprint {
+        match tail_hash {
+            Some(hash) => Fingerprint::Tail(hash),
+            None => Fingerprint::Whole(prefix_hash),
+        }
+    }
+
+    /// The ledger's `prefix_hash` and `tail_hash` for this fingerprint.
+    fn columns(self) -> (i64, Option<i64>) {
+        match self {
+            Fingerprint::Tail(hash) => (0, Some(hash)),
+            Fingerprint::Whole(hash) => (hash, None),
+        }
+    }
+}
+
+/// Where the last [`TAIL_BYTES`] of `len` bytes start.
+fn tail_start(len: usize) -> usize {
+    len.saturating_sub(TAIL_BYTES)
+}
+
+/// A file's bytes from `base` on, as read: a grown file is read from shortly before where
+/// its import stopped, not from its start.
+#[derive(Clone, Copy)]
+pub(crate) struct FileView<'a> {
+    /// The file offset of `bytes[0]`.
+    pub base: usize,
+    pub bytes: &'a [u8],
+}
+
+impl<'a> FileView<'a> {
+    /// The whole of a file.
+    pub fn whole(bytes: &'a [u8]) -> FileView<'a> {
+        FileView { base: 0, bytes }
+    }
+
+    /// The file's length.
+    pub fn len(&self) -> usize {
+        self.base + self.bytes.len()
+    }
+
+    /// The file's bytes `from..to`, when they were read.
+    pub fn range(&self, from: usize, to: usize) -> Option<&'a [u8]> {
+        let from = from.checked_sub(self.base)?;
+        self.bytes.get(from..to.checked_sub(self.base)?)
+    }
+}
+
 /// A ledger entry: what was imported from a source path.
 #[derive(Debug, Clone)]
 struct Ledger {
@@ -311,10 +418,11 @@ struct Ledger {
     mtime_ns: i64,
     vanished: bool,
     imported_bytes: usize,
+    fingerprint: Fingerprint,
 }
 
 const SELECT_LEDGER: &str = "SELECT transcript_id, session_file_id, size, mtime_ns, vanished,
-        imported_bytes
+        imported_bytes, prefix_hash, tail_hash
      FROM source_files WHERE path = ?1";
 
 fn read_ledger(conn: &rusqlite::Connection, path: &str) -> Result<Option<Ledger>> {
@@ -329,6 +437,7 @@ fn read_ledger(conn: &rusqlite::Connection, path: &str) -> Result<Option<Ledger>
                 mtime_ns: r.get(3)?,
                 vanished: r.get(4)?,
                 imported_bytes: r.get::<_, i64>(5)?.max(0) as usize,
+                fingerprint: Fingerprint::read(r.get(6)?, r.get(7)?),
             })
         })
         .optional()?)
@@ -423,7 +532,20 @@ pub fn import_paths_with(
             scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
         }
     }
-    import_sources(store, found, &scanned_dirs, progress, limits, started)
+    let how = How {
+        limits,
+        inline: false,
+    };
+    import_sources(store, found, &scanned_dirs, progress, &how, started)
+}
+
+/// How [`import_sources`] runs.
+struct How<'a> {
+    limits: &'a ImportLimits,
+    /// Everything on the calling thread, and the changed files of the session written and
+    /// indexed in one transaction (see [`import_session`]); otherwise a loading thread and
+    /// a [`Checkpointer`] beside the writer, for a tree.
+    inline: bool,
 }
 
 /// Imports the files of one session: its main transcript `transcript`
@@ -431,6 +553,12 @@ pub fn import_paths_with(
 /// sidecars, tool results). What hook capture calls: one transcript changed, so nothing
 /// else is scanned. A main transcript that does not exist is skipped (a session folder can
 /// exist without one); files that vanished are marked, as a folder import does.
+///
+/// Everything runs on the calling thread, and the session's changed files are written,
+/// indexed for search and refreshed in the catalog in one transaction: for the few new
+/// lines of a turn, starting threads and a second connection cost more than the work, and
+/// each further commit rewrites the same b-tree pages into the WAL again. The report's
+/// `rows` is not counted (a count over the whole session).
 ///
 /// # Errors
 /// Fails when the session folder cannot be scanned or the database cannot be written.
@@ -463,8 +591,11 @@ pub fn import_session(
         scanned_dirs.push(folder);
     }
     let main_gone = !transcript.exists();
-    let limits = ImportLimits::default();
-    let mut report = import_sources(store, found, &scanned_dirs, progress, &limits, started)?;
+    let how = How {
+        limits: &ImportLimits::default(),
+        inline: true,
+    };
+    let mut report = import_sources(store, found, &scanned_dirs, progress, &how, started)?;
     if main_gone {
         report.vanished_files += mark_gone(store, &[path_key(&transcript)])?;
     }
@@ -494,7 +625,8 @@ pub fn adopt_file(store: &Store, transcript: i64, path: &Path) -> Result<()> {
         mtime_ns,
     };
     store.write(|tx| {
-        write_ledger(tx, &stamp, Some(transcript), None, &bytes)?;
+        let file = FileView::whole(&bytes);
+        write_ledger(tx, &stamp, Some(transcript), None, &file, bytes.len())?;
         crate::catalog::refresh_transcript(tx, transcript)
     })
 }
@@ -506,7 +638,7 @@ fn import_sources(
     found: Discovery,
     scanned_dirs: &[PathBuf],
     progress: &dyn Progress,
-    limits: &ImportLimits,
+    how: &How<'_>,
     started: Instant,
 ) -> Result<ImportReport> {
     let mut report = ImportReport {
@@ -534,96 +666,24 @@ fn import_sources(
     progress.start(sizes.iter().sum());
     let mut sessions = BTreeSet::new();
     let mut transcripts = BTreeSet::new();
-    let checkpointer = Checkpointer::start(store, None)?;
-    let imported = std::thread::scope(|scope| {
-        let (ready, loaded) = mpsc::sync_channel::<Result<Loaded>>(LOAD_AHEAD);
-        // Buffers come back from the writer: fresh memory is slow to fault in.
-        let (give_back, returned) = mpsc::channel::<Vec<u8>>();
-        let sources = &sources;
-        scope.spawn(move || {
-            let mut spare = Vec::new();
-            let mut in_flight = 0usize;
-            for source in sources {
-                // Stay within the memory budget: wait for the writer to give buffers back.
-                loop {
-                    let back = if in_flight > LOAD_AHEAD_BYTES {
-                        returned.recv().ok()
-                    } else {
-                        returned.try_recv().ok()
-                    };
-                    let Some(buf) = back else { break };
-                    in_flight -= buf.len();
-                    if spare.len() < SPARE_BUFFERS {
-                        spare.push(buf);
-                    }
-                }
-                let loaded = load::load(store, source, spare.pop().unwrap_or_default(), limits);
-                if let Ok(Loaded::Read(file)) = &loaded {
-                    in_flight += file.bytes.len();
-                }
-                if ready.send(loaded).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut texts = PendingTexts::new();
-        let mut unindexed = 0u64;
-        let mut group = Group::default();
-        let mut loaded = loaded.into_iter();
-        for (index, (source, size)) in sources.iter().zip(&sizes).enumerate() {
-            let Some(next) = loaded.next() else { break };
-            sessions.insert((source.project.clone(), source.session.clone()));
-            match next? {
-                Loaded::Unchanged(target) => {
-                    report.files_unchanged += 1;
-                    if let Some(id) = target {
-                        note_transcript(source, id, &mut transcripts);
-                    }
-                }
-                Loaded::Failed(e) => {
-                    report.files_failed += 1;
-                    report.errors.push(e.to_string());
-                }
-                Loaded::TooBig(why) => {
-                    report.files_failed += 1;
-                    report.files_too_big += 1;
-                    report.errors.push(why);
-                }
-                Loaded::Read(file) => group.push(index, file),
-            }
-            progress.advance(*size, &source.path.to_string_lossy());
-            if group.bytes < GROUP_BYTES && index + 1 < sources.len() {
-                continue;
-            }
-            let read_before = report.bytes_read;
-            let written = write_group(store, sources, &mut group, &mut texts, &mut report)?;
-            for (index, id, buf) in written {
-                note_transcript(&sources[index], id, &mut transcripts);
-                let _ = give_back.send(buf);
-            }
-            checkpointer.committed(report.bytes_read - read_before);
-            checkpointer.keep_up(KEEP_UP_BYTES);
-            // New lines wait in the search queue; index them in large batches.
-            unindexed += report.bytes_read - read_before;
-            if unindexed >= crate::search::CATCH_UP_BYTES {
-                crate::search::catch_up_with(store, &mut texts)?;
-                checkpointer.request();
-                unindexed = 0;
-            }
+    let mut run = Run {
+        store,
+        sources: &sources,
+        report: &mut report,
+        transcripts: &mut transcripts,
+    };
+    if how.inline {
+        run.inline(&sizes, progress, how.limits, &mut sessions)?;
+    } else {
+        run.threaded(&sizes, progress, how.limits, &mut sessions)?;
+        let reader = store.reader()?;
+        for id in &transcripts {
+            let n: i64 = reader
+                .prepare_cached("SELECT count(*) FROM rows WHERE transcript_id = ?1")?
+                .query_row([id], |r| r.get(0))?;
+            report.rows += n as u64;
         }
-        crate::search::catch_up_with(store, &mut texts).map(drop)
-    });
-    let stopped = checkpointer.stop(store);
-    imported?;
-    stopped?;
-    let reader = store.reader()?;
-    for id in &transcripts {
-        let n: i64 = reader
-            .prepare_cached("SELECT count(*) FROM rows WHERE transcript_id = ?1")?
-            .query_row([id], |r| r.get(0))?;
-        report.rows += n as u64;
     }
-    drop(reader);
     report.vanished_files = mark_vanished(store, scanned_dirs)?;
     report.sessions = sessions.len() as u64;
     report.seconds = started.elapsed().as_secs_f64();
@@ -634,6 +694,175 @@ fn import_sources(
     };
     progress.finish();
     Ok(report)
+}
+
+/// One import's writer side: the sources, and what it found so far.
+struct Run<'a> {
+    store: &'a Store,
+    sources: &'a [Source],
+    report: &'a mut ImportReport,
+    transcripts: &'a mut BTreeSet<i64>,
+}
+
+impl Run<'_> {
+    /// Accounts for one loaded source; a file that was read joins `group`.
+    fn take(&mut self, index: usize, loaded: Loaded, group: &mut Group) {
+        let source = &self.sources[index];
+        match loaded {
+            Loaded::Unchanged(target) => {
+                self.report.files_unchanged += 1;
+                if let Some(id) = target {
+                    note_transcript(source, id, self.transcripts);
+                }
+            }
+            Loaded::Failed(e) => {
+                self.report.files_failed += 1;
+                self.report.errors.push(e.to_string());
+            }
+            Loaded::TooBig(why) => {
+                self.report.files_failed += 1;
+                self.report.files_too_big += 1;
+                self.report.errors.push(why);
+            }
+            Loaded::Read(file) => group.push(index, file),
+        }
+    }
+
+    /// Writes `group` (see [`write_group`]); returns the buffers for reuse.
+    fn write(
+        &mut self,
+        group: &mut Group,
+        texts: &mut PendingTexts,
+        index_now: bool,
+    ) -> Result<Vec<Vec<u8>>> {
+        let written = write_group(
+            self.store,
+            self.sources,
+            group,
+            texts,
+            self.report,
+            index_now,
+        )?;
+        Ok(written
+            .into_iter()
+            .map(|(index, id, buf)| {
+                note_transcript(&self.sources[index], id, self.transcripts);
+                buf
+            })
+            .collect())
+    }
+
+    /// A session: loads each file on this thread, and writes what changed in one
+    /// transaction (more only past [`GROUP_BYTES`]), indexing its lines for search in the
+    /// last one. A session where nothing changed costs no write transaction.
+    fn inline(
+        &mut self,
+        sizes: &[u64],
+        progress: &dyn Progress,
+        limits: &ImportLimits,
+        sessions: &mut BTreeSet<(String, String)>,
+    ) -> Result<()> {
+        let mut texts = PendingTexts::new();
+        let mut group = Group::default();
+        let mut spare = Vec::new();
+        let count = self.sources.len();
+        for (index, size) in sizes.iter().enumerate() {
+            let source = &self.sources[index];
+            sessions.insert((source.project.clone(), source.session.clone()));
+            let loaded = load::load(self.store, source, spare.pop().unwrap_or_default(), limits)?;
+            self.take(index, loaded, &mut group);
+            progress.advance(*size, &source.path.to_string_lossy());
+            let last = index + 1 == count;
+            if group.bytes < GROUP_BYTES && !last {
+                continue;
+            }
+            spare = self.write(&mut group, &mut texts, last)?;
+            spare.truncate(1);
+        }
+        if !texts.is_empty() {
+            // An earlier group's lines, when the last group had nothing to write.
+            crate::search::catch_up_with(self.store, &mut texts)?;
+        }
+        Ok(())
+    }
+
+    /// A tree: three threads share the work: a loader reads and parses the next files
+    /// (`load`), this one writes them in groups of [`GROUP_BYTES`], one transaction per
+    /// group, and a [`Checkpointer`] copies committed pages from the WAL into the
+    /// database file.
+    fn threaded(
+        &mut self,
+        sizes: &[u64],
+        progress: &dyn Progress,
+        limits: &ImportLimits,
+        sessions: &mut BTreeSet<(String, String)>,
+    ) -> Result<()> {
+        let store = self.store;
+        let checkpointer = Checkpointer::start(store, None)?;
+        let imported = std::thread::scope(|scope| {
+            let (ready, loaded) = mpsc::sync_channel::<Result<Loaded>>(LOAD_AHEAD);
+            // Buffers come back from the writer: fresh memory is slow to fault in.
+            let (give_back, returned) = mpsc::channel::<Vec<u8>>();
+            let sources = self.sources;
+            scope.spawn(move || {
+                let mut spare = Vec::new();
+                let mut in_flight = 0usize;
+                for source in sources {
+                    // Stay within the memory budget: wait for the writer to give buffers back.
+                    loop {
+                        let back = if in_flight > LOAD_AHEAD_BYTES {
+                            returned.recv().ok()
+                        } else {
+                            returned.try_recv().ok()
+                        };
+                        let Some(buf) = back else { break };
+                        in_flight -= buf.len();
+                        if spare.len() < SPARE_BUFFERS {
+                            spare.push(buf);
+                        }
+                    }
+                    let loaded = load::load(store, source, spare.pop().unwrap_or_default(), limits);
+                    if let Ok(Loaded::Read(file)) = &loaded {
+                        in_flight += file.bytes.len();
+                    }
+                    if ready.send(loaded).is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut texts = PendingTexts::new();
+            let mut unindexed = 0u64;
+            let mut group = Group::default();
+            let mut loaded = loaded.into_iter();
+            for (index, (source, size)) in sources.iter().zip(sizes).enumerate() {
+                let Some(next) = loaded.next() else { break };
+                sessions.insert((source.project.clone(), source.session.clone()));
+                self.take(index, next?, &mut group);
+                progress.advance(*size, &source.path.to_string_lossy());
+                if group.bytes < GROUP_BYTES && index + 1 < sources.len() {
+                    continue;
+                }
+                let read_before = self.report.bytes_read;
+                for buf in self.write(&mut group, &mut texts, false)? {
+                    let _ = give_back.send(buf);
+                }
+                let read = self.report.bytes_read - read_before;
+                checkpointer.committed(read);
+                checkpointer.keep_up(KEEP_UP_BYTES);
+                // New lines wait in the search queue; index them in large batches.
+                unindexed += read;
+                if unindexed >= crate::search::CATCH_UP_BYTES {
+                    crate::search::catch_up_with(store, &mut texts)?;
+                    checkpointer.request();
+                    unindexed = 0;
+                }
+            }
+            crate::search::catch_up_with(store, &mut texts).map(drop)
+        });
+        let stopped = checkpointer.stop(store);
+        imported?;
+        stopped
+    }
 }
 
 /// Files read and waiting to be written together, in file order.
@@ -659,14 +888,16 @@ fn note_transcript(source: &Source, id: i64, transcripts: &mut BTreeSet<i64>) {
 }
 
 /// Writes a group of files that were read, in one transaction: each file is wholly in it,
-/// so a file is never half imported. Empties the group and returns, for each file, its
-/// index, its transcript or file id, and its buffer for reuse.
+/// so a file is never half imported. With `index_now`, the lines queued for the full-text
+/// index are indexed in the same transaction. Empties the group and returns, for each
+/// file, its index, its transcript or file id, and its buffer for reuse.
 fn write_group(
     store: &Store,
     sources: &[Source],
     group: &mut Group,
     texts: &mut PendingTexts,
     report: &mut ImportReport,
+    index_now: bool,
 ) -> Result<Vec<(usize, i64, Vec<u8>)>> {
     let files = std::mem::take(&mut group.files);
     group.bytes = 0;
@@ -687,6 +918,10 @@ fn write_group(
         for session in touched {
             crate::catalog::refresh_session(tx, session)?;
         }
+        if index_now {
+            crate::search::index_pending_with(tx, texts)?;
+            texts.clear();
+        }
         Ok(())
     })?;
     Ok(written)
@@ -703,25 +938,28 @@ fn write_source(
     report: &mut ImportReport,
 ) -> Result<(i64, Vec<u8>)> {
     let ReadFile {
-        bytes: buf,
+        bytes: mut buf,
+        base,
         mtime_ns,
         ahead,
     } = file;
     let key = path_key(&source.path);
-    let bytes = buf.as_slice();
-    report.bytes_read += bytes.len() as u64;
+    report.bytes_read += buf.len() as u64;
     let stamp = FileStamp {
         key: &key,
-        size: bytes.len() as i64,
+        size: (base + buf.len()) as i64,
         mtime_ns,
     };
     let id = match &source.kind {
         SourceKind::File { relpath } => {
-            import_session_file(tx, session, relpath, bytes, &stamp, report)?
+            // The loader reads session files whole.
+            debug_assert_eq!(base, 0);
+            import_session_file(tx, session, relpath, &buf, &stamp, report)?
         }
         kind => {
             let file = Incoming {
-                bytes,
+                buf: &mut buf,
+                base,
                 ahead,
                 stamp: &stamp,
             };
@@ -731,13 +969,16 @@ fn write_source(
     Ok((id, buf))
 }
 
-/// A transcript file about to be written: its bytes, the lines parsed ahead and its stamp.
+/// A transcript file about to be written: its bytes from `base` on, the lines parsed ahead
+/// (offsets in `buf`) and its stamp.
 struct Incoming<'a> {
-    bytes: &'a [u8],
+    buf: &'a mut Vec<u8>,
+    base: usize,
     ahead: Ahead,
     stamp: &'a FileStamp<'a>,
 }
 
+#[derive(Clone, Copy)]
 struct FileStamp<'a> {
     key: &'a str,
     size: i64,
@@ -761,31 +1002,42 @@ pub(crate) fn upsert_session(tx: &Transaction<'_>, project: &str, session: &str)
         .query_row(params![project_id, session], |r| r.get(0))?)
 }
 
+/// Records in the ledger that the file of `stamp` was imported up to `imported` bytes,
+/// which `file` must hold the last [`TAIL_BYTES`] of.
 fn write_ledger(
     tx: &Transaction<'_>,
     stamp: &FileStamp<'_>,
     transcript: Option<i64>,
-    file: Option<i64>,
-    imported: &[u8],
+    session_file: Option<i64>,
+    file: &FileView<'_>,
+    imported: usize,
 ) -> Result<()> {
+    let fingerprint = Fingerprint::of(file, imported).ok_or_else(|| {
+        Error::Invalid(format!(
+            "{}: the end of what was imported was not read (a bug)",
+            stamp.key
+        ))
+    })?;
+    let (prefix_column, tail_column) = fingerprint.columns();
     tx.prepare_cached(
-        "INSERT INTO source_files
-            (path, transcript_id, session_file_id, size, mtime_ns, imported_bytes, prefix_hash, vanished)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)
+        "INSERT INTO source_files (path, transcript_id, session_file_id, size, mtime_ns,
+            imported_bytes, prefix_hash, tail_hash, vanished)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0)
          ON CONFLICT (path) DO UPDATE SET
             transcript_id = excluded.transcript_id, session_file_id = excluded.session_file_id,
             size = excluded.size, mtime_ns = excluded.mtime_ns,
             imported_bytes = excluded.imported_bytes, prefix_hash = excluded.prefix_hash,
-            vanished = 0",
+            tail_hash = excluded.tail_hash, vanished = 0",
     )?
     .execute(params![
         stamp.key,
         transcript,
-        file,
+        session_file,
         stamp.size,
         stamp.mtime_ns,
-        imported.len() as i64,
-        prefix_hash(imported)
+        imported as i64,
+        prefix_column,
+        tail_column
     ])?;
     Ok(())
 }
@@ -822,26 +1074,35 @@ fn import_session_file(
     let id: i64 = tx
         .prepare_cached("SELECT id FROM session_files WHERE session_id = ?1 AND relpath = ?2")?
         .query_row(params![session, relpath], |r| r.get(0))?;
-    write_ledger(tx, stamp, None, Some(id), bytes)?;
+    write_ledger(
+        tx,
+        stamp,
+        None,
+        Some(id),
+        &FileView::whole(bytes),
+        bytes.len(),
+    )?;
     Ok(id)
 }
 
 /// Where the stored copy of a transcript ends, to decide between append and re-import.
 struct StoredState {
     imported_bytes: usize,
-    prefix_hash: i64,
+    fingerprint: Fingerprint,
     next_ordinal: i64,
     /// The last row when it had no newline: it is replaced by the grown file's version.
     open_tail: Option<(i64, usize)>,
 }
 
 fn stored_state(tx: &Transaction<'_>, transcript: i64) -> Result<Option<StoredState>> {
-    let ledger: Option<(i64, i64)> = tx
+    let ledger: Option<(i64, Fingerprint)> = tx
         .prepare_cached(
-            "SELECT imported_bytes, prefix_hash FROM source_files
+            "SELECT imported_bytes, prefix_hash, tail_hash FROM source_files
              WHERE transcript_id = ?1 ORDER BY rowid DESC LIMIT 1",
         )?
-        .query_row([transcript], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row([transcript], |r| {
+            Ok((r.get(0)?, Fingerprint::read(r.get(1)?, r.get(2)?)))
+        })
         .optional()?;
     let last: Option<(i64, i64, bool, i64)> = tx
         .prepare_cached(
@@ -852,11 +1113,11 @@ fn stored_state(tx: &Transaction<'_>, transcript: i64) -> Result<Option<StoredSt
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
         })
         .optional()?;
-    let Some((imported_bytes, prefix_hash)) = ledger else {
+    let Some((imported_bytes, fingerprint)) = ledger else {
         return Ok(if last.is_none() {
             Some(StoredState {
                 imported_bytes: 0,
-                prefix_hash: crate::import::prefix_hash(b""),
+                fingerprint: Fingerprint::Tail(prefix_hash(b"")),
                 next_ordinal: 0,
                 open_tail: None,
             })
@@ -871,7 +1132,7 @@ fn stored_state(tx: &Transaction<'_>, transcript: i64) -> Result<Option<StoredSt
     };
     Ok(Some(StoredState {
         imported_bytes: imported_bytes as usize,
-        prefix_hash,
+        fingerprint,
         next_ordinal,
         open_tail,
     }))
@@ -887,8 +1148,9 @@ fn import_transcript(
     report: &mut ImportReport,
 ) -> Result<i64> {
     let Incoming {
-        bytes,
-        ahead,
+        buf,
+        mut base,
+        mut ahead,
         stamp,
     } = file;
     let subpath = kind.subpath();
@@ -902,41 +1164,72 @@ fn import_transcript(
         )?
         .query_row(params![session, subpath], |r| r.get(0))
         .optional()?;
+    let state = match live {
+        Some(id) => stored_state(tx, id)?,
+        None => None,
+    };
+    // Whether the file still starts with what was imported: then only its new lines are
+    // stored. The loader read it from where the ledger said the check needs it; when that
+    // does not reach back far enough (the ledger changed since), the file is read whole.
+    let appends = match &state {
+        Some(state) => {
+            let open_tail = state.open_tail.map_or(0, |(_, len)| len);
+            let needed = state
+                .fingerprint
+                .needs_from(state.imported_bytes)
+                .min(state.imported_bytes.saturating_sub(open_tail));
+            if base > needed {
+                read_whole(&source.path, buf)?;
+                (base, ahead) = (0, Ahead::default());
+            }
+            let view = FileView { base, bytes: buf };
+            state.fingerprint.matches(&view, state.imported_bytes) == Some(true)
+        }
+        None => false,
+    };
+    if !appends && base > 0 {
+        // Rewritten: imported again from its first byte.
+        read_whole(&source.path, buf)?;
+        (base, ahead) = (0, Ahead::default());
+    }
+    let file = FileView {
+        base,
+        bytes: buf.as_slice(),
+    };
+    let stamp = FileStamp {
+        size: file.len() as i64,
+        ..*stamp
+    };
     let mut start = 0usize;
     let mut ordinal = 0i64;
     // The version a rewritten file replaces: its local lines are carried over.
     let mut replaced = None;
-    let transcript = match live {
-        Some(id) => match stored_state(tx, id)? {
-            Some(state)
-                if bytes.len() >= state.imported_bytes
-                    && prefix_hash(&bytes[..state.imported_bytes]) == state.prefix_hash =>
-            {
-                start = state.imported_bytes;
-                ordinal = state.next_ordinal;
-                if start < bytes.len() {
-                    if let Some((row, len)) = state.open_tail {
-                        // The unterminated last line grew: store its complete version instead.
-                        tx.prepare_cached("DELETE FROM rows WHERE id = ?1")?
-                            .execute([row])?;
-                        start -= len;
-                    }
+    let transcript = match (live, state) {
+        (Some(id), Some(state)) if appends => {
+            start = state.imported_bytes;
+            ordinal = state.next_ordinal;
+            if start < file.len() {
+                if let Some((row, len)) = state.open_tail {
+                    // The unterminated last line grew: store its complete version instead.
+                    tx.prepare_cached("DELETE FROM rows WHERE id = ?1")?
+                        .execute([row])?;
+                    start -= len;
                 }
-                id
             }
-            _ => {
-                tx.prepare_cached(
-                    "UPDATE transcripts SET superseded_at = strftime('%Y-%m-%dT%H:%M:%fZ') WHERE id = ?1",
-                )?
-                .execute([id])?;
-                report.files_rewritten += 1;
-                replaced = Some(id);
-                create_transcript(tx, session, subpath, agent_id)?
-            }
-        },
-        None => create_transcript(tx, session, subpath, agent_id)?,
+            id
+        }
+        (Some(id), _) => {
+            tx.prepare_cached(
+                "UPDATE transcripts SET superseded_at = strftime('%Y-%m-%dT%H:%M:%fZ') WHERE id = ?1",
+            )?
+            .execute([id])?;
+            report.files_rewritten += 1;
+            replaced = Some(id);
+            create_transcript(tx, session, subpath, agent_id)?
+        }
+        (None, _) => create_transcript(tx, session, subpath, agent_id)?,
     };
-    if start < bytes.len() {
+    if start < file.len() {
         report.files_imported += 1;
     } else {
         report.files_unchanged += 1;
@@ -953,7 +1246,10 @@ fn import_transcript(
         .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
         .query_row([], |r| r.get(0))?;
     let (mut nonblank, mut malformed) = (0u64, 0u64);
-    let mut lines = ahead.lines_from(bytes, start).into_iter().peekable();
+    let mut lines = ahead
+        .lines_from(file.bytes, start - file.base)
+        .into_iter()
+        .peekable();
     let mut batch = Vec::with_capacity(ROW_BATCH);
     let mut held = Held::default();
     let mut searchable = Vec::with_capacity(ROW_BATCH);
@@ -985,8 +1281,14 @@ fn import_transcript(
                     malformed += 1;
                     report.malformed_lines += 1;
                     if report.malformed.len() < MAX_REPORTED_LINES {
-                        let before =
-                            *lines_before_start.get_or_insert_with(|| newlines(&bytes[..start]));
+                        let before = match lines_before_start {
+                            Some(n) => n,
+                            None => *lines_before_start.insert(newlines_before(
+                                &source.path,
+                                &file,
+                                start,
+                            )?),
+                        };
                         report.malformed.push(LineRef {
                             path: source.path.clone(),
                             line: before + lines_since_start + 1,
@@ -1017,7 +1319,7 @@ fn import_transcript(
             }
         }
     }
-    debug_assert_eq!(offset, bytes.len());
+    debug_assert_eq!(offset, file.len());
     if SuspiciousFile::is_suspicious(nonblank, malformed) {
         report.suspicious_files.push(SuspiciousFile {
             path: source.path.clone(),
@@ -1036,7 +1338,7 @@ fn import_transcript(
         )?
         .execute(params![session, sidecar, transcript])?;
     }
-    write_ledger(tx, stamp, Some(transcript), None, bytes)?;
+    write_ledger(tx, &stamp, Some(transcript), None, &file, file.len())?;
     Ok(transcript)
 }
 
@@ -1091,6 +1393,37 @@ fn carry_local_rows(tx: &Transaction<'_>, old: i64, new: i64, held: &Held<'_>) -
 /// How many `\n` are in `bytes`.
 fn newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+/// How many `\n` the file holds before byte `at`: those `file` holds, and those before it
+/// read from the file at `path` (only for the line number of a malformed line).
+fn newlines_before(path: &Path, file: &FileView<'_>, at: usize) -> Result<u64> {
+    let mut count = newlines(file.range(file.base, at).unwrap_or_default());
+    if file.base > 0 {
+        use std::io::Read;
+        let mut head = std::fs::File::open(path)
+            .map_err(|e| Error::io(path, e))?
+            .take(file.base as u64);
+        let mut block = vec![0u8; 1 << 16];
+        loop {
+            let n = head.read(&mut block).map_err(|e| Error::io(path, e))?;
+            if n == 0 {
+                break;
+            }
+            count += newlines(&block[..n]);
+        }
+    }
+    Ok(count)
+}
+
+/// Reads the whole file at `path` into `buf`.
+fn read_whole(path: &Path, buf: &mut Vec<u8>) -> Result<()> {
+    use std::io::Read;
+    buf.clear();
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(buf))
+        .map_err(|e| Error::io(path, e))?;
+    Ok(())
 }
 
 fn create_transcript(
@@ -1421,12 +1754,16 @@ fn mark_vanished(store: &Store, dirs: &[PathBuf]) -> Result<u64> {
     let mut gone = Vec::new();
     {
         let reader = store.reader()?;
+        // A range of the primary key: the paths that start with `dir/` sort between it and
+        // `dir0` ('0' follows '/'), so only the folder's own entries are read.
         let mut stmt = reader.prepare_cached(
-            "SELECT path FROM source_files WHERE vanished = 0 AND substr(path, 1, length(?1)) = ?1",
+            "SELECT path FROM source_files WHERE path >= ?1 AND path < ?2 AND vanished = 0",
         )?;
         for dir in dirs {
-            let prefix = format!("{}/", dir.to_string_lossy().trim_end_matches('/'));
-            let paths = stmt.query_map([&prefix], |r| r.get::<_, String>(0))?;
+            let dir = dir.to_string_lossy();
+            let dir = dir.trim_end_matches('/');
+            let (prefix, past) = (format!("{dir}/"), format!("{dir}0"));
+            let paths = stmt.query_map([&prefix, &past], |r| r.get::<_, String>(0))?;
             for path in paths {
                 let path = path?;
                 if !Path::new(&path).exists() {

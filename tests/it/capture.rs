@@ -423,7 +423,7 @@ fn install_honours_an_explicit_settings_path_and_keeps_its_mode() {
 }
 
 #[test]
-fn small_captures_leave_their_pages_in_the_wal_and_a_large_one_copies_it_back() {
+fn captures_leave_the_wal_to_a_background_checkpoint() {
     let home = Home::new();
     let main = home
         .config
@@ -431,22 +431,58 @@ fn small_captures_leave_their_pages_in_the_wal_and_a_large_one_copies_it_back() 
         .join(home.project())
         .join(format!("{SESSION}.jsonl"));
     let wal = PathBuf::from(format!("{}-wal", home.db.display()));
+    let wal_size = || std::fs::metadata(&wal).map_or(0, |m| m.len());
+    // Made and closed here: creating the schema fills more than the limit of WAL.
+    drop(Store::open(&home.db).expect("create"));
+    assert_eq!(wal_size(), 0);
     append(&main, &line(1, ""));
     home.capture(&home.payload("stop"));
     append(&main, &line(2, ""));
     home.capture(&home.payload("stop"));
-    let small = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    let small = wal_size();
     assert!(small > 0, "the WAL is kept between two small captures");
-    // A turn with a large tool result grows the WAL past the limit: that capture copies it
-    // into the database file on exit, and SQLite removes the WAL.
+    assert!(
+        small <= sessiondb::capture::CHECKPOINT_ABOVE_BYTES,
+        "{small}"
+    );
+    // A turn with a large tool result grows the WAL past the limit: that capture starts
+    // `capture --checkpoint` in the background and exits without waiting for it, which
+    // copies the WAL into the database file; SQLite then removes it (or, when another
+    // connection came meanwhile, leaves it copied, to be written over from its start).
     let big = "x".repeat(6 * 1024 * 1024);
     append(&main, &line(3, &format!(",\"toolUseResult\":\"{big}\"")));
     home.capture(&home.payload("stop"));
-    assert!(
-        std::fs::metadata(&wal).map_or(0, |m| m.len()) == 0,
-        "the large capture checkpointed on close"
-    );
+    // Waits for that process (not a timing test: a generous bound for a loaded machine).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while wal_size() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(wal_size(), 0, "the background checkpoint copied the WAL");
     let store = Store::open(&home.db).expect("open");
     assert_eq!(rows_of(&store, ""), 3);
     assert_eq!(home.log(), "");
+}
+
+#[test]
+fn capture_checkpoint_copies_the_wal_and_creates_nothing() {
+    let home = Home::new();
+    let out = home.sessiondb(&["capture", "--checkpoint"], b"");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    assert!(!home.db.exists(), "no database is created");
+    assert!(home.log().contains("checkpoint"), "{}", home.log());
+    let main = home
+        .config
+        .join("projects")
+        .join(home.project())
+        .join(format!("{SESSION}.jsonl"));
+    append(&main, &line(1, ""));
+    home.capture(&home.payload("stop"));
+    let wal = PathBuf::from(format!("{}-wal", home.db.display()));
+    assert!(std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0));
+    let out = home.sessiondb(&["capture", "--checkpoint"], b"");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!wal.exists(), "the last connection removed the copied WAL");
+    let store = Store::open(&home.db).expect("open");
+    assert_eq!(rows_of(&store, ""), 1);
 }

@@ -158,6 +158,130 @@ fn a_rewritten_file_is_reimported_and_the_old_version_kept() {
     assert_eq!(superseded, 1);
 }
 
+/// `n` user lines of about 600 bytes, each with its newline: a transcript longer than the
+/// tail the ledger checks.
+fn long_lines(n: usize) -> Vec<String> {
+    let pad = "p".repeat(560);
+    (0..n)
+        .map(|i| {
+            format!("{{\"type\":\"user\",\"uuid\":\"u{i}\",\"message\":{{\"role\":\"user\",\"content\":\"{pad} {i}\"}}}}\n")
+        })
+        .collect()
+}
+
+fn superseded(store: &Store) -> i64 {
+    count_where(store, "transcripts", "superseded_at IS NOT NULL")
+}
+
+fn count_where(store: &Store, table: &str, condition: &str) -> i64 {
+    store
+        .reader()
+        .expect("reader")
+        .query_row(
+            &format!("SELECT count(*) FROM {table} WHERE {condition}"),
+            [],
+            |r| r.get(0),
+        )
+        .expect("count")
+}
+
+#[test]
+fn a_grown_file_is_read_from_shortly_before_its_new_lines() {
+    let (dir, store) = temp_store();
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let file = project.join("s.jsonl");
+    let mut lines = long_lines(3000);
+    std::fs::write(&file, lines.concat()).expect("write");
+    import(&store, &[&file]);
+    let more = long_lines(3002).split_off(3000);
+    lines.extend(more.iter().cloned());
+    std::fs::write(&file, lines.concat()).expect("write");
+    let report = import(&store, &[&file]);
+    assert_eq!((report.new_rows, report.files_rewritten), (2, 0));
+    let whole = lines.concat().len() as u64;
+    let new = more.concat().len() as u64;
+    assert!(
+        report.bytes_read <= new + sessiondb::import::TAIL_BYTES as u64,
+        "read {} of {whole} bytes to add {new}",
+        report.bytes_read
+    );
+    assert_eq!(export_main(&store, "s"), lines.concat().as_bytes());
+}
+
+/// Claude Code's tombstone slow path rewrites a transcript without a line; when new turns
+/// then make it longer than what was imported, the rewrite is still seen, though import
+/// checks only the end of what it imported: removing the line moved other bytes there.
+#[test]
+fn a_file_rewritten_in_its_middle_then_grown_is_a_new_version() {
+    let (dir, store) = temp_store();
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let file = project.join("s.jsonl");
+    let lines = long_lines(3000);
+    std::fs::write(&file, lines.concat()).expect("write");
+    import(&store, &[&file]);
+    let mut rewritten = lines.clone();
+    rewritten.remove(1000);
+    rewritten.extend(long_lines(3003).split_off(3000));
+    assert!(rewritten.concat().len() > lines.concat().len());
+    std::fs::write(&file, rewritten.concat()).expect("write");
+    let report = import(&store, &[&file]);
+    assert_eq!(report.files_rewritten, 1);
+    assert_eq!(superseded(&store), 1);
+    assert_eq!(export_main(&store, "s"), rewritten.concat().as_bytes());
+    // Bytes replaced by as many others near the end of what was imported, then a new line.
+    let mut edited = rewritten.clone();
+    edited[2990] = edited[2990].replace("pppp", "qqqq");
+    edited.extend(long_lines(3004).split_off(3003));
+    std::fs::write(&file, edited.concat()).expect("write");
+    let report = import(&store, &[&file]);
+    assert_eq!(report.files_rewritten, 1);
+    assert_eq!(superseded(&store), 2);
+    assert_eq!(export_main(&store, "s"), edited.concat().as_bytes());
+}
+
+/// A ledger entry written before migration V11 holds a hash of the whole prefix and no tail
+/// hash: it is still checked (reading the whole file once) and then given a tail hash.
+#[test]
+fn a_whole_prefix_hash_in_the_ledger_is_still_checked() {
+    let (dir, store) = temp_store();
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let file = project.join("s.jsonl");
+    let mut lines = long_lines(1000);
+    std::fs::write(&file, lines.concat()).expect("write");
+    import(&store, &[&file]);
+    let set_whole_hash = |hash: i64| {
+        store
+            .write(|tx| {
+                tx.execute(
+                    "UPDATE source_files SET prefix_hash = ?1, tail_hash = NULL",
+                    [hash],
+                )?;
+                Ok(())
+            })
+            .expect("update");
+    };
+    set_whole_hash(sessiondb::import::prefix_hash(lines.concat().as_bytes()));
+    lines.extend(long_lines(1001).split_off(1000));
+    std::fs::write(&file, lines.concat()).expect("write");
+    let report = import(&store, &[&file]);
+    assert_eq!((report.new_rows, report.files_rewritten), (1, 0));
+    assert_eq!(report.bytes_read, lines.concat().len() as u64, "read whole");
+    assert_eq!(
+        count_where(&store, "source_files", "tail_hash IS NOT NULL"),
+        1
+    );
+    // A whole-prefix hash the file does not match: a rewrite.
+    set_whole_hash(12345);
+    lines.extend(long_lines(1002).split_off(1001));
+    std::fs::write(&file, lines.concat()).expect("write");
+    let report = import(&store, &[&file]);
+    assert_eq!(report.files_rewritten, 1);
+    assert_eq!(export_main(&store, "s"), lines.concat().as_bytes());
+}
+
 #[test]
 fn a_vanished_file_keeps_its_rows() {
     let (dir, store) = temp_store();
@@ -261,7 +385,8 @@ fn reopening_runs_no_migration_twice() {
 
 /// kill -9 in the middle of an import leaves each file either wholly imported or absent.
 /// Sixteen files of 2.2 MB make more than one write group (import writes small files
-/// together, up to 16 MiB a transaction).
+/// together, up to 16 MiB a transaction); the kills land at several stages (see
+/// `support::KILL_POINTS`).
 #[test]
 fn killing_an_import_leaves_whole_files_only() {
     slow(
@@ -284,12 +409,12 @@ fn killing_an_import_leaves_whole_files_only() {
         std::fs::write(project.join(format!("{name}.jsonl")), body).expect("write");
         expected.insert(name, lines as i64);
     }
-    let db = dir.path().join("kill.db");
-    for delay_ms in [150u64, 400, 900] {
-        let _ = std::fs::remove_file(&db);
-        let mut import = sessiondb_command(&db);
-        import.arg("import").arg(&project);
-        kill_after(import, std::time::Duration::from_millis(delay_ms));
+    let mut killed = 0;
+    for wal_bytes in KILL_POINTS {
+        // A database of its own each time: removing the last one's file would leave its
+        // `-wal` and `-shm` behind whenever a connection outlived it.
+        let db = dir.path().join(format!("kill-{wal_bytes}.db"));
+        killed += usize::from(import_killed_at(&db, &project, wal_bytes));
         if !db.exists() {
             continue;
         }
@@ -321,6 +446,7 @@ fn killing_an_import_leaves_whole_files_only() {
             import_paths(&store, std::slice::from_ref(&project), &NoProgress).expect("import");
         assert_eq!(report.files_failed, 0);
     }
+    assert!(killed > 0, "no import was killed before it ended");
 }
 
 /// An empty transcript (made here: an empty file needs no fixture) is stored and exports

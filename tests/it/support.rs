@@ -213,3 +213,39 @@ pub fn count(store: &Store, table: &str) -> i64 {
         .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
         .expect("count")
 }
+
+/// Where a killed import is stopped: once its WAL holds more than this many bytes (0: once
+/// the database has a WAL at all), so that the kill lands at the same stage of the import
+/// however loaded the machine is (a fixed delay landed before the database existed, or
+/// after the import ended, depending on the load).
+pub const KILL_POINTS: [u64; 3] = [0, 10 << 20, 30 << 20];
+
+/// Runs `sessiondb --db DB import PATH` and kills it with SIGKILL once its WAL is larger
+/// than `wal_bytes` (or it is gone when the import finished first). Returns whether it was
+/// killed before it ended.
+pub fn import_killed_at(db: &Path, path: &Path, wal_bytes: u64) -> bool {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+        .arg("--db")
+        .arg(db)
+        .arg("import")
+        .arg(path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let wal = PathBuf::from(format!("{}-wal", db.display()));
+    // Not a timing bound: only a guard against a hung child.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return false;
+        }
+        let grown = std::fs::metadata(&wal).is_ok_and(|m| m.len() > wal_bytes);
+        if grown || std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}

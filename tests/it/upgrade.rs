@@ -53,6 +53,10 @@ const PINNED: &[(&str, &str)] = &[
         "V10__line_checksum.sql",
         "04ca91e86d1db3010d854bb97ca79c30b073a86b63f4e355865c4b5dcaefdc89",
     ),
+    (
+        "V11__ledger_tail.sql",
+        "3dfd6904222f0318318741e3f321718936595cbe66484e3598ec7703891a7a5b",
+    ),
 ];
 
 fn root() -> &'static Path {

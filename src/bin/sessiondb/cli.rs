@@ -106,7 +106,7 @@ pub enum Command {
     /// Hook entry point: import the session a Claude Code hook names (its JSON on standard
     /// input). Always exits 0 and prints nothing; failures go to
     /// $XDG_STATE_HOME/sessiondb/capture.log (else ~/.local/state/sessiondb/capture.log).
-    Capture,
+    Capture(CaptureArgs),
     /// Install, remove or show the Claude Code hooks that run `sessiondb capture`.
     Hooks(HooksArgs),
     /// Write a stored session back into Claude Code's tree, with its recorded mtimes.
@@ -119,6 +119,15 @@ pub enum Command {
     /// sessiondb's own settings ($XDG_CONFIG_HOME/sessiondb/config.toml, else
     /// ~/.config/sessiondb/config.toml).
     Config(ConfigArgs),
+}
+
+/// `sessiondb capture`.
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// Copy the WAL into the database file and exit (what a capture starts in the
+    /// background once the WAL has grown; reads no payload).
+    #[arg(long, hide = true)]
+    pub checkpoint: bool,
 }
 
 /// `sessiondb watch`.

@@ -1,22 +1,16 @@
 //! `sessiondb capture`: the hook entry point. It must never disturb Claude Code: it always
 //! succeeds, prints nothing, and reports failures to its log (see `sessiondb::capture`).
 
+use crate::cli::CaptureArgs;
 use sessiondb::capture::{self, HookPayload};
 use std::io::Read;
 use std::panic::AssertUnwindSafe;
-use std::path::PathBuf;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
 
-/// How long capture waits for another writer before giving up (the next capture catches up:
-/// import is incremental).
-const BUSY: Duration = Duration::from_secs(2);
-
-/// The WAL size up to which capture leaves its pages in the WAL on exit (see
-/// `Store::set_checkpoint_on_close`). Small enough that the next process's WAL recovery
-/// (it reads the whole WAL) stays cheap.
-const KEEP_WAL_BYTES: u64 = 4 * 1024 * 1024;
-
-pub fn run(db: Option<PathBuf>) -> anyhow::Result<()> {
+pub fn run(db: Option<PathBuf>, args: &CaptureArgs) -> anyhow::Result<()> {
+    if args.checkpoint {
+        return checkpoint(db);
+    }
     let mut input = Vec::new();
     let read = std::io::stdin()
         .lock()
@@ -29,13 +23,11 @@ pub fn run(db: Option<PathBuf>) -> anyhow::Result<()> {
         read.map_err(anyhow::Error::msg)?;
         let payload = HookPayload::parse(&input)?;
         let db = super::database_path(db)?;
-        let store = super::open(&db)?;
-        store.set_busy_timeout(BUSY)?;
-        let report = capture::capture(&store, &payload)?;
-        // Most captures add a few pages: leave them in the WAL for the next one, and let the
-        // capture that finds it past KEEP_WAL_BYTES copy it back on close.
-        let wal = std::fs::metadata(format!("{}-wal", db.display())).map_or(0, |m| m.len());
-        store.set_checkpoint_on_close(wal > KEEP_WAL_BYTES)?;
+        let store = super::named(&db, capture::open_store(&db))?;
+        let report = capture::capture(&store, &payload);
+        drop(store);
+        after_capture(&db)?;
+        let report = report?;
         if let Some(first) = report.errors.first() {
             anyhow::bail!("{} files failed, first: {first}", report.files_failed);
         }
@@ -54,6 +46,55 @@ pub fn run(db: Option<PathBuf>) -> anyhow::Result<()> {
             payload.as_ref().map(|p| p.session_id.as_str()),
             failure.as_deref(),
         );
+    }
+    Ok(())
+}
+
+/// Once the WAL has grown past `CHECKPOINT_ABOVE_BYTES`, starts `sessiondb capture
+/// --checkpoint` in the background and returns without waiting for it; only when that
+/// cannot be started and the WAL is past `CHECKPOINT_NOW_ABOVE_BYTES` does this process
+/// copy the WAL itself.
+fn after_capture(db: &Path) -> anyhow::Result<()> {
+    let wal = capture::wal_bytes(db);
+    if wal <= capture::CHECKPOINT_ABOVE_BYTES {
+        return Ok(());
+    }
+    if start_checkpoint(db).is_err() && wal > capture::CHECKPOINT_NOW_ABOVE_BYTES {
+        capture::checkpoint_wal(db)?;
+    }
+    Ok(())
+}
+
+/// Starts this binary as `sessiondb --db DB capture --checkpoint`, detached: no standard
+/// input or output (Claude Code waits until the hook's output closes), in a process group
+/// of its own (a hook that times out is killed with its group), at a low priority.
+fn start_checkpoint(db: &Path) -> std::io::Result<()> {
+    let exe = std::env::current_exe()?;
+    let mut command = std::process::Command::new(exe);
+    command
+        .arg("--db")
+        .arg(db)
+        .args(["capture", "--checkpoint"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+    // Not waited for: once this process exits, init reaps it.
+    command.spawn().map(drop)
+}
+
+/// `sessiondb capture --checkpoint`: copies the WAL, lowering its own priority first; a
+/// failure goes to the capture log.
+fn checkpoint(db: Option<PathBuf>) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    let _ = rustix::process::setpriority_process(None, 10);
+    let result = super::database_path(db).and_then(|db| Ok(capture::checkpoint_wal(&db)?));
+    if let (Err(e), Some(dir)) = (&result, capture::state_dir()) {
+        let _ = capture::log_failure(&dir, "checkpoint", &format!("{e:#}"));
     }
     Ok(())
 }

@@ -36,7 +36,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let cli = match cli.command {
         Command::Completions(args) => return completions(args.shell),
         Command::Man => return man(),
-        Command::Capture => return capture::run(cli.db),
+        Command::Capture(args) => return capture::run(cli.db, &args),
         Command::Hooks(args) => return hooks::run(cli.db, args),
         Command::Config(args) => return config::run(args),
         command => Cli { command, ..cli },
@@ -66,7 +66,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Watch(args) => watch::run(&db, args),
         Command::Completions(_)
         | Command::Man
-        | Command::Capture
+        | Command::Capture(_)
         | Command::Hooks(_)
         | Command::Config(_) => unreachable!("handled above"),
     }
