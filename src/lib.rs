@@ -29,6 +29,7 @@ pub mod metadata;
 pub mod model;
 pub mod names;
 pub mod paths;
+pub mod pg;
 pub mod query;
 pub mod record;
 pub mod restore;

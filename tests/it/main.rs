@@ -13,6 +13,7 @@ mod local_writes;
 mod names;
 mod odd_json;
 mod opening;
+mod pg_store;
 mod restore;
 mod resume_attachments;
 mod resume_cli;
