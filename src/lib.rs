@@ -14,6 +14,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod backend;
 pub mod backup;
 pub mod capture;
 pub mod catalog;
@@ -43,5 +44,6 @@ pub mod time;
 pub mod watch;
 pub mod write_back;
 
+pub use backend::Db;
 pub use error::{Error, Result};
 pub use store::Store;

@@ -106,6 +106,10 @@ pub struct SessionFilter {
     pub offset: Option<i64>,
     /// Also show sessions the SDK hides (sidechain-only files, nothing to title them by).
     pub include_hidden: bool,
+    /// Only sessions that came from this host (a team store records the machine that
+    /// imported or first wrote each session; a SQLite store has no such record and refuses
+    /// the filter).
+    pub host: Option<String>,
 }
 
 /// A session as the catalog describes it. The first ten fields are the Agent SDK's
@@ -150,6 +154,12 @@ pub struct SessionInfo {
     pub first_timestamp: Option<String>,
     /// The last record timestamp, as written.
     pub last_timestamp: Option<String>,
+    /// The host that imported or first wrote the session (team stores only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin_host: Option<String>,
+    /// The user that imported or first wrote the session (team stores only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin_user: Option<String>,
 }
 
 const INFO_COLUMNS: &str = "SELECT c.session_id, c.summary, c.last_modified, c.file_size,
@@ -180,6 +190,8 @@ fn session_info(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
         source_state: r.get(15)?,
         first_timestamp: r.get(16)?,
         last_timestamp: r.get(17)?,
+        origin_host: None,
+        origin_user: None,
     })
 }
 
@@ -208,6 +220,13 @@ const LIST_FILTERS: &str = "
 /// # Errors
 /// Fails on a database error.
 pub fn list_sessions(conn: &Connection, filter: &SessionFilter) -> Result<Vec<SessionInfo>> {
+    if filter.host.is_some() {
+        return Err(Error::Invalid(
+            "--host needs a team store (postgres://...): a SQLite store does not record \
+             which machine a session came from"
+                .to_owned(),
+        ));
+    }
     let sql = format!("{INFO_COLUMNS}{LIST_FILTERS}");
     let limit = filter.limit.filter(|n| *n > 0).unwrap_or(-1);
     let offset = filter.offset.filter(|n| *n > 0).unwrap_or(0);

@@ -9,6 +9,10 @@
 //! Many processes on many machines may write one database at once: uniqueness is kept by
 //! constraints (`ON CONFLICT`), never by a check and then an insert.
 
+pub mod catalog;
+pub mod export;
+pub mod import;
+pub mod query;
 pub mod url;
 
 use crate::error::{Error, Result};

@@ -4,6 +4,7 @@ mod capture;
 mod catalog;
 mod cli;
 mod cli_output;
+mod conformance;
 mod export_safety;
 mod fork;
 mod fuzz;

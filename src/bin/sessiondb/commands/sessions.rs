@@ -26,6 +26,7 @@ pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
         limit: args.limit,
         offset: args.offset,
         include_hidden: args.all,
+        host: None,
     };
     if let Some(arg) = args.project.as_deref() {
         let key = super::project_key(arg);

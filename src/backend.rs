@@ -1,0 +1,127 @@
+//! One library API over the two stores: [`Db`] is a SQLite file ([`Store`]) or a
+//! PostgreSQL team store ([`PgStore`]), chosen by the target's form (`postgres://` or
+//! `postgresql://` is a team store; anything else a file). Each method is a store verb;
+//! callers never branch on the backend.
+
+use crate::error::Result;
+use crate::export::ExportReport;
+use crate::model::{ImportReport, Progress, SessionRef};
+use crate::pg::{url::is_postgres_url, PgStore};
+use crate::query::{SessionFilter, SessionInfo};
+use crate::Store;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// An open store of either kind.
+pub enum Db {
+    /// The embedded SQLite store.
+    Sqlite(Store),
+    /// A PostgreSQL team store.
+    Postgres(PgStore),
+}
+
+impl Db {
+    /// Opens `target`, creating it when it is a file that does not exist yet (a team
+    /// store's database must exist; its tables are created).
+    ///
+    /// # Errors
+    /// As [`Store::open`] or [`PgStore::connect`].
+    pub fn open(target: &str) -> Result<Db> {
+        if is_postgres_url(target) {
+            Ok(Db::Postgres(PgStore::connect(target)?))
+        } else {
+            Ok(Db::Sqlite(Store::open(target)?))
+        }
+    }
+
+    /// What to call the store in messages: the file's path, or the URL without its password.
+    pub fn shown(&self) -> String {
+        match self {
+            Db::Sqlite(s) => s.path().display().to_string(),
+            Db::Postgres(p) => p.shown().to_owned(),
+        }
+    }
+
+    /// Imports transcripts and session files (see [`crate::import::import_paths`]).
+    ///
+    /// # Errors
+    /// As the backend's importer.
+    pub fn import_paths(&self, paths: &[PathBuf], progress: &dyn Progress) -> Result<ImportReport> {
+        match self {
+            Db::Sqlite(s) => crate::import::import_paths(s, paths, progress),
+            Db::Postgres(p) => crate::pg::import::import_paths(p, paths, progress),
+        }
+    }
+
+    /// Finds the session a user means (see [`crate::query::resolve_session`]).
+    ///
+    /// # Errors
+    /// When the argument names no session or several.
+    pub fn resolve_session(&self, arg: &str) -> Result<SessionRef> {
+        match self {
+            Db::Sqlite(s) => crate::query::resolve_session(&*s.reader()?, arg),
+            Db::Postgres(p) => p.read(|tx| crate::pg::query::resolve_session(tx, arg)),
+        }
+    }
+
+    /// Lists sessions from the catalog (see [`crate::query::list_sessions`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn list_sessions(&self, filter: &SessionFilter) -> Result<Vec<SessionInfo>> {
+        match self {
+            Db::Sqlite(s) => crate::query::list_sessions(&*s.reader()?, filter),
+            Db::Postgres(p) => p.read(|tx| crate::pg::query::list_sessions(tx, filter)),
+        }
+    }
+
+    /// One session's catalog entry (see [`crate::query::get_session_info`]).
+    ///
+    /// # Errors
+    /// When the session has no catalog row, or on a database error.
+    pub fn session_info(
+        &self,
+        session: &SessionRef,
+        directory: Option<&str>,
+    ) -> Result<SessionInfo> {
+        match self {
+            Db::Sqlite(s) => crate::query::get_session_info(&*s.reader()?, session, directory),
+            Db::Postgres(p) => {
+                p.read(|tx| crate::pg::query::get_session_info(tx, session, directory))
+            }
+        }
+    }
+
+    /// Whether a project folder of this exact name is stored.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn project_exists(&self, key: &str) -> Result<bool> {
+        match self {
+            Db::Sqlite(s) => crate::query::project_exists(&*s.reader()?, key),
+            Db::Postgres(p) => p.read(|tx| crate::pg::query::project_exists(tx, key)),
+        }
+    }
+
+    /// Writes a session's main transcript exactly as imported.
+    ///
+    /// # Errors
+    /// When the session has no main transcript, or on a database or write error.
+    pub fn export_session(&self, session: &SessionRef, out: &mut dyn Write) -> Result<u64> {
+        match self {
+            Db::Sqlite(s) => crate::export::export_session(s, session, out),
+            Db::Postgres(p) => crate::pg::export::export_session(p, session, out),
+        }
+    }
+
+    /// Rebuilds the projects tree under `dir` (see [`crate::export::export_tree`]).
+    ///
+    /// # Errors
+    /// On a database error, or when `dir` cannot be created.
+    pub fn export_tree(&self, dir: &Path, project: Option<&str>) -> Result<ExportReport> {
+        match self {
+            Db::Sqlite(s) => crate::export::export_tree(s, dir, project),
+            Db::Postgres(p) => crate::pg::export::export_tree(p, dir, project),
+        }
+    }
+}
