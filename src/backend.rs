@@ -8,6 +8,7 @@ use crate::export::ExportReport;
 use crate::model::{ImportReport, Progress, SessionRef};
 use crate::pg::{url::is_postgres_url, PgStore};
 use crate::query::{SessionFilter, SessionInfo};
+use crate::resume::{ResumeOptions, Resumed};
 use crate::Store;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -122,6 +123,28 @@ impl Db {
         match self {
             Db::Sqlite(s) => crate::export::export_tree(s, dir, project),
             Db::Postgres(p) => crate::pg::export::export_tree(p, dir, project),
+        }
+    }
+
+    /// Resumes a stored session (see [`Store::resume`]).
+    ///
+    /// # Errors
+    /// As [`Store::resume`].
+    pub fn resume(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
+        match self {
+            Db::Sqlite(s) => s.resume(session, options),
+            Db::Postgres(p) => crate::pg::resume::resume(p, session, options),
+        }
+    }
+
+    /// The session `--continue` picks in a project (see [`Store::continue_target`]).
+    ///
+    /// # Errors
+    /// When the project has no resumable session.
+    pub fn continue_target(&self, project: &str) -> Result<SessionRef> {
+        match self {
+            Db::Sqlite(s) => s.continue_target(project),
+            Db::Postgres(p) => crate::pg::resume::continue_target(p, project),
         }
     }
 }

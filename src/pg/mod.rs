@@ -13,6 +13,7 @@ pub mod catalog;
 pub mod export;
 pub mod import;
 pub mod query;
+pub mod resume;
 pub mod url;
 
 use crate::error::{Error, Result};

@@ -3,8 +3,10 @@
 //! has an answer both must give the same one.
 
 use crate::support::*;
+use serde_json::Value;
 use sessiondb::model::NoProgress;
 use sessiondb::query::{SessionFilter, SessionInfo};
+use sessiondb::resume::ResumeOptions;
 use sessiondb::Db;
 use std::path::{Path, PathBuf};
 
@@ -35,6 +37,21 @@ pub fn backends(what: &str) -> Vec<Backend> {
         });
     }
     out
+}
+
+impl Backend {
+    /// Makes the store empty again: a new SQLite file, or the team store's tables emptied.
+    pub fn reset(&mut self) {
+        match &self._pg {
+            Some(pg) => pg.empty(),
+            None => {
+                let dir = tempfile::tempdir().expect("temp dir");
+                let path = dir.path().join("sessions.db");
+                self.db = Db::open(path.to_str().expect("utf-8")).expect("open sqlite");
+                self._dir = dir;
+            }
+        }
+    }
 }
 
 fn import_all(b: &Backend, paths: &[PathBuf]) -> sessiondb::model::ImportReport {
@@ -149,16 +166,18 @@ fn oracle_trees_round_trip_and_list_alike_on_every_backend() {
             );
         }
     }
-    // Each case on its own store, so that the exported tree is the case's alone.
+    // Each case on an empty store, so that the exported tree is the case's alone.
+    let mut stores = backends("oracle_trees_round_trip_and_list_alike_on_every_backend (trees)");
     for case in &cases {
         let projects = case.join("projects");
         let mut listings = Vec::new();
-        for b in backends("oracle_trees_round_trip_and_list_alike_on_every_backend") {
-            import_all(&b, std::slice::from_ref(&projects));
+        for b in &mut stores {
+            b.reset();
+            import_all(b, std::slice::from_ref(&projects));
             let out = tempfile::tempdir().expect("temp dir");
             b.db.export_tree(out.path(), None).expect("export tree");
             assert_same_tree(&projects, out.path());
-            listings.push((b.name, listing(&b)));
+            listings.push((b.name, listing(b)));
         }
         for pair in listings.windows(2) {
             assert_eq!(
@@ -171,4 +190,75 @@ fn oracle_trees_round_trip_and_list_alike_on_every_backend() {
             );
         }
     }
+}
+
+/// Every resume/continue/fork case of the oracle pack: the resumed API view is what the real
+/// CLI sent, on every backend, and both backends restore the same state.
+#[test]
+fn oracle_resume_cases_on_every_backend() {
+    let Some(shared) = shared_dir("the conformance oracle resume cases") else {
+        return;
+    };
+    let mut stores = backends("oracle_resume_cases_on_every_backend");
+    let mut failures = Vec::new();
+    for case in crate::resume_cli::cases(&shared) {
+        let dir = tempfile::tempdir().expect("tmp");
+        let projects = crate::resume_cli::lay_out(&case, dir.path());
+        let project = case.str("project_dir_name").expect("project");
+        let target = case.str("target_session_id").expect("target");
+        let options = ResumeOptions {
+            at: case.str("resume_session_at").map(str::to_owned),
+            interactive: case.json.get("interactive").and_then(Value::as_bool) == Some(true),
+            continue_interrupted: case
+                .json
+                .get("env")
+                .and_then(|e| e.get("CLAUDE_CODE_RESUME_INTERRUPTED_TURN"))
+                .and_then(Value::as_str)
+                == Some("1"),
+            ..ResumeOptions::default()
+        };
+        let mut states = Vec::new();
+        for b in &mut stores {
+            b.reset();
+            import_all(b, std::slice::from_ref(&projects));
+            if case.str("mode") == Some("continue") {
+                match b.db.continue_target(project) {
+                    Ok(s) if s.session_id == target => {}
+                    other => failures.push(format!(
+                        "{}: {}: continue picked {other:?}, not {target}",
+                        case.name(),
+                        b.name
+                    )),
+                }
+            }
+            let session =
+                b.db.resolve_session(&format!("{project}/{target}"))
+                    .expect("session");
+            match b.db.resume(&session, &options) {
+                Ok(resumed) => {
+                    if Value::Array(resumed.api_view()) != case.expected_view() {
+                        failures.push(format!(
+                            "{}: {}: API view differs from the CLI's",
+                            case.name(),
+                            b.name
+                        ));
+                    }
+                    let state = serde_json::to_value(&resumed).expect("json");
+                    states.push((b.name, state));
+                }
+                Err(e) => failures.push(format!("{}: {}: {e}", case.name(), b.name)),
+            }
+        }
+        for pair in states.windows(2) {
+            if pair[0].1 != pair[1].1 {
+                failures.push(format!(
+                    "{}: {} and {} restore different states",
+                    case.name(),
+                    pair[0].0,
+                    pair[1].0
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
