@@ -35,6 +35,18 @@ impl Db {
         }
     }
 
+    /// Opens an existing store for a verb that only reads (see [`Store::open_read`]).
+    ///
+    /// # Errors
+    /// As [`Store::open_read`] or [`PgStore::connect`].
+    pub fn open_read(target: &str) -> Result<Db> {
+        if is_postgres_url(target) {
+            Ok(Db::Postgres(PgStore::connect(target)?))
+        } else {
+            Ok(Db::Sqlite(Store::open_read(target)?))
+        }
+    }
+
     /// What to call the store in messages: the file's path, or the URL without its password.
     pub fn shown(&self) -> String {
         match self {
@@ -145,6 +157,28 @@ impl Db {
         match self {
             Db::Sqlite(s) => s.continue_target(project),
             Db::Postgres(p) => crate::pg::resume::continue_target(p, project),
+        }
+    }
+
+    /// The stored session ids just before and after `id` (see [`crate::query::neighbour_ids`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn neighbour_ids(&self, id: &str) -> Result<(Option<String>, Option<String>)> {
+        match self {
+            Db::Sqlite(s) => crate::query::neighbour_ids(&*s.reader()?, id),
+            Db::Postgres(p) => p.read(|tx| crate::pg::query::neighbour_ids(tx, id)),
+        }
+    }
+
+    /// Every stored session id, sorted, each once.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn all_session_ids(&self) -> Result<Vec<String>> {
+        match self {
+            Db::Sqlite(s) => crate::query::all_session_ids(&*s.reader()?),
+            Db::Postgres(p) => p.read(crate::pg::query::all_session_ids),
         }
     }
 }

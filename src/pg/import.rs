@@ -248,14 +248,15 @@ struct Stored {
     open_tail: Option<(i64, usize)>,
 }
 
-/// The stored state of a live transcript as this machine's ledger saw it; `None` when the
-/// transcript holds lines this machine did not import (another machine's, or local ones
-/// only), which makes the file a new version.
+/// The stored state of a live transcript as its ledger saw it: this machine's entry, else
+/// the newest entry of any machine (the same session's file, synced between two machines,
+/// then grows one copy instead of replacing it). `None` when the transcript holds lines no
+/// ledger accounts for (written through the API only), which makes the file a new version.
 fn stored_state(tx: &mut Transaction<'_>, transcript: i64, host: &str) -> Result<Option<Stored>> {
     let ledger: Option<(i64, i64)> = tx
         .query_opt(
-            "SELECT imported_bytes, prefix_hash FROM source_files
-             WHERE transcript_id = $1 AND host = $2 ORDER BY id DESC LIMIT 1",
+            "SELECT imported_bytes, prefix_hash FROM source_files WHERE transcript_id = $1
+             ORDER BY host = $2 DESC, id DESC LIMIT 1",
             &[&transcript, &host],
         )?
         .map(|r| (r.get(0), r.get(1)));

@@ -63,8 +63,20 @@ impl Origin {
         let user = env("SESSIONDB_USER")
             .or_else(|| env("USER"))
             .or_else(|| env("LOGNAME"))
-            .unwrap_or_else(|| "unknown".to_owned());
+            .unwrap_or_else(|| current_uid_name());
         Origin { host, user }
+    }
+}
+
+/// The user id as `uid N`, when the environment names no user.
+fn current_uid_name() -> String {
+    #[cfg(unix)]
+    {
+        format!("uid {}", rustix::process::getuid().as_raw())
+    }
+    #[cfg(not(unix))]
+    {
+        "unknown".to_owned()
     }
 }
 

@@ -204,3 +204,34 @@ pub fn project_exists(tx: &mut Transaction<'_>, key: &str) -> Result<bool> {
         .query_opt("SELECT 1 FROM projects WHERE key = $1", &[&key])?
         .is_some())
 }
+
+/// The stored session ids just before and after `id`, in byte order.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn neighbour_ids(
+    tx: &mut Transaction<'_>,
+    id: &str,
+) -> Result<(Option<String>, Option<String>)> {
+    let r = tx.query_one(
+        "SELECT (SELECT max(session_id COLLATE \"C\") FROM catalog WHERE session_id < $1 COLLATE \"C\"),
+                (SELECT min(session_id COLLATE \"C\") FROM catalog WHERE session_id > $1 COLLATE \"C\")",
+        &[&id],
+    )?;
+    Ok((r.get(0), r.get(1)))
+}
+
+/// Every stored session id, in byte order, each once.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn all_session_ids(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
+    Ok(tx
+        .query(
+            "SELECT DISTINCT session_id COLLATE \"C\" FROM catalog ORDER BY 1",
+            &[],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+}

@@ -54,3 +54,82 @@ fn a_refused_login_names_the_server_without_the_password() {
     assert!(!err.contains("hunter2"), "{err}");
     assert!(err.contains("***"), "{err}");
 }
+
+fn sessiondb(db: &str, host: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env("SESSIONDB_HOST", host)
+        .env("SESSIONDB_USER", "tester")
+        .output()
+        .expect("run sessiondb")
+}
+
+fn samples() -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sample-projects")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The verbs that work on a team store, through the binary: two machines import, each
+/// session records the machine that brought it, `--host` filters by it, and the text
+/// output names the database without its password.
+#[test]
+fn cli_verbs_on_a_team_store_record_and_filter_the_origin_host() {
+    let Some(db) = pg_db("cli_verbs_on_a_team_store_record_and_filter_the_origin_host") else {
+        return;
+    };
+    let url = db
+        .url
+        .replacen("://sessiondb@", "://sessiondb:pw-not-shown@", 1);
+    let out = sessiondb(&url, "alpha", &["import", &samples()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("2 sessions"), "{text}");
+    assert!(
+        !text.contains("pw-not-shown") && text.contains(":***@"),
+        "{text}"
+    );
+    // A second machine re-importing the same files adds no lines and takes no sessions over.
+    let out = sessiondb(&url, "beta", &["import", &samples(), "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["new_rows"], 0, "{report}");
+    let out = sessiondb(&url, "beta", &["sessions", "--json", "--all"]);
+    let all: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(all.len(), 2);
+    for s in &all {
+        assert_eq!(s["origin_host"], "alpha", "{s}");
+        assert_eq!(s["origin_user"], "tester", "{s}");
+    }
+    let out = sessiondb(
+        &url,
+        "beta",
+        &["sessions", "--json", "--all", "--host", "beta"],
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    let id = all[0]["session_id"].as_str().expect("id");
+    let out = sessiondb(&url, "beta", &["info", id]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("tester@alpha"), "{text}");
+    assert!(!text.contains("pw-not-shown"), "{text}");
+    let out = sessiondb(&url, "beta", &["resume", id, "--api"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let view: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(view.as_array().is_some_and(|v| !v.is_empty()));
+    // A verb that does not work on a team store yet says so and creates nothing.
+    let out = sessiondb(&url, "beta", &["search", "anything"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("team store"), "{err}");
+    assert!(!std::path::Path::new("postgres:").exists());
+}

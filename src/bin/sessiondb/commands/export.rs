@@ -4,16 +4,16 @@ use crate::cli::ExportArgs;
 use crate::human::plural;
 use crate::output::print_json;
 use anyhow::Context;
-use sessiondb::{export, query};
+use sessiondb::export;
 use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
-    let store = super::open_read(db)?;
+    let store = super::open_db_read(db)?;
     if args.all {
         let dir = args.out.context("--all needs --out DIR")?;
         let project = args.project.as_deref().map(super::project_key);
-        let report = export::export_tree(&store, &dir, project.as_deref())?;
+        let report = store.export_tree(&dir, project.as_deref())?;
         if args.json {
             print_json(&report)?;
         } else {
@@ -23,7 +23,7 @@ pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
                 plural(report.files, "file", "files"),
                 crate::human::size(report.bytes),
                 dir.display(),
-                db.display()
+                super::shown(db)
             ));
         }
         for skipped in &report.skipped {
@@ -38,13 +38,11 @@ pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let arg = args.session.context("name a SESSION or pass --all")?;
-    let session = query::resolve_session(&*store.reader()?, &arg)?;
+    let session = store.resolve_session(&arg)?;
     match args.output {
         Some(file) => {
-            let bytes = export::write_atomically(&file, |out| {
-                export::export_session(&store, &session, out)
-            })
-            .with_context(|| format!("cannot write {}", file.display()))?;
+            let bytes = export::write_atomically(&file, |out| store.export_session(&session, out))
+                .with_context(|| format!("cannot write {}", file.display()))?;
             if args.json {
                 print_json(&serde_json::json!({
                     "session_id": session.session_id,
@@ -56,7 +54,7 @@ pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
         }
         None => {
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            export::export_session(&store, &session, &mut out)?;
+            store.export_session(&session, &mut out)?;
             out.flush()?;
         }
     }

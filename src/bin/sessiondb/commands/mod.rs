@@ -41,6 +41,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         command => Cli { command, ..cli },
     };
     let db = database_path(cli.db)?;
+    if is_team_store(&db) {
+        refuse_on_team_store(&cli.command)?;
+    }
     match cli.command {
         Command::Import(args) => import::run(&db, args),
         Command::Export(args) => export::run(&db, args),
@@ -86,6 +89,78 @@ fn man() -> anyhow::Result<()> {
     clap_mangen::Man::new(Cli::command()).render(&mut out)?;
     std::io::Write::flush(&mut out)?;
     Ok(())
+}
+
+/// Whether `--db` names a PostgreSQL team store rather than a SQLite file.
+pub fn is_team_store(db: &std::path::Path) -> bool {
+    db.to_str().is_some_and(sessiondb::pg::url::is_postgres_url)
+}
+
+/// The verbs that do not work on a team store yet fail before anything is opened (a URL
+/// must never be taken for a file name and created).
+fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
+    let verb = match command {
+        Command::Import(_)
+        | Command::Export(_)
+        | Command::Sessions(_)
+        | Command::Info(_)
+        | Command::Resume(_)
+        | Command::Continue(_) => return Ok(()),
+        Command::Messages(_) => "messages",
+        Command::Agents(_) => "agents",
+        Command::Rename(_) => "rename",
+        Command::Tag(_) => "tag",
+        Command::Delete(_) => "delete",
+        Command::Search(_) => "search",
+        Command::Reindex(_) => "reindex",
+        Command::Backup(_) => "backup",
+        Command::Fork(_) => "fork",
+        Command::Append(_) => "append",
+        Command::Serve(_) => "serve",
+        Command::Restore(_) => "restore",
+        Command::Launch(_) => "launch",
+        Command::Watch(_) => "watch",
+        Command::Completions(_)
+        | Command::Man
+        | Command::Capture
+        | Command::Hooks(_)
+        | Command::Config(_) => return Ok(()),
+    };
+    Err(sessiondb::Error::Invalid(format!(
+        "`{verb}` does not work on a PostgreSQL team store yet (import, export, sessions, \
+         info, resume and continue do)"
+    ))
+    .into())
+}
+
+/// What to call the database in output: a file's path, or a URL without its password.
+pub fn shown(db: &std::path::Path) -> String {
+    match db.to_str() {
+        Some(url) if sessiondb::pg::url::is_postgres_url(url) => sessiondb::pg::url::redact(url),
+        _ => db.display().to_string(),
+    }
+}
+
+/// Opens the store of either kind for a verb that may create it (`import`).
+pub fn open_db(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
+    if is_team_store(db) {
+        let url = db.to_str().expect("a team store URL is UTF-8");
+        return Ok(sessiondb::Db::Postgres(sessiondb::pg::PgStore::connect(
+            url,
+        )?));
+    }
+    Ok(sessiondb::Db::Sqlite(open(db)?))
+}
+
+/// Opens an existing store of either kind for a verb that only reads.
+pub fn open_db_read(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
+    if is_team_store(db) {
+        let url = db.to_str().expect("a team store URL is UTF-8");
+        return Ok(sessiondb::Db::Postgres(sessiondb::pg::PgStore::connect(
+            url,
+        )?));
+    }
+    Ok(sessiondb::Db::Sqlite(open_read(db)?))
 }
 
 fn database_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
