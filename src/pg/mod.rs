@@ -63,7 +63,7 @@ impl Origin {
         let user = env("SESSIONDB_USER")
             .or_else(|| env("USER"))
             .or_else(|| env("LOGNAME"))
-            .unwrap_or_else(|| current_uid_name());
+            .unwrap_or_else(current_uid_name);
         Origin { host, user }
     }
 }
