@@ -12,8 +12,10 @@
 pub mod catalog;
 pub mod export;
 pub mod import;
+pub mod metadata;
 pub mod query;
 pub mod resume;
+pub mod search;
 pub mod url;
 
 use crate::error::{Error, Result};

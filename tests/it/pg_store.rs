@@ -127,7 +127,7 @@ fn cli_verbs_on_a_team_store_record_and_filter_the_origin_host() {
     let view: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert!(view.as_array().is_some_and(|v| !v.is_empty()));
     // A verb that does not work on a team store yet says so and creates nothing.
-    let out = sessiondb(&url, "beta", &["search", "anything"]);
+    let out = sessiondb(&url, "beta", &["messages", id]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("team store"), "{err}");
