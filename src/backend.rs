@@ -246,4 +246,21 @@ impl Db {
             Db::Postgres(p) => crate::pg::metadata::delete_session(p, session),
         }
     }
+
+    /// Appends a batch of entries with Claude Code's write rules (see
+    /// [`Store::append_with`]).
+    ///
+    /// # Errors
+    /// As [`Store::append_with`].
+    pub fn append_with(
+        &self,
+        session: &SessionRef,
+        entries: &[serde_json::Value],
+        options: &crate::record::AppendOptions,
+    ) -> Result<crate::record::AppendReport> {
+        match self {
+            Db::Sqlite(s) => s.append_with(session, entries, options),
+            Db::Postgres(p) => crate::pg::record::append_with(p, session, entries, options),
+        }
+    }
 }

@@ -14,6 +14,7 @@ pub mod export;
 pub mod import;
 pub mod metadata;
 pub mod query;
+pub mod record;
 pub mod resume;
 pub mod search;
 pub mod url;

@@ -109,13 +109,13 @@ fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
         | Command::Search(_)
         | Command::Rename(_)
         | Command::Tag(_)
-        | Command::Delete(_) => return Ok(()),
+        | Command::Delete(_)
+        | Command::Append(_) => return Ok(()),
         Command::Messages(_) => "messages",
         Command::Agents(_) => "agents",
         Command::Reindex(_) => "reindex",
         Command::Backup(_) => "backup",
         Command::Fork(_) => "fork",
-        Command::Append(_) => "append",
         Command::Serve(_) => "serve",
         Command::Restore(_) => "restore",
         Command::Launch(_) => "launch",
@@ -128,7 +128,7 @@ fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
     };
     Err(sessiondb::Error::Invalid(format!(
         "`{verb}` does not work on a PostgreSQL team store yet (import, export, sessions, \
-         info, resume, continue, search, rename, tag and delete do)"
+         info, resume, continue, search, rename, tag, delete and append do)"
     ))
     .into())
 }
