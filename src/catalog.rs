@@ -112,48 +112,334 @@ const UPSERT: &str = "INSERT INTO catalog (session_key, session_id, project_id, 
 
 /// What the catalog holds for one session, before it is written.
 #[derive(Debug, Default)]
-struct Entry {
-    listed: bool,
-    summary: Option<String>,
-    custom_title: Option<String>,
-    user_title: Option<String>,
-    ai_title: Option<String>,
-    last_prompt: Option<String>,
-    summary_record: Option<String>,
-    first_prompt: Option<String>,
-    git_branch: Option<String>,
-    cwd: Option<String>,
-    tag: Option<String>,
-    created_at: Option<i64>,
-    first_timestamp: Option<String>,
-    last_timestamp: Option<String>,
-    file_size: i64,
-    message_count: i64,
-    source_state: &'static str,
-    mtime_ms: i64,
-    main_transcript: Option<i64>,
-    scanned_ordinal: i64,
-    base_size: i64,
-    base_messages: i64,
-    first_line_sidechain: bool,
-    prompt_is_command: bool,
+pub(crate) struct Entry {
+    pub(crate) listed: bool,
+    pub(crate) summary: Option<String>,
+    pub(crate) custom_title: Option<String>,
+    pub(crate) user_title: Option<String>,
+    pub(crate) ai_title: Option<String>,
+    pub(crate) last_prompt: Option<String>,
+    pub(crate) summary_record: Option<String>,
+    pub(crate) first_prompt: Option<String>,
+    pub(crate) git_branch: Option<String>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) tag: Option<String>,
+    pub(crate) created_at: Option<i64>,
+    pub(crate) first_timestamp: Option<String>,
+    pub(crate) last_timestamp: Option<String>,
+    pub(crate) file_size: i64,
+    pub(crate) message_count: i64,
+    pub(crate) source_state: &'static str,
+    pub(crate) mtime_ms: i64,
+    pub(crate) main_transcript: Option<i64>,
+    pub(crate) scanned_ordinal: i64,
+    pub(crate) base_size: i64,
+    pub(crate) base_messages: i64,
+    pub(crate) first_line_sidechain: bool,
+    pub(crate) prompt_is_command: bool,
 }
 
 /// What the previous refresh left, for an incremental one.
 #[derive(Debug, Default)]
-struct Previous {
-    main_transcript: Option<i64>,
-    scanned_ordinal: i64,
-    base_size: i64,
-    base_messages: i64,
-    first_line_sidechain: bool,
-    first_prompt: Option<String>,
-    prompt_is_command: bool,
-    cwd: Option<String>,
-    created_at: Option<i64>,
-    first_timestamp: Option<String>,
-    last_timestamp: Option<String>,
-    git_branch: Option<String>,
+pub(crate) struct Previous {
+    pub(crate) main_transcript: Option<i64>,
+    pub(crate) scanned_ordinal: i64,
+    pub(crate) base_size: i64,
+    pub(crate) base_messages: i64,
+    pub(crate) first_line_sidechain: bool,
+    pub(crate) first_prompt: Option<String>,
+    pub(crate) prompt_is_command: bool,
+    pub(crate) cwd: Option<String>,
+    pub(crate) created_at: Option<i64>,
+    pub(crate) first_timestamp: Option<String>,
+    pub(crate) last_timestamp: Option<String>,
+    pub(crate) git_branch: Option<String>,
+}
+
+/// The catalog row as it is written: the entry and what the refresh adds to it.
+pub(crate) struct Computed<'a> {
+    pub(crate) session_key: i64,
+    pub(crate) session_id: &'a str,
+    pub(crate) project_id: i64,
+    pub(crate) entry: &'a Entry,
+    pub(crate) last_modified: i64,
+    pub(crate) written_at: Option<i64>,
+    pub(crate) subagents: i64,
+    pub(crate) name_text: &'a str,
+}
+
+/// The reads and the one write a catalog refresh needs, once per backend; the rules that
+/// turn them into a row ([`refresh_with`]) are shared. `from` is an ordinal: lines before it
+/// were seen by the previous refresh. The scans call `f` with each line's bytes, in the
+/// order named, until it returns `true`.
+pub(crate) trait CatalogSource {
+    /// The session's id, project and live main transcript.
+    fn session(&mut self, key: i64) -> Result<Option<(String, i64, Option<i64>)>>;
+    /// The previous row's `written_at` and watermark fields.
+    fn previous(&mut self, key: i64) -> Result<Option<(Option<i64>, Previous)>>;
+    /// The newest ledger entry of the transcript: mtime (ns) and whether it vanished.
+    fn ledger(&mut self, transcript: i64) -> Result<Option<(i64, bool)>>;
+    /// The transcript's last ordinal.
+    fn max_ordinal(&mut self, transcript: i64) -> Result<Option<i64>>;
+    /// Bytes and messages of lines `from..split` and of lines from `split` on.
+    fn tail_totals(
+        &mut self,
+        transcript: i64,
+        from: i64,
+        split: i64,
+    ) -> Result<(i64, i64, i64, i64)>;
+    /// The first line's bytes.
+    fn first_line(&mut self, transcript: i64) -> Result<Vec<u8>>;
+    /// The last non-empty value of a metadata kind.
+    fn last_metadata(&mut self, transcript: i64, kind: &str) -> Result<Option<String>>;
+    /// The last `tag` entry's value (empty or NULL included), if there is one.
+    fn last_tag(&mut self, transcript: i64) -> Result<Option<Option<String>>>;
+    /// The last non-empty `summary` whose `leafUuid` is a line of the transcript (or none).
+    fn last_summary(&mut self, transcript: i64) -> Result<Option<String>>;
+    /// User lines (status 0) from `from` on, in file order.
+    fn scan_user_lines(
+        &mut self,
+        transcript: i64,
+        from: i64,
+        f: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<()>;
+    /// JSON lines from `from` on that contain `needle`, forward or backward.
+    fn scan_lines_with(
+        &mut self,
+        transcript: i64,
+        needle: &[u8],
+        forward: bool,
+        from: i64,
+        f: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<()>;
+    /// The first and last non-NULL timestamps from `from` on.
+    fn timestamps(
+        &mut self,
+        transcript: i64,
+        from: i64,
+    ) -> Result<(Option<String>, Option<String>)>;
+    /// Live sub-agent transcripts of the session.
+    fn subagents(&mut self, key: i64) -> Result<i64>;
+    /// Writes the row.
+    fn upsert(&mut self, row: &Computed<'_>) -> Result<()>;
+}
+
+/// The SQLite store's [`CatalogSource`]: the statements above on one connection.
+struct Sqlite<'c>(&'c Connection);
+
+impl CatalogSource for Sqlite<'_> {
+    fn session(&mut self, key: i64) -> Result<Option<(String, i64, Option<i64>)>> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_SESSION)?
+            .query_row([key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .optional()?)
+    }
+
+    fn previous(&mut self, key: i64) -> Result<Option<(Option<i64>, Previous)>> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_PREVIOUS)?
+            .query_row([key], |r| {
+                Ok((
+                    r.get(0)?,
+                    Previous {
+                        main_transcript: r.get(1)?,
+                        scanned_ordinal: r.get(2)?,
+                        base_size: r.get(3)?,
+                        base_messages: r.get(4)?,
+                        first_line_sidechain: r.get(5)?,
+                        first_prompt: r.get(6)?,
+                        prompt_is_command: r.get(7)?,
+                        cwd: r.get(8)?,
+                        created_at: r.get(9)?,
+                        first_timestamp: r.get(10)?,
+                        last_timestamp: r.get(11)?,
+                        git_branch: r.get(12)?,
+                    },
+                ))
+            })
+            .optional()?)
+    }
+
+    fn ledger(&mut self, transcript: i64) -> Result<Option<(i64, bool)>> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_LEDGER)?
+            .query_row([transcript], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?)
+    }
+
+    fn max_ordinal(&mut self, transcript: i64) -> Result<Option<i64>> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_MAX_ORDINAL)?
+            .query_row([transcript], |r| r.get(0))?)
+    }
+
+    fn tail_totals(
+        &mut self,
+        transcript: i64,
+        from: i64,
+        split: i64,
+    ) -> Result<(i64, i64, i64, i64)> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_TAIL_TOTALS)?
+            .query_row(params![transcript, from, split], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?)
+    }
+
+    fn first_line(&mut self, transcript: i64) -> Result<Vec<u8>> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_FIRST_ROW)?
+            .query_row([transcript], |r| r.get(0))?)
+    }
+
+    fn last_metadata(&mut self, transcript: i64, kind: &str) -> Result<Option<String>> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_LAST_METADATA)?
+            .query_row(params![transcript, kind], |r| r.get(0))
+            .optional()?)
+    }
+
+    fn last_tag(&mut self, transcript: i64) -> Result<Option<Option<String>>> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_LAST_TAG)?
+            .query_row([transcript], |r| r.get::<_, Option<String>>(0))
+            .optional()?)
+    }
+
+    fn last_summary(&mut self, transcript: i64) -> Result<Option<String>> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_LAST_SUMMARY)?
+            .query_row([transcript], |r| r.get(0))
+            .optional()?)
+    }
+
+    fn scan_user_lines(
+        &mut self,
+        transcript: i64,
+        from: i64,
+        f: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<()> {
+        let mut stmt = self.0.prepare_cached(SELECT_USER_ROWS)?;
+        let mut rows = stmt.query(params![transcript, from])?;
+        while let Some(row) = rows.next()? {
+            let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+            if f(raw) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn scan_lines_with(
+        &mut self,
+        transcript: i64,
+        needle: &[u8],
+        forward: bool,
+        from: i64,
+        f: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<()> {
+        let sql = if forward {
+            SELECT_FIELD_ROWS_FORWARD
+        } else {
+            SELECT_FIELD_ROWS_BACKWARD
+        };
+        let mut stmt = self.0.prepare_cached(sql)?;
+        let mut rows = stmt.query(params![transcript, needle, from])?;
+        while let Some(row) = rows.next()? {
+            let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+            if f(raw) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn timestamps(
+        &mut self,
+        transcript: i64,
+        from: i64,
+    ) -> Result<(Option<String>, Option<String>)> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_TIMESTAMPS)?
+            .query_row(params![transcript, from], |r| Ok((r.get(0)?, r.get(1)?)))?)
+    }
+
+    fn subagents(&mut self, key: i64) -> Result<i64> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_SUBAGENTS)?
+            .query_row([key], |r| r.get(0))?)
+    }
+
+    fn upsert(&mut self, c: &Computed<'_>) -> Result<()> {
+        self.0
+            .prepare_cached(UPSERT)?
+            .execute(rusqlite::params_from_iter(bound(c)))?;
+        Ok(())
+    }
+}
+
+/// A computed row as [`UPSERT`] binds it, in [`COLUMNS`]' order.
+fn bound<'a>(c: &'a Computed<'_>) -> [&'a dyn rusqlite::ToSql; 30] {
+    let e = c.entry;
+    [
+        &c.session_key,
+        &c.session_id,
+        &c.project_id,
+        &e.listed,
+        &e.summary,
+        &e.custom_title,
+        &e.user_title,
+        &e.ai_title,
+        &e.last_prompt,
+        &e.summary_record,
+        &e.first_prompt,
+        &e.git_branch,
+        &e.cwd,
+        &e.tag,
+        &e.created_at,
+        &e.first_timestamp,
+        &e.last_timestamp,
+        &c.last_modified,
+        &c.written_at,
+        &e.file_size,
+        &e.message_count,
+        &c.subagents,
+        &e.source_state,
+        &c.name_text,
+        &e.main_transcript,
+        &e.scanned_ordinal,
+        &e.base_size,
+        &e.base_messages,
+        &e.first_line_sidechain,
+        &e.prompt_is_command,
+    ]
+}
+
+/// [`bound`] as owned values, to compare with a stored row.
+fn bound_values(c: &Computed<'_>) -> Result<Vec<rusqlite::types::Value>> {
+    bound(c)
+        .iter()
+        .map(|v| {
+            Ok(match v.to_sql()? {
+                rusqlite::types::ToSqlOutput::Borrowed(r) => rusqlite::types::Value::try_from(r)
+                    .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?,
+                rusqlite::types::ToSqlOutput::Owned(v) => v,
+                _ => rusqlite::types::Value::Null,
+            })
+        })
+        .collect::<rusqlite::Result<_>>()
+        .map_err(Into::into)
 }
 
 /// Recomputes the catalog row of one session (by its database key) inside the caller's
@@ -162,7 +448,7 @@ struct Previous {
 /// # Errors
 /// Fails on a database error.
 pub fn refresh_session(conn: &Connection, session_key: i64) -> Result<()> {
-    refresh(conn, session_key, None)
+    refresh_with(&mut Sqlite(conn), session_key, None)
 }
 
 /// Like [`refresh_session`], and records that sessiondb itself wrote to the session at
@@ -171,7 +457,7 @@ pub fn refresh_session(conn: &Connection, session_key: i64) -> Result<()> {
 /// # Errors
 /// Fails on a database error.
 pub fn touch_session(conn: &Connection, session_key: i64, written_at: i64) -> Result<()> {
-    refresh(conn, session_key, Some(written_at))
+    refresh_with(&mut Sqlite(conn), session_key, Some(written_at))
 }
 
 /// Refreshes the session whose transcript `transcript_id` is (after its source file was
@@ -215,14 +501,6 @@ pub fn backfill(conn: &mut Connection) -> Result<usize> {
     Ok(missing.len())
 }
 
-fn refresh(conn: &Connection, session_key: i64, written: Option<i64>) -> Result<()> {
-    if let Some(values) = computed_row(conn, session_key, written, false)? {
-        conn.prepare_cached(UPSERT)?
-            .execute(rusqlite::params_from_iter(values))?;
-    }
-    Ok(())
-}
-
 /// The catalog columns in [`UPSERT`]'s order, for [`stale_columns`].
 const COLUMNS: [&str; 30] = [
     "session_key",
@@ -264,7 +542,10 @@ const COLUMNS: [&str; 30] = [
 /// # Errors
 /// Fails on a database error.
 pub fn stale_columns(conn: &Connection, session_key: i64) -> Result<Vec<&'static str>> {
-    let Some(want) = computed_row(conn, session_key, None, true)? else {
+    let want = computed(&mut Sqlite(conn), session_key, None, true, |_, row| {
+        Ok(Some(bound_values(row)?))
+    })?;
+    let Some(want) = want else {
         return Ok(Vec::new());
     };
     let sql = format!(
@@ -294,73 +575,49 @@ pub fn stale_columns(conn: &Connection, session_key: i64) -> Result<Vec<&'static
 /// # Errors
 /// Fails on a database error.
 pub fn rebuild_session(conn: &Connection, session_key: i64) -> Result<()> {
-    if let Some(values) = computed_row(conn, session_key, None, true)? {
-        conn.prepare_cached(UPSERT)?
-            .execute(rusqlite::params_from_iter(values))?;
-    }
-    Ok(())
+    computed(&mut Sqlite(conn), session_key, None, true, |src, row| {
+        src.upsert(row)
+    })
 }
 
-/// The catalog row of a session as [`UPSERT`] binds it, computed from its lines: from the
-/// previous refresh's watermark on, or from the first line when `full`. `None` when the
-/// session does not exist.
-fn computed_row(
-    conn: &Connection,
+/// Recomputes a session's catalog row from what `src` reads, with `written` the time
+/// sessiondb itself wrote to it (if it did): the one implementation of the catalog's rules,
+/// for every backend.
+pub(crate) fn refresh_with(
+    src: &mut impl CatalogSource,
+    session_key: i64,
+    written: Option<i64>,
+) -> Result<()> {
+    computed(src, session_key, written, false, |src, row| src.upsert(row))
+}
+
+/// Computes a session's catalog row, from the previous refresh's watermark on or, when
+/// `full`, from its first line, and hands it to `then`; `T::default()` when the session
+/// does not exist.
+fn computed<S: CatalogSource, T: Default>(
+    src: &mut S,
     session_key: i64,
     written: Option<i64>,
     full: bool,
-) -> Result<Option<Vec<rusqlite::types::Value>>> {
-    let Some((session_id, project_id, main)) = conn
-        .prepare_cached(SELECT_SESSION)?
-        .query_row([session_key], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, Option<i64>>(2)?,
-            ))
-        })
-        .optional()?
-    else {
-        return Ok(None);
+    then: impl FnOnce(&mut S, &Computed<'_>) -> Result<T>,
+) -> Result<T> {
+    let Some((session_id, project_id, main)) = src.session(session_key)? else {
+        return Ok(T::default());
     };
-    let previous: Option<(Option<i64>, Previous)> = conn
-        .prepare_cached(SELECT_PREVIOUS)?
-        .query_row([session_key], |r| {
-            Ok((
-                r.get(0)?,
-                Previous {
-                    main_transcript: r.get(1)?,
-                    scanned_ordinal: r.get(2)?,
-                    base_size: r.get(3)?,
-                    base_messages: r.get(4)?,
-                    first_line_sidechain: r.get(5)?,
-                    first_prompt: r.get(6)?,
-                    prompt_is_command: r.get(7)?,
-                    cwd: r.get(8)?,
-                    created_at: r.get(9)?,
-                    first_timestamp: r.get(10)?,
-                    last_timestamp: r.get(11)?,
-                    git_branch: r.get(12)?,
-                },
-            ))
-        })
-        .optional()?;
-    let (previous_written, previous) = previous.unwrap_or_default();
+    let (previous_written, previous) = src.previous(session_key)?.unwrap_or_default();
     let previous = if full { Previous::default() } else { previous };
     let written_at = match (previous_written, written) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
     };
     let mut e = match main {
-        Some(transcript) => compute(conn, transcript, previous)?,
+        Some(transcript) => compute(src, transcript, previous)?,
         None => Entry {
             source_state: "none",
             ..Entry::default()
         },
     };
-    let subagents: i64 = conn
-        .prepare_cached(SELECT_SUBAGENTS)?
-        .query_row([session_key], |r| r.get(0))?;
+    let subagents = src.subagents(session_key)?;
     let last_modified = e.mtime_ms.max(written_at.unwrap_or(0));
     let name_text = [
         &e.summary,
@@ -378,76 +635,37 @@ fn computed_row(
     if e.summary.is_none() {
         e.listed = false;
     }
-    let values: [&dyn rusqlite::ToSql; 30] = [
-        &session_key,
-        &session_id,
-        &project_id,
-        &e.listed,
-        &e.summary,
-        &e.custom_title,
-        &e.user_title,
-        &e.ai_title,
-        &e.last_prompt,
-        &e.summary_record,
-        &e.first_prompt,
-        &e.git_branch,
-        &e.cwd,
-        &e.tag,
-        &e.created_at,
-        &e.first_timestamp,
-        &e.last_timestamp,
-        &last_modified,
-        &written_at,
-        &e.file_size,
-        &e.message_count,
-        &subagents,
-        &e.source_state,
-        &name_text,
-        &e.main_transcript,
-        &e.scanned_ordinal,
-        &e.base_size,
-        &e.base_messages,
-        &e.first_line_sidechain,
-        &e.prompt_is_command,
-    ];
-    values
-        .iter()
-        .map(|v| {
-            Ok(match v.to_sql()? {
-                rusqlite::types::ToSqlOutput::Borrowed(r) => rusqlite::types::Value::try_from(r)
-                    .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?,
-                rusqlite::types::ToSqlOutput::Owned(v) => v,
-                _ => rusqlite::types::Value::Null,
-            })
-        })
-        .collect::<rusqlite::Result<_>>()
-        .map(Some)
-        .map_err(Into::into)
+    then(
+        src,
+        &Computed {
+            session_key,
+            session_id: &session_id,
+            project_id,
+            entry: &e,
+            last_modified,
+            written_at,
+            subagents,
+            name_text: &name_text,
+        },
+    )
 }
 
 /// Computes a session's entry from its main transcript. Lines before the previous
 /// refresh's watermark are not read again when the transcript is the same one and has not
 /// shrunk: their totals and first-found fields come from `previous`.
-fn compute(conn: &Connection, transcript: i64, previous: Previous) -> Result<Entry> {
+fn compute(src: &mut impl CatalogSource, transcript: i64, previous: Previous) -> Result<Entry> {
     let mut e = Entry {
         main_transcript: Some(transcript),
         ..Entry::default()
     };
-    let ledger: Option<(i64, bool)> = conn
-        .prepare_cached(SELECT_LEDGER)?
-        .query_row([transcript], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
-    (e.mtime_ms, e.source_state) = match ledger {
+    (e.mtime_ms, e.source_state) = match src.ledger(transcript)? {
         Some((mtime_ns, vanished)) => (
             mtime_ns.div_euclid(1_000_000),
             if vanished { "vanished" } else { "present" },
         ),
         None => (0, "none"),
     };
-    let max_ordinal: Option<i64> = conn
-        .prepare_cached(SELECT_MAX_ORDINAL)?
-        .query_row([transcript], |r| r.get(0))?;
-    let Some(max_ordinal) = max_ordinal else {
+    let Some(max_ordinal) = src.max_ordinal(transcript)? else {
         e.scanned_ordinal = -1;
         return Ok(e);
     };
@@ -460,50 +678,34 @@ fn compute(conn: &Connection, transcript: i64, previous: Previous) -> Result<Ent
         Previous::default()
     };
     let from = p.scanned_ordinal.max(0);
-    let (base_size, base_messages, tail_size, tail_messages): (i64, i64, i64, i64) = conn
-        .prepare_cached(SELECT_TAIL_TOTALS)?
-        .query_row(params![transcript, from, max_ordinal], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })?;
+    let (base_size, base_messages, tail_size, tail_messages) =
+        src.tail_totals(transcript, from, max_ordinal)?;
     e.base_size = p.base_size + base_size;
     e.base_messages = p.base_messages + base_messages;
     e.file_size = e.base_size + tail_size;
     e.message_count = e.base_messages + tail_messages;
     e.scanned_ordinal = max_ordinal;
     e.first_line_sidechain = if from == 0 {
-        let first_line: Vec<u8> = conn
-            .prepare_cached(SELECT_FIRST_ROW)?
-            .query_row([transcript], |r| r.get(0))?;
+        let first_line = src.first_line(transcript)?;
         contains(&first_line, b"\"isSidechain\":true")
             || contains(&first_line, b"\"isSidechain\": true")
     } else {
         p.first_line_sidechain
     };
-    let last_value = |kind: &str| -> Result<Option<String>> {
-        Ok(conn
-            .prepare_cached(SELECT_LAST_METADATA)?
-            .query_row(params![transcript, kind], |r| r.get(0))
-            .optional()?)
-    };
-    e.user_title = last_value("custom-title")?;
-    e.ai_title = last_value("ai-title")?;
-    e.last_prompt = last_value("last-prompt")?;
+    e.user_title = src.last_metadata(transcript, "custom-title")?;
+    e.ai_title = src.last_metadata(transcript, "ai-title")?;
+    e.last_prompt = src.last_metadata(transcript, "last-prompt")?;
     e.custom_title = e.user_title.clone().or_else(|| e.ai_title.clone());
-    e.summary_record = conn
-        .prepare_cached(SELECT_LAST_SUMMARY)?
-        .query_row([transcript], |r| r.get(0))
-        .optional()?;
-    e.tag = conn
-        .prepare_cached(SELECT_LAST_TAG)?
-        .query_row([transcript], |r| r.get::<_, Option<String>>(0))
-        .optional()?
+    e.summary_record = src.last_summary(transcript)?;
+    e.tag = src
+        .last_tag(transcript)?
         .flatten()
         .filter(|t| !t.is_empty());
     (e.first_prompt, e.prompt_is_command) = if p.first_prompt.is_some() && !p.prompt_is_command {
         (p.first_prompt, false)
     } else {
         let fallback = p.first_prompt.filter(|_| p.prompt_is_command);
-        first_prompt_of(conn, transcript, from, fallback)?
+        first_prompt_of(src, transcript, from, fallback)?
     };
     e.summary = e
         .custom_title
@@ -511,14 +713,12 @@ fn compute(conn: &Connection, transcript: i64, previous: Previous) -> Result<Ent
         .or_else(|| e.last_prompt.clone())
         .or_else(|| e.summary_record.clone())
         .or_else(|| e.first_prompt.clone());
-    e.git_branch = field_of(conn, transcript, "gitBranch", false, from)?.or(p.git_branch);
+    e.git_branch = field_of(src, transcript, "gitBranch", false, from)?.or(p.git_branch);
     e.cwd = match p.cwd {
         Some(cwd) => Some(cwd),
-        None => field_of(conn, transcript, "cwd", true, from)?,
+        None => field_of(src, transcript, "cwd", true, from)?,
     };
-    let (first, last): (Option<String>, Option<String>) =
-        conn.prepare_cached(SELECT_TIMESTAMPS)?
-            .query_row(params![transcript, from], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let (first, last) = src.timestamps(transcript, from)?;
     if p.first_timestamp.is_some() {
         e.first_timestamp = p.first_timestamp;
         e.created_at = p.created_at;
@@ -538,51 +738,46 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 /// The first (`forward`) or last non-empty top-level string `key` of the transcript's lines
 /// from ordinal `from` on.
 fn field_of(
-    conn: &Connection,
+    src: &mut impl CatalogSource,
     transcript: i64,
     key: &str,
     forward: bool,
     from: i64,
 ) -> Result<Option<String>> {
-    let sql = if forward {
-        SELECT_FIELD_ROWS_FORWARD
-    } else {
-        SELECT_FIELD_ROWS_BACKWARD
-    };
     let needle = format!("\"{key}\"").into_bytes();
-    let mut stmt = conn.prepare_cached(sql)?;
-    let mut rows = stmt.query(params![transcript, needle, from])?;
-    while let Some(row) = rows.next()? {
-        let raw: Vec<u8> = row.get(0)?;
-        if let Some(Value::Object(map)) = crate::jsonl::parse_record(&raw) {
+    let mut found = None;
+    src.scan_lines_with(transcript, &needle, forward, from, &mut |raw| {
+        if let Some(Value::Object(map)) = crate::jsonl::parse_record(raw) {
             if let Some(Value::String(s)) = map.get(key) {
                 if !s.is_empty() {
-                    return Ok(Some(s.clone()));
+                    found = Some(s.clone());
+                    return true;
                 }
             }
         }
-    }
-    Ok(None)
+        false
+    })?;
+    Ok(found)
 }
 
 /// The first prompt of the lines from ordinal `from` on, with `fallback` the command seen
 /// before; returns the prompt and whether it is only the command fallback.
 fn first_prompt_of(
-    conn: &Connection,
+    src: &mut impl CatalogSource,
     transcript: i64,
     from: i64,
     fallback: Option<String>,
 ) -> Result<(Option<String>, bool)> {
-    let mut stmt = conn.prepare_cached(SELECT_USER_ROWS)?;
-    let mut rows = stmt.query(params![transcript, from])?;
     let mut finder = FirstPrompt {
         command_fallback: fallback,
     };
-    while let Some(row) = rows.next()? {
-        let raw: Vec<u8> = row.get(0)?;
-        if let Some(found) = finder.feed(&raw) {
-            return Ok((Some(found), false));
-        }
+    let mut found = None;
+    src.scan_user_lines(transcript, from, &mut |raw| {
+        found = finder.feed(raw);
+        found.is_some()
+    })?;
+    if let Some(found) = found {
+        return Ok((Some(found), false));
     }
     let fallback = finder.finish();
     let is_command = fallback.is_some();

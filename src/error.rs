@@ -100,6 +100,18 @@ pub enum Error {
     /// A JSON value could not be encoded or decoded.
     #[error("JSON error: {0}")]
     Json(#[from] serde_json::Error),
+    /// A PostgreSQL statement failed.
+    #[error("postgres error: {0}")]
+    Postgres(#[from] postgres::Error),
+    /// A PostgreSQL server could not be reached or refused the login. `target` is the URL
+    /// without its password.
+    #[error("cannot connect to {target}: {reason}")]
+    CannotConnect {
+        /// The database URL, password redacted.
+        target: String,
+        /// What failed.
+        reason: String,
+    },
 }
 
 impl Error {

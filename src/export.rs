@@ -262,7 +262,7 @@ pub fn export_tree_with(
 
 /// The path under `dir` for a stored relative path, reserved for this export: refused when
 /// the name is not a safe relative path or when another stored file already took the path.
-fn claim(dir: &Path, relative: &str, written: &mut HashSet<PathBuf>) -> Result<PathBuf> {
+pub(crate) fn claim(dir: &Path, relative: &str, written: &mut HashSet<PathBuf>) -> Result<PathBuf> {
     let path = dir.join(safe_relative(relative)?);
     if !written.insert(path.clone()) {
         return Err(Error::Invalid(format!(
@@ -273,14 +273,14 @@ fn claim(dir: &Path, relative: &str, written: &mut HashSet<PathBuf>) -> Result<P
 }
 
 /// Counts a written file, or lists a skipped one; a database error still stops the export.
-fn tally(report: &mut ExportReport, relative: &str, outcome: Result<u64>) -> Result<()> {
+pub(crate) fn tally(report: &mut ExportReport, relative: &str, outcome: Result<u64>) -> Result<()> {
     match outcome {
         Ok(bytes) => {
             report.bytes += bytes;
             report.files += 1;
             Ok(())
         }
-        Err(e @ (Error::Sqlite(_) | Error::Pool(_))) => Err(e),
+        Err(e @ (Error::Sqlite(_) | Error::Pool(_) | Error::Postgres(_))) => Err(e),
         Err(e) => {
             report
                 .skipped
@@ -378,7 +378,7 @@ pub fn write_atomically(
 }
 
 /// Creates folders with mode 0700, as Claude Code does for its projects tree.
-fn create_private_dir(dir: &Path) -> Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]

@@ -14,6 +14,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod backend;
 pub mod backup;
 pub mod capture;
 pub mod catalog;
@@ -31,6 +32,7 @@ pub mod metadata;
 pub mod model;
 pub mod names;
 pub mod paths;
+pub mod pg;
 pub mod query;
 pub mod record;
 pub mod restore;
@@ -44,5 +46,6 @@ pub mod time;
 pub mod watch;
 pub mod write_back;
 
+pub use backend::Db;
 pub use error::{Error, Result};
 pub use store::Store;

@@ -111,6 +111,10 @@ pub struct SessionFilter {
     pub offset: Option<i64>,
     /// Also show sessions the SDK hides (sidechain-only files, nothing to title them by).
     pub include_hidden: bool,
+    /// Only sessions that came from this host (a team store records the machine that
+    /// imported or first wrote each session; a SQLite store has no such record and refuses
+    /// the filter).
+    pub host: Option<String>,
 }
 
 /// A session as the catalog describes it. The first ten fields are the Agent SDK's
@@ -155,6 +159,12 @@ pub struct SessionInfo {
     pub first_timestamp: Option<String>,
     /// The last record timestamp, as written.
     pub last_timestamp: Option<String>,
+    /// The host that imported or first wrote the session (team stores only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin_host: Option<String>,
+    /// The user that imported or first wrote the session (team stores only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin_user: Option<String>,
 }
 
 const INFO_COLUMNS: &str = "SELECT c.session_id, c.summary, c.last_modified, c.file_size,
@@ -218,6 +228,8 @@ impl SessionRow<'_> {
             source_state: self.source_state.to_owned(),
             first_timestamp: owned(self.first_timestamp),
             last_timestamp: owned(self.last_timestamp),
+            origin_host: None,
+            origin_user: None,
         }
     }
 }
@@ -349,6 +361,13 @@ pub fn for_each_session<E: From<Error>>(
     filter: &SessionFilter,
     mut each: impl FnMut(&SessionRow<'_>) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
+    if filter.host.is_some() {
+        return Err(E::from(Error::Invalid(
+            "--host needs a team store (postgres://...): a SQLite store does not record \
+             which machine a session came from"
+                .to_owned(),
+        )));
+    }
     let limit = filter.limit.filter(|n| *n > 0).unwrap_or(-1);
     // The one-per-id test holds by itself within a project, and for every row when no id is
     // stored twice: a long listing checks that first instead of seeking once per row.

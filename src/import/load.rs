@@ -40,13 +40,13 @@ pub(super) struct ReadFile {
 /// Lines parsed ahead, from byte `from` of what was read to its end (offsets in the
 /// buffer read).
 #[derive(Default)]
-pub(super) struct Ahead {
+pub(crate) struct Ahead {
     pub from: usize,
     pub lines: Vec<ParsedLine>,
 }
 
 /// One line parsed on the loading thread.
-pub(super) struct ParsedLine {
+pub(crate) struct ParsedLine {
     /// Where the line starts in the file.
     pub start: usize,
     /// Its length, without the newline.
@@ -59,7 +59,7 @@ pub(super) struct ParsedLine {
 }
 
 /// A line of the file being written, with its parse.
-pub(super) type Parsed<'a> = (
+pub(crate) type Parsed<'a> = (
     jsonl::Line<'a>,
     LineStatus,
     Envelope<'a>,
@@ -69,7 +69,7 @@ pub(super) type Parsed<'a> = (
 impl Ahead {
     /// The lines of `bytes` from `start` on: the ones parsed ahead when they begin at
     /// `start`, else parsed now.
-    pub fn lines_from(self, bytes: &[u8], start: usize) -> Vec<Parsed<'_>> {
+    pub(crate) fn lines_from(self, bytes: &[u8], start: usize) -> Vec<Parsed<'_>> {
         let aligned = start == bytes.len() || self.lines.iter().any(|l| l.start == start);
         if self.from <= start && aligned {
             return self
@@ -244,7 +244,7 @@ fn line_start(bytes: &[u8], end: usize) -> usize {
 /// becomes one row of up to [`MAX_BLANK_RUN`] bytes whose stored bytes hold the newlines
 /// between them: export writes the same bytes back, and a file of millions of empty lines
 /// costs a few rows instead of millions (it took a minute and 3.6 GB before).
-fn parse_ahead(bytes: &[u8], from: usize) -> Ahead {
+pub(crate) fn parse_ahead(bytes: &[u8], from: usize) -> Ahead {
     let mut start = from;
     let mut lines: Vec<ParsedLine> = Vec::new();
     for line in jsonl::split_lines(&bytes[from..]) {

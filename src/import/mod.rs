@@ -22,6 +22,7 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 mod load;
+pub(crate) use load::{parse_ahead, Parsed};
 
 /// What a source file is to its session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +58,7 @@ pub struct Source {
 
 impl SourceKind {
     /// The transcript subpath: `""` for a main transcript.
-    fn subpath(&self) -> &str {
+    pub(crate) fn subpath(&self) -> &str {
         match self {
             SourceKind::Main => "",
             SourceKind::Sidechain { subpath, .. } => subpath,
@@ -108,7 +109,7 @@ fn is_real_dir(path: &Path) -> bool {
 }
 
 /// Checks the names a source would be stored under (see [`crate::names`]).
-fn check_names(source: &Source) -> Result<()> {
+pub(crate) fn check_names(source: &Source) -> Result<()> {
     crate::names::check_session(&source.project, &source.session)?;
     match &source.kind {
         SourceKind::Main => Ok(()),
@@ -443,7 +444,7 @@ fn read_ledger(conn: &rusqlite::Connection, path: &str) -> Result<Option<Ledger>
         .optional()?)
 }
 
-fn path_key(path: &Path) -> String {
+pub(crate) fn path_key(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
@@ -1391,7 +1392,7 @@ fn carry_local_rows(tx: &Transaction<'_>, old: i64, new: i64, held: &Held<'_>) -
 }
 
 /// How many `\n` are in `bytes`.
-fn newlines(bytes: &[u8]) -> u64 {
+pub(crate) fn newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
@@ -1615,18 +1616,36 @@ const METADATA_FIELDS: &[(&str, &str)] = &[
     ("cost-state", "costState"),
 ];
 
-/// Fills the side tables for the records that have one: metadata, compactions, content
-/// replacements and file history. Only these records are parsed whole.
-pub(crate) fn project_record(
-    tx: &Transaction<'_>,
-    transcript: i64,
-    row: i64,
-    bytes: &[u8],
-    env: &Envelope<'_>,
-) -> Result<()> {
-    let Some(kind) = env.kind.as_deref() else {
-        return Ok(());
-    };
+/// What a record puts in a side table, beside its row: the one reading of these records,
+/// shared by both backends.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Side {
+    /// A compact boundary: `compactMetadata`'s trigger, token count and preserved segment.
+    Compaction {
+        trigger: Option<String>,
+        pre_tokens: Option<i64>,
+        head_uuid: Option<String>,
+        anchor_uuid: Option<String>,
+        tail_uuid: Option<String>,
+    },
+    /// A content-replacement record: (kind, toolUseId, replacement) per replacement.
+    Replacements(Vec<(Option<String>, Option<String>, Option<String>)>),
+    /// A file-history snapshot or delta.
+    FileHistory {
+        message_id: Option<String>,
+        is_snapshot_update: bool,
+    },
+    /// A metadata entry of kind `env.kind`.
+    Metadata {
+        leaf_uuid: Option<String>,
+        value: Option<String>,
+    },
+}
+
+/// The side-table entry of a record, if its kind has one. Only these records are parsed
+/// whole.
+pub(crate) fn side_of(bytes: &[u8], env: &Envelope<'_>) -> Option<Side> {
+    let kind = env.kind.as_deref()?;
     let is_boundary = kind == "system" && env.subtype.as_deref() == Some("compact_boundary");
     let is_side = is_boundary
         || matches!(
@@ -1634,18 +1653,10 @@ pub(crate) fn project_record(
             "content-replacement" | "file-history-snapshot" | "file-history-delta" | "pr-link"
         )
         || METADATA_FIELDS.iter().any(|(k, _)| *k == kind);
-    if kind == "user" && env.is_compact_summary {
-        tx.prepare_cached(
-            "UPDATE compactions SET summary_uuid = ?3 WHERE transcript_id = ?1 AND boundary_uuid = ?2",
-        )?
-        .execute(params![transcript, env.parent_uuid.as_deref(), env.uuid.as_deref()])?;
-    }
     if !is_side {
-        return Ok(());
+        return None;
     }
-    let Some(record) = jsonl::parse_record(bytes) else {
-        return Ok(());
-    };
+    let record = jsonl::parse_record(bytes)?;
     let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
     if is_boundary {
         let meta = record
@@ -1653,61 +1664,38 @@ pub(crate) fn project_record(
             .cloned()
             .unwrap_or(Value::Null);
         let seg = meta.get("preservedSegment").cloned().unwrap_or(Value::Null);
-        tx.prepare_cached(
-            "INSERT INTO compactions (row_id, transcript_id, boundary_uuid, logical_parent_uuid,
-                trigger, pre_tokens, head_uuid, anchor_uuid, tail_uuid)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        )?
-        .execute(params![
-            row,
-            transcript,
-            env.uuid.as_deref(),
-            env.logical_parent_uuid.as_deref(),
-            text(&meta, "trigger"),
-            meta.get("preTokens").and_then(Value::as_i64),
-            text(&seg, "headUuid"),
-            text(&seg, "anchorUuid"),
-            text(&seg, "tailUuid"),
-        ])?;
-        return Ok(());
+        return Some(Side::Compaction {
+            trigger: text(&meta, "trigger"),
+            pre_tokens: meta.get("preTokens").and_then(Value::as_i64),
+            head_uuid: text(&seg, "headUuid"),
+            anchor_uuid: text(&seg, "anchorUuid"),
+            tail_uuid: text(&seg, "tailUuid"),
+        });
     }
-    match kind {
+    Some(match kind {
         "content-replacement" => {
             let replacements = record.get("replacements").and_then(Value::as_array);
-            for r in replacements.into_iter().flatten() {
-                let replacement = r.get("replacement").map(|v| match v {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                });
-                tx.prepare_cached(
-                    "INSERT INTO content_replacements
-                        (row_id, transcript_id, entry_session_id, agent_id, kind, tool_use_id, replacement)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )?
-                .execute(params![
-                    row,
-                    transcript,
-                    env.session_id.as_deref(),
-                    env.agent_id.as_deref(),
-                    text(r, "kind"),
-                    text(r, "toolUseId"),
-                    replacement,
-                ])?;
-            }
+            Side::Replacements(
+                replacements
+                    .into_iter()
+                    .flatten()
+                    .map(|r| {
+                        let replacement = r.get("replacement").map(|v| match v {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        });
+                        (text(r, "kind"), text(r, "toolUseId"), replacement)
+                    })
+                    .collect(),
+            )
         }
-        "file-history-snapshot" | "file-history-delta" => {
-            tx.prepare_cached(
-                "INSERT INTO file_history (row_id, transcript_id, kind, message_id, is_snapshot_update)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![
-                row,
-                transcript,
-                kind,
-                text(&record, "messageId"),
-                record.get("isSnapshotUpdate").and_then(Value::as_bool).unwrap_or(false),
-            ])?;
-        }
+        "file-history-snapshot" | "file-history-delta" => Side::FileHistory {
+            message_id: text(&record, "messageId"),
+            is_snapshot_update: record
+                .get("isSnapshotUpdate")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        },
         _ => {
             let value = if kind == "pr-link" {
                 let mut link = serde_json::Map::new();
@@ -1729,6 +1717,89 @@ pub(crate) fn project_record(
                     Some(other) => Some(other.to_string()),
                 }
             };
+            Side::Metadata {
+                leaf_uuid: text(&record, "leafUuid"),
+                value,
+            }
+        }
+    })
+}
+
+/// Fills the side tables for the records that have one: metadata, compactions, content
+/// replacements and file history (see [`side_of`]).
+pub(crate) fn project_record(
+    tx: &Transaction<'_>,
+    transcript: i64,
+    row: i64,
+    bytes: &[u8],
+    env: &Envelope<'_>,
+) -> Result<()> {
+    let Some(kind) = env.kind.as_deref() else {
+        return Ok(());
+    };
+    if kind == "user" && env.is_compact_summary {
+        tx.prepare_cached(
+            "UPDATE compactions SET summary_uuid = ?3 WHERE transcript_id = ?1 AND boundary_uuid = ?2",
+        )?
+        .execute(params![transcript, env.parent_uuid.as_deref(), env.uuid.as_deref()])?;
+    }
+    let Some(side) = side_of(bytes, env) else {
+        return Ok(());
+    };
+    match side {
+        Side::Compaction {
+            trigger,
+            pre_tokens,
+            head_uuid,
+            anchor_uuid,
+            tail_uuid,
+        } => {
+            tx.prepare_cached(
+                "INSERT INTO compactions (row_id, transcript_id, boundary_uuid, logical_parent_uuid,
+                    trigger, pre_tokens, head_uuid, anchor_uuid, tail_uuid)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?
+            .execute(params![
+                row,
+                transcript,
+                env.uuid.as_deref(),
+                env.logical_parent_uuid.as_deref(),
+                trigger,
+                pre_tokens,
+                head_uuid,
+                anchor_uuid,
+                tail_uuid,
+            ])?;
+        }
+        Side::Replacements(replacements) => {
+            for (kind, tool_use_id, replacement) in replacements {
+                tx.prepare_cached(
+                    "INSERT INTO content_replacements
+                        (row_id, transcript_id, entry_session_id, agent_id, kind, tool_use_id, replacement)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )?
+                .execute(params![
+                    row,
+                    transcript,
+                    env.session_id.as_deref(),
+                    env.agent_id.as_deref(),
+                    kind,
+                    tool_use_id,
+                    replacement,
+                ])?;
+            }
+        }
+        Side::FileHistory {
+            message_id,
+            is_snapshot_update,
+        } => {
+            tx.prepare_cached(
+                "INSERT INTO file_history (row_id, transcript_id, kind, message_id, is_snapshot_update)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![row, transcript, kind, message_id, is_snapshot_update])?;
+        }
+        Side::Metadata { leaf_uuid, value } => {
             tx.prepare_cached(
                 "INSERT INTO metadata (row_id, transcript_id, kind, entry_session_id, leaf_uuid, value)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -1738,7 +1809,7 @@ pub(crate) fn project_record(
                 transcript,
                 kind,
                 env.session_id.as_deref(),
-                text(&record, "leafUuid"),
+                leaf_uuid,
                 value,
             ])?;
         }

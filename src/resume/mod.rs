@@ -128,6 +128,137 @@ impl Resumed {
     }
 }
 
+/// One content replacement as stored: (kind, toolUseId, replacement, agentId).
+pub(crate) type StoredReplacement = (
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// One sidechain transcript as stored: (agent id, subpath, sidecar bytes, line count).
+pub(crate) type StoredSubagent = (Option<String>, String, Option<Vec<u8>>, i64);
+
+/// The reads resume needs, once per backend; [`resume_with`] puts them together with the
+/// shared pure functions (chain, repair, metadata and file-history rules).
+pub(crate) trait ResumeSource {
+    /// The live main transcript of a session.
+    fn main_transcript(&mut self, session: &SessionRef) -> Result<Option<i64>>;
+    /// Whether a chain row with this uuid exists in the transcript (for `--at`).
+    fn has_entry(&mut self, transcript: i64, uuid: &str) -> Result<bool>;
+    /// The leaf by `rule` (see [`gather::LeafRule`]).
+    fn pick_leaf_by(&mut self, transcript: i64, rule: gather::LeafRule) -> Result<Option<String>>;
+    /// The parsed rows a chain ending at `leaf` needs, in file order (see [`gather::gather`]).
+    fn gather(
+        &mut self,
+        transcript: i64,
+        leaf: &str,
+        with_replacements: bool,
+    ) -> Result<Vec<Value>>;
+    /// The last metadata entry of each kind but `summary`, among entries of `session_id`
+    /// or without one: (kind, value).
+    fn last_metadata(
+        &mut self,
+        transcript: i64,
+        session_id: &str,
+    ) -> Result<Vec<(String, Option<String>)>>;
+    /// The value of the last `summary` entry whose `leafUuid` is `leaf`.
+    fn summary_at(&mut self, transcript: i64, leaf: &str) -> Result<Option<String>>;
+    /// The file-history records of the transcript, parsed, in file order.
+    fn file_history_records(&mut self, transcript: i64) -> Result<Vec<Value>>;
+    /// The content replacements of the session (keyed by `session_id` or by none) and of
+    /// its agents, in stored order.
+    fn replacements(&mut self, session: i64, session_id: &str) -> Result<Vec<StoredReplacement>>;
+    /// The live sidechain transcripts of the session, by subpath.
+    fn subagents(&mut self, session: i64) -> Result<Vec<StoredSubagent>>;
+}
+
+/// The SQLite store's [`ResumeSource`].
+struct Sqlite<'c>(&'c Connection);
+
+impl ResumeSource for Sqlite<'_> {
+    fn main_transcript(&mut self, session: &SessionRef) -> Result<Option<i64>> {
+        main_transcript(self.0, session)
+    }
+
+    fn has_entry(&mut self, transcript: i64, uuid: &str) -> Result<bool> {
+        gather::has_entry(self.0, transcript, uuid)
+    }
+
+    fn pick_leaf_by(&mut self, transcript: i64, rule: gather::LeafRule) -> Result<Option<String>> {
+        gather::pick_leaf_by(self.0, transcript, rule)
+    }
+
+    fn gather(
+        &mut self,
+        transcript: i64,
+        leaf: &str,
+        with_replacements: bool,
+    ) -> Result<Vec<Value>> {
+        gather::gather(self.0, transcript, leaf, with_replacements)
+    }
+
+    fn last_metadata(
+        &mut self,
+        transcript: i64,
+        session_id: &str,
+    ) -> Result<Vec<(String, Option<String>)>> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT m.kind, m.value FROM metadata m
+             WHERE m.transcript_id = ?1 AND m.kind <> 'summary'
+               AND (m.entry_session_id = ?2 OR m.entry_session_id IS NULL)
+               AND m.row_id = (SELECT max(x.row_id) FROM metadata x WHERE x.transcript_id = ?1
+                               AND x.kind = m.kind AND (x.entry_session_id = ?2 OR x.entry_session_id IS NULL))",
+        )?;
+        let rows = stmt.query_map(params![transcript, session_id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn summary_at(&mut self, transcript: i64, leaf: &str) -> Result<Option<String>> {
+        Ok(self
+            .0
+            .prepare_cached(
+                "SELECT value FROM metadata WHERE transcript_id = ?1 AND kind = 'summary' AND leaf_uuid = ?2
+                 ORDER BY row_id DESC LIMIT 1",
+            )?
+            .query_row(params![transcript, leaf], |r| r.get(0))
+            .ok()
+            .flatten())
+    }
+
+    fn file_history_records(&mut self, transcript: i64) -> Result<Vec<Value>> {
+        file_history_records(self.0, transcript)
+    }
+
+    fn replacements(&mut self, session: i64, session_id: &str) -> Result<Vec<StoredReplacement>> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT c.kind, c.tool_use_id, c.replacement, c.agent_id FROM content_replacements c
+             JOIN transcripts t ON t.id = c.transcript_id
+             WHERE t.session_id = ?1 AND t.superseded_at IS NULL
+               AND (c.agent_id IS NOT NULL OR c.entry_session_id = ?2 OR c.entry_session_id IS NULL)
+             ORDER BY c.id",
+        )?;
+        let rows = stmt.query_map(params![session, session_id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn subagents(&mut self, session: i64) -> Result<Vec<StoredSubagent>> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT t.agent_id, t.subpath, t.meta_json, (SELECT count(*) FROM rows r WHERE r.transcript_id = t.id)
+             FROM transcripts t WHERE t.session_id = ?1 AND t.subpath <> '' AND t.superseded_at IS NULL
+             ORDER BY t.subpath",
+        )?;
+        let rows = stmt.query_map([session], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
 impl Store {
     /// Resumes a stored session: SQL chooses the leaf and gathers the rows on its chain,
     /// pure functions build the chain and repair it, and the metadata, file history,
@@ -137,82 +268,7 @@ impl Store {
     /// Fails when `--at` names no record of the session, or on a database error.
     pub fn resume(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
         let conn = self.reader()?;
-        let transcript = main_transcript(&conn, session)?;
-        let (leaf, records) = match transcript {
-            None => (None, Vec::new()),
-            Some(t) => {
-                let leaf = match options.at.as_deref() {
-                    Some(at) => {
-                        if !gather::has_entry(&conn, t, at)? {
-                            return Err(Error::NotFound(format!(
-                                "record {at} is not a message of session {}",
-                                session.session_id
-                            )));
-                        }
-                        Some(at.to_owned())
-                    }
-                    None => gather::pick_leaf_by(&conn, t, options.leaf_rule)?,
-                };
-                match leaf {
-                    Some(l) => {
-                        let records = gather::gather(&conn, t, &l, options.interactive)?;
-                        (Some(l), records)
-                    }
-                    None => (None, Vec::new()),
-                }
-            }
-        };
-        let api = ApiOptions {
-            interactive: options.interactive,
-            at: options.at.clone(),
-            resume_interrupted_turn: options.continue_interrupted,
-            leaf: if options.at.is_some() { None } else { leaf },
-            model: None, // only the send-time half reads it
-        };
-        let conversation =
-            load_conversation_owned(records, &api).map_err(|e| Error::NotFound(e.to_string()))?;
-        if refusal(&conversation.messages, &session.session_id).is_some() {
-            return Err(Error::NoConversation(session.session_id.clone()));
-        }
-        // Without --model: the model of the conversation's last assistant message, so a
-        // fork (which holds only the conversation) resumes with the same model.
-        let model = options
-            .model
-            .as_deref()
-            .or_else(|| model::last_assistant_model(&conversation.messages))
-            .map(model::resolve_model);
-        // Metadata is keyed by the session id the records carry (spec §5.8).
-        let keyed_by = conversation
-            .messages
-            .iter()
-            .rev()
-            .find_map(|m| m.get("sessionId").and_then(Value::as_str))
-            .unwrap_or(&session.session_id)
-            .to_owned();
-        let (metadata, file_history) = match transcript {
-            Some(t) => (
-                restore_metadata(&conn, t, &keyed_by, conversation.leaf.as_deref())?,
-                history::restore(&conversation.messages, &file_history_records(&conn, t)?),
-            ),
-            None => (Map::new(), Vec::new()),
-        };
-        Ok(Resumed {
-            project: session.project.clone(),
-            session_id: session.session_id.clone(),
-            write_target: WriteTarget {
-                session_id: session.session_id.clone(),
-                fork: false,
-            },
-            leaf_uuid: conversation.leaf,
-            model,
-            interruption: conversation.interruption,
-            messages: conversation.messages,
-            repairs: conversation.repairs,
-            metadata,
-            file_history,
-            content_replacements: content_replacements(&conn, session.key, &keyed_by)?,
-            subagents: subagents(&conn, session.key)?,
-        })
+        resume_with(&mut Sqlite(&conn), session, options)
     }
 
     /// The session `--continue` picks in a project: the main transcript whose source file
@@ -250,6 +306,91 @@ impl Store {
     }
 }
 
+/// Resumes a session from what `src` reads: the one composition of resume, for every
+/// backend.
+pub(crate) fn resume_with(
+    src: &mut impl ResumeSource,
+    session: &SessionRef,
+    options: &ResumeOptions,
+) -> Result<Resumed> {
+    let transcript = src.main_transcript(session)?;
+    let (leaf, records) = match transcript {
+        None => (None, Vec::new()),
+        Some(t) => {
+            let leaf = match options.at.as_deref() {
+                Some(at) => {
+                    if !src.has_entry(t, at)? {
+                        return Err(Error::NotFound(format!(
+                            "record {at} is not a message of session {}",
+                            session.session_id
+                        )));
+                    }
+                    Some(at.to_owned())
+                }
+                None => src.pick_leaf_by(t, options.leaf_rule)?,
+            };
+            match leaf {
+                Some(l) => {
+                    let records = src.gather(t, &l, options.interactive)?;
+                    (Some(l), records)
+                }
+                None => (None, Vec::new()),
+            }
+        }
+    };
+    let api = ApiOptions {
+        interactive: options.interactive,
+        at: options.at.clone(),
+        resume_interrupted_turn: options.continue_interrupted,
+        leaf: if options.at.is_some() { None } else { leaf },
+        model: None, // only the send-time half reads it
+    };
+    let conversation =
+        load_conversation_owned(records, &api).map_err(|e| Error::NotFound(e.to_string()))?;
+    if refusal(&conversation.messages, &session.session_id).is_some() {
+        return Err(Error::NoConversation(session.session_id.clone()));
+    }
+    // Without --model: the model of the conversation's last assistant message, so a
+    // fork (which holds only the conversation) resumes with the same model.
+    let model = options
+        .model
+        .as_deref()
+        .or_else(|| model::last_assistant_model(&conversation.messages))
+        .map(model::resolve_model);
+    // Metadata is keyed by the session id the records carry (spec §5.8).
+    let keyed_by = conversation
+        .messages
+        .iter()
+        .rev()
+        .find_map(|m| m.get("sessionId").and_then(Value::as_str))
+        .unwrap_or(&session.session_id)
+        .to_owned();
+    let (metadata, file_history) = match transcript {
+        Some(t) => (
+            restore_metadata(src, t, &keyed_by, conversation.leaf.as_deref())?,
+            history::restore(&conversation.messages, &src.file_history_records(t)?),
+        ),
+        None => (Map::new(), Vec::new()),
+    };
+    Ok(Resumed {
+        project: session.project.clone(),
+        session_id: session.session_id.clone(),
+        write_target: WriteTarget {
+            session_id: session.session_id.clone(),
+            fork: false,
+        },
+        leaf_uuid: conversation.leaf,
+        model,
+        interruption: conversation.interruption,
+        messages: conversation.messages,
+        repairs: conversation.repairs,
+        metadata,
+        file_history,
+        content_replacements: content_replacements(src, session.key, &keyed_by)?,
+        subagents: subagents(src, session.key)?,
+    })
+}
+
 /// B9: the message CLI 2.1.332 refuses a resume with when the loaded chain holds no user
 /// or assistant record (a file of only `summary` or `file-history-snapshot` lines, or a
 /// lone attachment): `No conversation found with session ID: <id>`, exit 1, no request
@@ -281,24 +422,13 @@ const METADATA_NAMES: &[(&str, &str)] = &[
 
 /// Last write wins per kind, for entries of `session_id` (or without one).
 fn restore_metadata(
-    conn: &Connection,
+    src: &mut impl ResumeSource,
     transcript: i64,
     session_id: &str,
     leaf: Option<&str>,
 ) -> Result<Map<String, Value>> {
     let mut out = Map::new();
-    let mut stmt = conn.prepare_cached(
-        "SELECT m.kind, m.value FROM metadata m
-         WHERE m.transcript_id = ?1 AND m.kind <> 'summary'
-           AND (m.entry_session_id = ?2 OR m.entry_session_id IS NULL)
-           AND m.row_id = (SELECT max(x.row_id) FROM metadata x WHERE x.transcript_id = ?1
-                           AND x.kind = m.kind AND (x.entry_session_id = ?2 OR x.entry_session_id IS NULL))",
-    )?;
-    let rows = stmt.query_map(params![transcript, session_id], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
-    })?;
-    for row in rows {
-        let (kind, value) = row?;
+    for (kind, value) in src.last_metadata(transcript, session_id)? {
         let Some(name) = METADATA_NAMES
             .iter()
             .find(|(k, _)| *k == kind)
@@ -318,15 +448,7 @@ fn restore_metadata(
         out.insert(name.to_owned(), value);
     }
     if let Some(leaf) = leaf {
-        let summary: Option<String> = conn
-            .prepare_cached(
-                "SELECT value FROM metadata WHERE transcript_id = ?1 AND kind = 'summary' AND leaf_uuid = ?2
-                 ORDER BY row_id DESC LIMIT 1",
-            )?
-            .query_row(params![transcript, leaf], |r| r.get(0))
-            .ok()
-            .flatten();
-        if let Some(summary) = summary {
+        if let Some(summary) = src.summary_at(transcript, leaf)? {
             out.insert("summary".to_owned(), Value::String(summary));
         }
     }
@@ -350,52 +472,46 @@ fn file_history_records(conn: &Connection, transcript: i64) -> Result<Vec<Value>
 
 /// The replacement records of the session (main thread, keyed by session id) and of its
 /// agents (keyed by agent id, from their own files).
-fn content_replacements(conn: &Connection, session: i64, session_id: &str) -> Result<Vec<Value>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT c.kind, c.tool_use_id, c.replacement, c.agent_id FROM content_replacements c
-         JOIN transcripts t ON t.id = c.transcript_id
-         WHERE t.session_id = ?1 AND t.superseded_at IS NULL
-           AND (c.agent_id IS NOT NULL OR c.entry_session_id = ?2 OR c.entry_session_id IS NULL)
-         ORDER BY c.id",
-    )?;
-    let rows = stmt.query_map(params![session, session_id], |r| {
-        let mut record = Map::new();
-        let kind: Option<String> = r.get(0)?;
-        record.insert("kind".into(), kind.map_or(Value::Null, Value::String));
-        let id: Option<String> = r.get(1)?;
-        record.insert("toolUseId".into(), id.map_or(Value::Null, Value::String));
-        let replacement: Option<String> = r.get(2)?;
-        record.insert(
-            "replacement".into(),
-            replacement.map_or(Value::Null, Value::String),
-        );
-        if let Some(agent) = r.get::<_, Option<String>>(3)? {
-            record.insert("agentId".into(), Value::String(agent));
-        }
-        Ok(Value::Object(record))
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+fn content_replacements(
+    src: &mut impl ResumeSource,
+    session: i64,
+    session_id: &str,
+) -> Result<Vec<Value>> {
+    let stored = src.replacements(session, session_id)?;
+    Ok(stored
+        .into_iter()
+        .map(|(kind, id, replacement, agent)| {
+            let mut record = Map::new();
+            record.insert("kind".into(), kind.map_or(Value::Null, Value::String));
+            record.insert("toolUseId".into(), id.map_or(Value::Null, Value::String));
+            record.insert(
+                "replacement".into(),
+                replacement.map_or(Value::Null, Value::String),
+            );
+            if let Some(agent) = agent {
+                record.insert("agentId".into(), Value::String(agent));
+            }
+            Value::Object(record)
+        })
+        .collect())
 }
 
-fn subagents(conn: &Connection, session: i64) -> Result<Vec<Subagent>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT t.agent_id, t.subpath, t.meta_json, (SELECT count(*) FROM rows r WHERE r.transcript_id = t.id)
-         FROM transcripts t WHERE t.session_id = ?1 AND t.subpath <> '' AND t.superseded_at IS NULL
-         ORDER BY t.subpath",
-    )?;
-    let rows = stmt.query_map([session], |r| {
-        let meta: Option<Vec<u8>> = r.get(2)?;
-        let meta: Value = meta
-            .and_then(|m| serde_json::from_slice(&m).ok())
-            .unwrap_or(Value::Null);
-        let field = |k: &str| meta.get(k).and_then(Value::as_str).map(str::to_owned);
-        Ok(Subagent {
-            agent_id: r.get(0)?,
-            subpath: r.get(1)?,
-            agent_type: field("agentType"),
-            description: field("description"),
-            rows: r.get(3)?,
+fn subagents(src: &mut impl ResumeSource, session: i64) -> Result<Vec<Subagent>> {
+    Ok(src
+        .subagents(session)?
+        .into_iter()
+        .map(|(agent_id, subpath, meta, rows)| {
+            let meta: Value = meta
+                .and_then(|m| serde_json::from_slice(&m).ok())
+                .unwrap_or(Value::Null);
+            let field = |k: &str| meta.get(k).and_then(Value::as_str).map(str::to_owned);
+            Subagent {
+                agent_id,
+                subpath,
+                agent_type: field("agentType"),
+                description: field("description"),
+                rows,
+            }
         })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+        .collect())
 }

@@ -565,6 +565,7 @@ async fn sessions(
             limit: q.limit,
             offset: q.offset,
             include_hidden: q.all,
+            host: None,
         };
         let sessions = query::list_sessions(&*state.store.reader()?, &filter)?;
         Ok(json_response(StatusCode::OK, pretty(&sessions)?))

@@ -249,3 +249,69 @@ pub fn import_killed_at(db: &Path, path: &Path, wal_bytes: u64) -> bool {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
 }
+
+/// A fresh PostgreSQL database for one test, on the server `SESSIONDB_TEST_PG` names; dropped
+/// when the value is. Without the variable the test is skipped with a message, and under CI
+/// it fails instead (CI starts a throwaway server, see .ci/run).
+pub struct PgTestDb {
+    admin: String,
+    name: String,
+    /// The URL of the test's own database.
+    pub url: String,
+}
+
+/// The test database for `what`, or `None` (after a message) when no server is configured.
+pub fn pg_db(what: &str) -> Option<PgTestDb> {
+    let Some(admin) = std::env::var("SESSIONDB_TEST_PG")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        if std::env::var_os("CI").is_some() {
+            panic!("SESSIONDB_TEST_PG is not set, so {what} cannot run (CI is set)");
+        }
+        eprintln!("skipping {what}: SESSIONDB_TEST_PG is not set");
+        return None;
+    };
+    let name = format!("sessiondb_test_{}", uuid::Uuid::new_v4().simple());
+    let mut client = postgres::Client::connect(&admin, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("cannot connect to SESSIONDB_TEST_PG for {what}: {e}"));
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .expect("create the test database");
+    let url = with_database(&admin, &name);
+    Some(PgTestDb { admin, name, url })
+}
+
+/// `url` naming database `name` instead of its own.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let after_scheme = base.find("://").map_or(0, |i| i + 3);
+    let host_end = base[after_scheme..]
+        .find('/')
+        .map_or(base.len(), |i| after_scheme + i);
+    format!("{}/{name}{query}", &base[..host_end])
+}
+
+impl PgTestDb {
+    /// Empties every sessiondb table (faster than a new database per case).
+    pub fn empty(&self) {
+        let mut client = postgres::Client::connect(&self.url, postgres::NoTls).expect("connect");
+        client
+            .batch_execute("TRUNCATE projects, source_files RESTART IDENTITY CASCADE")
+            .expect("truncate");
+    }
+}
+
+impl Drop for PgTestDb {
+    fn drop(&mut self) {
+        if let Ok(mut client) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = client.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}

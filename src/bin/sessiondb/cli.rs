@@ -476,6 +476,10 @@ pub struct SessionsArgs {
     /// Only sessions last on this git branch.
     #[arg(long, value_name = "B")]
     pub branch: Option<String>,
+    /// Only sessions that came from this host (a PostgreSQL team store records the machine
+    /// that imported or first wrote each session).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
     /// Only sessions modified at or after T (2026-01-31, an RFC 3339 time, or 3d / 12h / 30m ago).
     #[arg(long, value_name = "T")]
     pub since: Option<String>,

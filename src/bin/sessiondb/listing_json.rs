@@ -163,6 +163,8 @@ mod tests {
             source_state: "present".to_owned(),
             first_timestamp: text.clone(),
             last_timestamp: text,
+            origin_host: None,
+            origin_user: None,
         }
     }
 

@@ -4,7 +4,6 @@ use crate::cli::AppendArgs;
 use crate::human::plural;
 use crate::output::print_json;
 use anyhow::Context;
-use sessiondb::query;
 use sessiondb::record::{self, AppendOptions, Parent};
 use std::io::Read;
 use std::path::Path;
@@ -17,8 +16,8 @@ pub fn run(db: &Path, args: AppendArgs) -> anyhow::Result<()> {
         .context("cannot read entries from standard input")?;
     // Checked before the database is touched: a bad line stores nothing.
     let entries = record::parse_batch(&input).context("standard input")?;
-    let store = super::open(db)?;
-    let session = query::resolve_session(&*store.reader()?, &args.session)?;
+    let store = super::open_db(db)?;
+    let session = store.resolve_session(&args.session)?;
     let parent = match (args.parent, args.root) {
         (Some(uuid), _) => Parent::Uuid(uuid),
         (None, true) => Parent::Root,
@@ -37,7 +36,7 @@ pub fn run(db: &Path, args: AppendArgs) -> anyhow::Result<()> {
         report.duplicates,
         report.project,
         report.session_id,
-        db.display()
+        super::shown(db)
     ));
     Ok(())
 }

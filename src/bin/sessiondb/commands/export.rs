@@ -4,18 +4,17 @@ use crate::cli::ExportArgs;
 use crate::human::plural;
 use crate::output::print_json;
 use anyhow::Context;
-use sessiondb::export::OnDamage;
+use sessiondb::export::{self, OnDamage};
 use sessiondb::integrity::DamagedLine;
-use sessiondb::{export, query};
 use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
-    let store = super::open_read(db)?;
+    let store = super::open_db_read(db)?;
     if args.all {
         let dir = args.out.context("--all needs --out DIR")?;
         let project = args.project.as_deref().map(super::project_key);
-        let report = export::export_tree_with(&store, &dir, project.as_deref(), args.force)?;
+        let report = store.export_tree(&dir, project.as_deref(), args.force)?;
         if args.json {
             print_json(&report)?;
         } else {
@@ -25,7 +24,7 @@ pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
                 plural(report.files, "file", "files"),
                 crate::human::size(report.bytes),
                 dir.display(),
-                db.display()
+                super::shown(db)
             ));
         }
         warn_damaged(&report.damaged);
@@ -41,7 +40,7 @@ pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let arg = args.session.context("name a SESSION or pass --all")?;
-    let session = query::resolve_session(&*store.reader()?, &arg)?;
+    let session = store.resolve_session(&arg)?;
     let mut damaged = Vec::new();
     let on_damage = |damaged| {
         if args.force {
@@ -53,7 +52,7 @@ pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
     match args.output {
         Some(file) => {
             let bytes = export::write_atomically(&file, |out| {
-                export::export_session_checked(&store, &session, out, on_damage(&mut damaged))
+                store.export_session(&session, out, on_damage(&mut damaged))
             })
             .with_context(|| format!("cannot write {}", file.display()))?;
             if args.json {
@@ -67,8 +66,7 @@ pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
         }
         None => {
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            let written =
-                export::export_session_checked(&store, &session, &mut out, on_damage(&mut damaged));
+            let written = store.export_session(&session, &mut out, on_damage(&mut damaged));
             out.flush()?;
             written?;
         }

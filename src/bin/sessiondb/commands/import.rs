@@ -5,7 +5,6 @@ use crate::human;
 use crate::output::{print_json, Bar};
 use crate::style;
 use anyhow::Context;
-use sessiondb::import::import_paths;
 use sessiondb::model::ImportReport;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,14 +29,14 @@ pub fn roots(paths: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> {
 
 pub fn run(db: &Path, args: ImportArgs) -> anyhow::Result<()> {
     let paths = roots(args.paths)?;
-    let store = super::open(db)?;
+    let store = super::open_db(db)?;
     let bar = Bar::new("importing");
-    let report = import_paths(&store, &paths, &bar)?;
+    let report = store.import_paths(&paths, &bar)?;
     if args.json {
         print_json(&report)?;
     } else if !style::quiet() {
         let mut out = crate::output::stdout();
-        summary(&mut out, &report, db)?;
+        summary(&mut out, &report, &super::shown(db))?;
         out.flush()?;
     }
     for line in &report.malformed {
@@ -102,7 +101,7 @@ pub fn run(db: &Path, args: ImportArgs) -> anyhow::Result<()> {
 }
 
 /// The human summary: what was found, what was stored, how fast, and where.
-fn summary(out: &mut impl Write, r: &ImportReport, db: &Path) -> std::io::Result<()> {
+fn summary(out: &mut impl Write, r: &ImportReport, db: &str) -> std::io::Result<()> {
     let mut found = vec![
         format!("{} imported", r.files_imported),
         format!("{} unchanged", r.files_unchanged),
@@ -168,5 +167,5 @@ fn summary(out: &mut impl Write, r: &ImportReport, db: &Path) -> std::io::Result
             human::plural(r.symlinks_skipped, "symbolic link", "symbolic links")
         )?;
     }
-    writeln!(out, "database {}", db.display())
+    writeln!(out, "database {db}")
 }

@@ -2,23 +2,21 @@
 
 use crate::cli::InfoArgs;
 use crate::output::print_json;
-use sessiondb::query;
 use sessiondb::time::format_ms;
 use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: InfoArgs) -> anyhow::Result<()> {
-    let store = super::open_read(db)?;
-    let conn = store.reader()?;
-    let session = query::resolve_session(&conn, &args.session)?;
-    let info = query::get_session_info(&conn, &session, None)?;
+    let store = super::open_db_read(db)?;
+    let session = store.resolve_session(&args.session)?;
+    let info = store.session_info(&session, None)?;
     if args.json {
         return print_json(&info);
     }
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".to_owned());
     let time = |v: Option<i64>| v.map_or_else(|| "-".to_owned(), format_ms);
     let mut out = crate::output::stdout();
-    let lines = [
+    let mut lines = vec![
         ("session", info.session_id.clone()),
         ("project", info.project.clone()),
         ("title", opt(&info.summary)),
@@ -35,8 +33,12 @@ pub fn run(db: &Path, args: InfoArgs) -> anyhow::Result<()> {
         ("sub-agents", info.subagent_count.to_string()),
         ("source file", info.source_state.clone()),
         ("listed", if info.listed { "yes" } else { "no" }.to_owned()),
-        ("database", db.display().to_string()),
+        ("database", super::shown(db)),
     ];
+    if let Some(host) = &info.origin_host {
+        let user = info.origin_user.as_deref().unwrap_or("-");
+        lines.insert(lines.len() - 1, ("origin", format!("{user}@{host}")));
+    }
     for (k, v) in lines {
         writeln!(out, "{k:<13} {}", crate::human::one_line(&v))?;
     }

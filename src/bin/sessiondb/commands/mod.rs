@@ -42,6 +42,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         command => Cli { command, ..cli },
     };
     let db = database_path(cli.db)?;
+    if is_team_store(&db) {
+        refuse_on_team_store(&cli.command)?;
+    }
     match cli.command {
         Command::Import(args) => import::run(&db, args),
         Command::Export(args) => export::run(&db, args),
@@ -88,6 +91,111 @@ fn man() -> anyhow::Result<()> {
     clap_mangen::Man::new(Cli::command()).render(&mut out)?;
     std::io::Write::flush(&mut out)?;
     Ok(())
+}
+
+/// Whether `--db` names a PostgreSQL team store rather than a SQLite file.
+pub fn is_team_store(db: &std::path::Path) -> bool {
+    db.to_str().is_some_and(sessiondb::pg::url::is_postgres_url)
+}
+
+/// The verbs that do not work on a team store yet fail before anything is opened (a URL
+/// must never be taken for a file name and created).
+fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
+    let verb = match command {
+        Command::Import(_)
+        | Command::Export(_)
+        | Command::Sessions(_)
+        | Command::Info(_)
+        | Command::Resume(_)
+        | Command::Continue(_)
+        | Command::Search(_)
+        | Command::Rename(_)
+        | Command::Tag(_)
+        | Command::Delete(_)
+        | Command::Append(_) => return Ok(()),
+        Command::Messages(_) => "messages",
+        Command::Agents(_) => "agents",
+        Command::Reindex(_) => "reindex",
+        Command::Check(_) => "check",
+        Command::Backup(_) => "backup",
+        Command::Fork(_) => "fork",
+        Command::Serve(_) => "serve",
+        Command::Restore(_) => "restore",
+        Command::Launch(_) => "launch",
+        Command::Watch(_) => "watch",
+        Command::Completions(_)
+        | Command::Man
+        | Command::Capture(_)
+        | Command::Hooks(_)
+        | Command::Config(_) => return Ok(()),
+    };
+    Err(sessiondb::Error::Invalid(format!(
+        "`{verb}` does not work on a PostgreSQL team store yet (import, export, sessions, \
+         info, resume, continue, search, rename, tag, delete and append do)"
+    ))
+    .into())
+}
+
+/// Opens an existing store of either kind for a verb that changes it.
+pub fn open_db_existing(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
+    if is_team_store(db) {
+        let url = db.to_str().expect("a team store URL is UTF-8");
+        return Ok(sessiondb::Db::Postgres(sessiondb::pg::PgStore::connect(
+            url,
+        )?));
+    }
+    Ok(sessiondb::Db::Sqlite(open_existing(db)?))
+}
+
+/// The write-back target of a change, when one is wanted: only a SQLite store writes back
+/// to Claude Code's files on this machine (a team store's session may come from another).
+pub fn write_back_target(
+    store: &sessiondb::Db,
+    session: &sessiondb::model::SessionRef,
+    flags: &crate::cli::WriteBackArgs,
+) -> anyhow::Result<Option<sessiondb::write_back::Target>> {
+    if !write_back_wanted(flags)? {
+        return Ok(None);
+    }
+    match store {
+        sessiondb::Db::Sqlite(s) => Ok(Some(sessiondb::write_back::check(s, session)?)),
+        sessiondb::Db::Postgres(_) => {
+            crate::style::warn(format_args!(
+                "not written back: a team store does not write to Claude Code's files"
+            ));
+            Ok(None)
+        }
+    }
+}
+
+/// What to call the database in output: a file's path, or a URL without its password.
+pub fn shown(db: &std::path::Path) -> String {
+    match db.to_str() {
+        Some(url) if sessiondb::pg::url::is_postgres_url(url) => sessiondb::pg::url::redact(url),
+        _ => db.display().to_string(),
+    }
+}
+
+/// Opens the store of either kind for a verb that may create it (`import`).
+pub fn open_db(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
+    if is_team_store(db) {
+        let url = db.to_str().expect("a team store URL is UTF-8");
+        return Ok(sessiondb::Db::Postgres(sessiondb::pg::PgStore::connect(
+            url,
+        )?));
+    }
+    Ok(sessiondb::Db::Sqlite(open(db)?))
+}
+
+/// Opens an existing store of either kind for a verb that only reads.
+pub fn open_db_read(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
+    if is_team_store(db) {
+        let url = db.to_str().expect("a team store URL is UTF-8");
+        return Ok(sessiondb::Db::Postgres(sessiondb::pg::PgStore::connect(
+            url,
+        )?));
+    }
+    Ok(sessiondb::Db::Sqlite(open_read(db)?))
 }
 
 fn database_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
@@ -188,18 +296,14 @@ pub fn write_back_wanted(flags: &crate::cli::WriteBackArgs) -> anyhow::Result<bo
 /// cannot take it stops the change before anything is stored) and the lines the change
 /// added are appended after it.
 pub fn with_write_back<T>(
-    store: &Store,
+    store: &sessiondb::Db,
     session: &sessiondb::model::SessionRef,
     flags: &crate::cli::WriteBackArgs,
     change: impl FnOnce() -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
-    let target = if write_back_wanted(flags)? {
-        Some(sessiondb::write_back::check(store, session)?)
-    } else {
-        None
-    };
+    let target = write_back_target(store, session, flags)?;
     let changed = change()?;
-    if let Some(target) = target {
+    if let (Some(target), sessiondb::Db::Sqlite(store)) = (target, store) {
         sessiondb::write_back::apply(store, &target)?;
         crate::style::note(format_args!("written back to {}", target.path.display()));
     }

@@ -6,18 +6,18 @@ use crate::output::print_json;
 use anyhow::Context;
 use sessiondb::model::SessionRef;
 use sessiondb::resume::{Interruption, Repair, RepairKind, ResumeOptions, Resumed};
-use sessiondb::{query, Store};
+use sessiondb::Db;
 use std::io::Write;
 use std::path::Path;
 
 pub fn run_resume(db: &Path, args: ResumeArgs) -> anyhow::Result<()> {
-    let store = super::open_read(db)?;
-    let session = query::resolve_session(&*store.reader()?, &args.session)?;
-    show(&store, &session, &args.view)
+    let store = super::open_db_read(db)?;
+    let session = store.resolve_session(&args.session)?;
+    show(&store, db, &session, &args.view)
 }
 
 pub fn run_continue(db: &Path, args: ContinueArgs) -> anyhow::Result<()> {
-    let store = super::open_read(db)?;
+    let store = super::open_db_read(db)?;
     let (project, cwd) = match (args.project, args.cwd) {
         (Some(p), _) => (
             super::project_key(&p),
@@ -42,10 +42,10 @@ pub fn run_continue(db: &Path, args: ContinueArgs) -> anyhow::Result<()> {
         ),
         found => found?,
     };
-    show(&store, &session, &args.view)
+    show(&store, db, &session, &args.view)
 }
 
-fn show(store: &Store, session: &SessionRef, view: &ResumeView) -> anyhow::Result<()> {
+fn show(store: &Db, db: &Path, session: &SessionRef, view: &ResumeView) -> anyhow::Result<()> {
     let options = ResumeOptions {
         at: view.at.clone(),
         interactive: view.interactive,
@@ -61,14 +61,15 @@ fn show(store: &Store, session: &SessionRef, view: &ResumeView) -> anyhow::Resul
         return print_json(&resumed);
     }
     // The title `sessions` shows: the catalog's.
-    let title = query::get_session_info(&*store.reader()?, session, None)
+    let title = store
+        .session_info(session, None)
         .ok()
         .and_then(|info| info.summary);
-    summary(&resumed, title.as_deref(), store.path())
+    summary(&resumed, title.as_deref(), &super::shown(db))
 }
 
 /// The text summary: what the state is and what the repairs did, in words.
-fn summary(r: &Resumed, title: Option<&str>, db: &Path) -> anyhow::Result<()> {
+fn summary(r: &Resumed, title: Option<&str>, db: &str) -> anyhow::Result<()> {
     let mut out = crate::output::stdout();
     let records = r.messages.len() as u64;
     writeln!(out, "session   {}/{}", r.project, r.session_id)?;
@@ -99,7 +100,7 @@ fn summary(r: &Resumed, title: Option<&str>, db: &Path) -> anyhow::Result<()> {
             human::plural(r.subagents.len() as u64, "sub-agent", "sub-agents")
         )?;
     }
-    writeln!(out, "database  {}", db.display())?;
+    writeln!(out, "database  {db}")?;
     out.flush()?;
     Ok(())
 }

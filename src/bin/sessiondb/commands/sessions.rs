@@ -1,18 +1,17 @@
 //! `sessiondb sessions [--project P] [--tag T] [--name TEXT] [--branch B] [--since T]
-//! [--until T] [--limit N] [--offset N] [--all] [--long] [--json]`.
+//! [--until T] [--host H] [--limit N] [--offset N] [--all] [--long] [--json]`.
 
 use crate::cli::SessionsArgs;
 use crate::human;
 use crate::style;
 use anyhow::Context;
-use rusqlite::Connection;
-use sessiondb::query::{self, SessionFilter, SessionInfo};
+use sessiondb::query::{SessionFilter, SessionInfo};
+use sessiondb::Db;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
-    let store = super::open_read(db)?;
-    let conn = store.reader()?;
+    let store = super::open_db_read(db)?;
     let mut filter = SessionFilter {
         project: None,
         project_contains: None,
@@ -25,13 +24,14 @@ pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
         limit: args.limit,
         offset: args.offset,
         include_hidden: args.all,
+        host: args.host,
     };
     if let Some(arg) = args.project.as_deref() {
         let key = super::project_key(arg);
         let directory = super::project_directory(arg);
         // A stored folder name, or a path whose folder is stored, names one project exactly
         // (the SDK's `directory`); anything else is looked for inside folder names and cwds.
-        if query::project_exists(&conn, &key)? {
+        if store.project_exists(&key)? {
             filter.project = Some(key);
             filter.directory = directory;
         } else {
@@ -39,9 +39,12 @@ pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
         }
     }
     if args.json {
-        return print_sessions_json(&conn, &filter);
+        return match &store {
+            Db::Sqlite(s) => print_sessions_json(&*s.reader()?, &filter),
+            Db::Postgres(_) => crate::output::print_json(&store.list_sessions(&filter)?),
+        };
     }
-    let sessions = query::list_sessions(&conn, &filter)?;
+    let sessions = store.list_sessions(&filter)?;
     if sessions.is_empty() {
         style::note(format_args!(
             "no sessions{} in {}",
@@ -50,28 +53,28 @@ pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
             } else {
                 ""
             },
-            db.display()
+            super::shown(db)
         ));
         return Ok(());
     }
-    let ids = short_ids(&conn, &sessions, args.long)?;
+    let ids = short_ids(&store, &sessions, args.long)?;
     table(&sessions, &ids)?;
     if std::io::stdout().is_terminal() {
         style::note(format_args!(
             "{} from {}",
             human::plural(sessions.len() as u64, "session", "sessions"),
-            db.display()
+            super::shown(db)
         ));
     }
     Ok(())
 }
 
 /// `--json`: each session written out as the catalog yields it, through one buffer.
-fn print_sessions_json(conn: &Connection, filter: &SessionFilter) -> anyhow::Result<()> {
+fn print_sessions_json(conn: &rusqlite::Connection, filter: &SessionFilter) -> anyhow::Result<()> {
     let mut out = crate::output::stdout();
     let mut buf = Vec::with_capacity(BUFFER);
     let mut json = crate::listing_json::SessionsJson::default();
-    query::for_each_session(conn, filter, |s| {
+    sessiondb::query::for_each_session(conn, filter, |s| {
         json.row(&mut buf, s);
         if buf.len() >= BUFFER {
             out.write_all(&buf)?;
@@ -91,17 +94,13 @@ const BUFFER: usize = 64 * 1024;
 
 /// Each session's id as the table shows it: the shortest prefix no other stored session
 /// shares (at least 8 characters), or the whole id with `--long`.
-fn short_ids(
-    conn: &Connection,
-    sessions: &[SessionInfo],
-    long: bool,
-) -> anyhow::Result<Vec<String>> {
+fn short_ids(store: &Db, sessions: &[SessionInfo], long: bool) -> anyhow::Result<Vec<String>> {
     if long {
         return Ok(sessions.iter().map(|s| s.session_id.clone()).collect());
     }
     // A few rows: two index seeks each; many: one pass over every id.
     let all = if sessions.len() > 64 {
-        Some(query::all_session_ids(conn)?)
+        Some(store.all_session_ids()?)
     } else {
         None
     };
@@ -116,7 +115,7 @@ fn short_ids(
                     let after = all[at..].iter().find(|x| x.as_str() != id).cloned();
                     (before, after)
                 }
-                None => query::neighbour_ids(conn, id)?,
+                None => store.neighbour_ids(id)?,
             };
             let n = human::unique_prefix_len(id, before.as_deref(), after.as_deref(), 8);
             Ok(id[..n].to_owned())

@@ -1,0 +1,279 @@
+//! One library API over the two stores: [`Db`] is a SQLite file ([`Store`]) or a
+//! PostgreSQL team store ([`PgStore`]), chosen by the target's form (`postgres://` or
+//! `postgresql://` is a team store; anything else a file). Each method is a store verb;
+//! callers never branch on the backend.
+
+use crate::error::Result;
+use crate::export::{ExportReport, OnDamage};
+use crate::model::{ImportReport, Progress, SessionRef};
+use crate::pg::{url::is_postgres_url, PgStore};
+use crate::query::{SessionFilter, SessionInfo};
+use crate::resume::{ResumeOptions, Resumed};
+use crate::Store;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// An open store of either kind.
+pub enum Db {
+    /// The embedded SQLite store.
+    Sqlite(Store),
+    /// A PostgreSQL team store.
+    Postgres(PgStore),
+}
+
+impl Db {
+    /// Opens `target`, creating it when it is a file that does not exist yet (a team
+    /// store's database must exist; its tables are created).
+    ///
+    /// # Errors
+    /// As [`Store::open`] or [`PgStore::connect`].
+    pub fn open(target: &str) -> Result<Db> {
+        if is_postgres_url(target) {
+            Ok(Db::Postgres(PgStore::connect(target)?))
+        } else {
+            Ok(Db::Sqlite(Store::open(target)?))
+        }
+    }
+
+    /// Opens an existing store for a verb that only reads (see [`Store::open_read`]).
+    ///
+    /// # Errors
+    /// As [`Store::open_read`] or [`PgStore::connect`].
+    pub fn open_read(target: &str) -> Result<Db> {
+        if is_postgres_url(target) {
+            Ok(Db::Postgres(PgStore::connect(target)?))
+        } else {
+            Ok(Db::Sqlite(Store::open_read(target)?))
+        }
+    }
+
+    /// Opens an existing store for a verb that changes it (see [`Store::open_existing`]).
+    ///
+    /// # Errors
+    /// As [`Store::open_existing`] or [`PgStore::connect`].
+    pub fn open_existing(target: &str) -> Result<Db> {
+        if is_postgres_url(target) {
+            Ok(Db::Postgres(PgStore::connect(target)?))
+        } else {
+            Ok(Db::Sqlite(Store::open_existing(target)?))
+        }
+    }
+
+    /// What to call the store in messages: the file's path, or the URL without its password.
+    pub fn shown(&self) -> String {
+        match self {
+            Db::Sqlite(s) => s.path().display().to_string(),
+            Db::Postgres(p) => p.shown().to_owned(),
+        }
+    }
+
+    /// Imports transcripts and session files (see [`crate::import::import_paths`]).
+    ///
+    /// # Errors
+    /// As the backend's importer.
+    pub fn import_paths(&self, paths: &[PathBuf], progress: &dyn Progress) -> Result<ImportReport> {
+        match self {
+            Db::Sqlite(s) => crate::import::import_paths(s, paths, progress),
+            Db::Postgres(p) => crate::pg::import::import_paths(p, paths, progress),
+        }
+    }
+
+    /// Finds the session a user means (see [`crate::query::resolve_session`]).
+    ///
+    /// # Errors
+    /// When the argument names no session or several.
+    pub fn resolve_session(&self, arg: &str) -> Result<SessionRef> {
+        match self {
+            Db::Sqlite(s) => crate::query::resolve_session(&*s.reader()?, arg),
+            Db::Postgres(p) => p.read(|tx| crate::pg::query::resolve_session(tx, arg)),
+        }
+    }
+
+    /// Lists sessions from the catalog (see [`crate::query::list_sessions`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn list_sessions(&self, filter: &SessionFilter) -> Result<Vec<SessionInfo>> {
+        match self {
+            Db::Sqlite(s) => crate::query::list_sessions(&*s.reader()?, filter),
+            Db::Postgres(p) => p.read(|tx| crate::pg::query::list_sessions(tx, filter)),
+        }
+    }
+
+    /// One session's catalog entry (see [`crate::query::get_session_info`]).
+    ///
+    /// # Errors
+    /// When the session has no catalog row, or on a database error.
+    pub fn session_info(
+        &self,
+        session: &SessionRef,
+        directory: Option<&str>,
+    ) -> Result<SessionInfo> {
+        match self {
+            Db::Sqlite(s) => crate::query::get_session_info(&*s.reader()?, session, directory),
+            Db::Postgres(p) => {
+                p.read(|tx| crate::pg::query::get_session_info(tx, session, directory))
+            }
+        }
+    }
+
+    /// Whether a project folder of this exact name is stored.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn project_exists(&self, key: &str) -> Result<bool> {
+        match self {
+            Db::Sqlite(s) => crate::query::project_exists(&*s.reader()?, key),
+            Db::Postgres(p) => p.read(|tx| crate::pg::query::project_exists(tx, key)),
+        }
+    }
+
+    /// Writes a session's main transcript exactly as imported, each line checked against its
+    /// checksum on SQLite ([`crate::export::export_session_checked`]).
+    ///
+    /// # Errors
+    /// When the session has no main transcript, or on a database or write error.
+    pub fn export_session(
+        &self,
+        session: &SessionRef,
+        out: &mut dyn Write,
+        on_damage: OnDamage<'_>,
+    ) -> Result<u64> {
+        match self {
+            Db::Sqlite(s) => crate::export::export_session_checked(s, session, out, on_damage),
+            // A team store keeps no checksums of its own: PostgreSQL's page checksums (when
+            // the cluster has them) are its guard against damaged bytes.
+            Db::Postgres(p) => crate::pg::export::export_session(p, session, out),
+        }
+    }
+
+    /// Rebuilds the projects tree under `dir` (see [`crate::export::export_tree_with`]).
+    ///
+    /// # Errors
+    /// On a database error, or when `dir` cannot be created.
+    pub fn export_tree(
+        &self,
+        dir: &Path,
+        project: Option<&str>,
+        force: bool,
+    ) -> Result<ExportReport> {
+        match self {
+            Db::Sqlite(s) => crate::export::export_tree_with(s, dir, project, force),
+            Db::Postgres(p) => crate::pg::export::export_tree(p, dir, project),
+        }
+    }
+
+    /// Resumes a stored session (see [`Store::resume`]).
+    ///
+    /// # Errors
+    /// As [`Store::resume`].
+    pub fn resume(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
+        match self {
+            Db::Sqlite(s) => s.resume(session, options),
+            Db::Postgres(p) => crate::pg::resume::resume(p, session, options),
+        }
+    }
+
+    /// The session `--continue` picks in a project (see [`Store::continue_target`]).
+    ///
+    /// # Errors
+    /// When the project has no resumable session.
+    pub fn continue_target(&self, project: &str) -> Result<SessionRef> {
+        match self {
+            Db::Sqlite(s) => s.continue_target(project),
+            Db::Postgres(p) => crate::pg::resume::continue_target(p, project),
+        }
+    }
+
+    /// The stored session ids just before and after `id` (see [`crate::query::neighbour_ids`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn neighbour_ids(&self, id: &str) -> Result<(Option<String>, Option<String>)> {
+        match self {
+            Db::Sqlite(s) => crate::query::neighbour_ids(&*s.reader()?, id),
+            Db::Postgres(p) => p.read(|tx| crate::pg::query::neighbour_ids(tx, id)),
+        }
+    }
+
+    /// Every stored session id, sorted, each once.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn all_session_ids(&self) -> Result<Vec<String>> {
+        match self {
+            Db::Sqlite(s) => crate::query::all_session_ids(&*s.reader()?),
+            Db::Postgres(p) => p.read(crate::pg::query::all_session_ids),
+        }
+    }
+
+    /// Runs a full-text search, best hits first. On SQLite, lines still queued for the index
+    /// are indexed first (when that write fails the search runs without them: `Err` is then
+    /// only the search's own failure, and the catch-up error is returned beside the hits).
+    ///
+    /// # Errors
+    /// On a database error (never on what the user typed).
+    pub fn search(
+        &self,
+        q: &crate::search::SearchQuery,
+    ) -> Result<(Vec<crate::search::Hit>, Option<crate::Error>)> {
+        match self {
+            Db::Sqlite(s) => {
+                let caught_up = crate::search::catch_up(s).err();
+                Ok((crate::search::search(&*s.reader()?, q)?, caught_up))
+            }
+            Db::Postgres(p) => Ok((crate::pg::search::search(p, q)?, None)),
+        }
+    }
+
+    /// Sets a session's custom title (see [`crate::metadata::rename_session`]).
+    ///
+    /// # Errors
+    /// As [`crate::metadata::rename_session`].
+    pub fn rename_session(&self, session: &SessionRef, title: &str) -> Result<String> {
+        match self {
+            Db::Sqlite(s) => crate::metadata::rename_session(s, session, title),
+            Db::Postgres(p) => crate::pg::metadata::rename_session(p, session, title),
+        }
+    }
+
+    /// Sets or clears a session's tag (see [`crate::metadata::tag_session`]).
+    ///
+    /// # Errors
+    /// As [`crate::metadata::tag_session`].
+    pub fn tag_session(&self, session: &SessionRef, tag: Option<&str>) -> Result<String> {
+        match self {
+            Db::Sqlite(s) => crate::metadata::tag_session(s, session, tag),
+            Db::Postgres(p) => crate::pg::metadata::tag_session(p, session, tag),
+        }
+    }
+
+    /// Removes a session and everything stored for it (see
+    /// [`crate::metadata::delete_session`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn delete_session(&self, session: &SessionRef) -> Result<crate::metadata::DeleteReport> {
+        match self {
+            Db::Sqlite(s) => crate::metadata::delete_session(s, session),
+            Db::Postgres(p) => crate::pg::metadata::delete_session(p, session),
+        }
+    }
+
+    /// Appends a batch of entries with Claude Code's write rules (see
+    /// [`Store::append_with`]).
+    ///
+    /// # Errors
+    /// As [`Store::append_with`].
+    pub fn append_with(
+        &self,
+        session: &SessionRef,
+        entries: &[serde_json::Value],
+        options: &crate::record::AppendOptions,
+    ) -> Result<crate::record::AppendReport> {
+        match self {
+            Db::Sqlite(s) => s.append_with(session, entries, options),
+            Db::Postgres(p) => crate::pg::record::append_with(p, session, entries, options),
+        }
+    }
+}

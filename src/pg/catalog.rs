@@ -1,0 +1,283 @@
+//! The catalog on PostgreSQL: the shared rules of [`crate::catalog`] over these statements.
+
+use crate::catalog::{refresh_with, CatalogSource, Computed, Previous};
+use crate::error::Result;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::ToSql;
+use postgres::Transaction;
+
+/// Recomputes the catalog row of a session inside the caller's transaction; `written` is
+/// when sessiondb itself wrote to it, if it did.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn refresh_session(tx: &mut Transaction<'_>, key: i64, written: Option<i64>) -> Result<()> {
+    refresh_with(&mut Pg(tx), key, written)
+}
+
+struct Pg<'a, 'b>(&'a mut Transaction<'b>);
+
+impl Pg<'_, '_> {
+    fn scan(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+        f: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<()> {
+        let mut rows = self.0.query_raw(sql, params.iter().copied())?;
+        while let Some(row) = rows.next()? {
+            if f(row.get::<_, &[u8]>(0)) {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl CatalogSource for Pg<'_, '_> {
+    fn session(&mut self, key: i64) -> Result<Option<(String, i64, Option<i64>)>> {
+        let row = self.0.query_opt(
+            "SELECT s.session_id, s.project_id,
+                (SELECT id FROM transcripts t WHERE t.session_id = s.id AND t.subpath = ''
+                   AND t.superseded_at IS NULL)
+             FROM sessions s WHERE s.id = $1",
+            &[&key],
+        )?;
+        Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
+    }
+
+    fn previous(&mut self, key: i64) -> Result<Option<(Option<i64>, Previous)>> {
+        let row = self.0.query_opt(
+            "SELECT written_at, main_transcript, scanned_ordinal, base_size, base_messages,
+                first_line_sidechain, first_prompt, prompt_is_command, cwd, created_at,
+                first_timestamp, last_timestamp, git_branch
+             FROM catalog WHERE session_key = $1",
+            &[&key],
+        )?;
+        Ok(row.map(|r| {
+            (
+                r.get(0),
+                Previous {
+                    main_transcript: r.get(1),
+                    scanned_ordinal: r.get(2),
+                    base_size: r.get(3),
+                    base_messages: r.get(4),
+                    first_line_sidechain: r.get(5),
+                    first_prompt: r.get(6),
+                    prompt_is_command: r.get(7),
+                    cwd: r.get(8),
+                    created_at: r.get(9),
+                    first_timestamp: r.get(10),
+                    last_timestamp: r.get(11),
+                    git_branch: r.get(12),
+                },
+            )
+        }))
+    }
+
+    fn ledger(&mut self, transcript: i64) -> Result<Option<(i64, bool)>> {
+        let row = self.0.query_opt(
+            "SELECT mtime_ns, vanished FROM source_files WHERE transcript_id = $1
+             ORDER BY id DESC LIMIT 1",
+            &[&transcript],
+        )?;
+        Ok(row.map(|r| (r.get(0), r.get(1))))
+    }
+
+    fn max_ordinal(&mut self, transcript: i64) -> Result<Option<i64>> {
+        Ok(self
+            .0
+            .query_one(
+                "SELECT max(ordinal) FROM rows WHERE transcript_id = $1",
+                &[&transcript],
+            )?
+            .get(0))
+    }
+
+    fn tail_totals(
+        &mut self,
+        transcript: i64,
+        from: i64,
+        split: i64,
+    ) -> Result<(i64, i64, i64, i64)> {
+        let r = self.0.query_one(
+            "SELECT
+                coalesce(sum(CASE WHEN ordinal < $3 THEN length(raw) + terminated::int END), 0)::bigint,
+                count(*) FILTER (WHERE ordinal < $3 AND type IN ('user', 'assistant')
+                    AND NOT is_sidechain AND NOT is_meta),
+                coalesce(sum(CASE WHEN ordinal >= $3 THEN length(raw) + terminated::int END), 0)::bigint,
+                count(*) FILTER (WHERE ordinal >= $3 AND type IN ('user', 'assistant')
+                    AND NOT is_sidechain AND NOT is_meta)
+             FROM rows WHERE transcript_id = $1 AND ordinal >= $2",
+            &[&transcript, &from, &split],
+        )?;
+        Ok((r.get(0), r.get(1), r.get(2), r.get(3)))
+    }
+
+    fn first_line(&mut self, transcript: i64) -> Result<Vec<u8>> {
+        Ok(self
+            .0
+            .query_one(
+                "SELECT raw FROM rows WHERE transcript_id = $1 ORDER BY ordinal LIMIT 1",
+                &[&transcript],
+            )?
+            .get(0))
+    }
+
+    fn last_metadata(&mut self, transcript: i64, kind: &str) -> Result<Option<String>> {
+        let row = self.0.query_opt(
+            "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
+             WHERE m.transcript_id = $1 AND m.kind = $2 AND m.value IS NOT NULL AND m.value <> ''
+             ORDER BY r.ordinal DESC LIMIT 1",
+            &[&transcript, &kind],
+        )?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    fn last_tag(&mut self, transcript: i64) -> Result<Option<Option<String>>> {
+        let row = self.0.query_opt(
+            "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
+             WHERE m.transcript_id = $1 AND m.kind = 'tag' ORDER BY r.ordinal DESC LIMIT 1",
+            &[&transcript],
+        )?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    fn last_summary(&mut self, transcript: i64) -> Result<Option<String>> {
+        let row = self.0.query_opt(
+            "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
+             WHERE m.transcript_id = $1 AND m.kind = 'summary' AND m.value IS NOT NULL
+               AND m.value <> ''
+               AND (m.leaf_uuid IS NULL OR EXISTS (SELECT 1 FROM rows x
+                     WHERE x.transcript_id = $1 AND x.uuid = m.leaf_uuid))
+             ORDER BY r.ordinal DESC LIMIT 1",
+            &[&transcript],
+        )?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    fn scan_user_lines(
+        &mut self,
+        transcript: i64,
+        from: i64,
+        f: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<()> {
+        self.scan(
+            "SELECT raw FROM rows
+             WHERE transcript_id = $1 AND ordinal >= $2 AND type = 'user' AND status = 0
+             ORDER BY ordinal",
+            &[&transcript, &from],
+            f,
+        )
+    }
+
+    fn scan_lines_with(
+        &mut self,
+        transcript: i64,
+        needle: &[u8],
+        forward: bool,
+        from: i64,
+        f: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<()> {
+        let sql = if forward {
+            "SELECT raw FROM rows WHERE transcript_id = $1 AND ordinal >= $3 AND status = 0
+               AND position($2::bytea IN raw) > 0 ORDER BY ordinal"
+        } else {
+            "SELECT raw FROM rows WHERE transcript_id = $1 AND ordinal >= $3 AND status = 0
+               AND position($2::bytea IN raw) > 0 ORDER BY ordinal DESC"
+        };
+        self.scan(sql, &[&transcript, &needle, &from], f)
+    }
+
+    fn timestamps(
+        &mut self,
+        transcript: i64,
+        from: i64,
+    ) -> Result<(Option<String>, Option<String>)> {
+        let r = self.0.query_one(
+            "SELECT
+                (SELECT timestamp FROM rows WHERE transcript_id = $1 AND ordinal >= $2
+                   AND timestamp IS NOT NULL ORDER BY ordinal LIMIT 1),
+                (SELECT timestamp FROM rows WHERE transcript_id = $1 AND ordinal >= $2
+                   AND timestamp IS NOT NULL ORDER BY ordinal DESC LIMIT 1)",
+            &[&transcript, &from],
+        )?;
+        Ok((r.get(0), r.get(1)))
+    }
+
+    fn subagents(&mut self, key: i64) -> Result<i64> {
+        Ok(self
+            .0
+            .query_one(
+                "SELECT count(*) FROM transcripts
+                 WHERE session_id = $1 AND agent_id IS NOT NULL AND superseded_at IS NULL
+                   AND subpath LIKE 'subagents/%'",
+                &[&key],
+            )?
+            .get(0))
+    }
+
+    fn upsert(&mut self, c: &Computed<'_>) -> Result<()> {
+        let e = c.entry;
+        self.0.execute(
+            "INSERT INTO catalog (session_key, session_id, project_id, listed, summary,
+                custom_title, user_title, ai_title, last_prompt, summary_record, first_prompt,
+                git_branch, cwd, tag, created_at, first_timestamp, last_timestamp, last_modified,
+                written_at, file_size, message_count, subagent_count, source_state, name_text,
+                main_transcript, scanned_ordinal, base_size, base_messages, first_line_sidechain,
+                prompt_is_command)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+                     $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
+             ON CONFLICT (session_key) DO UPDATE SET
+                session_id = excluded.session_id, project_id = excluded.project_id,
+                listed = excluded.listed, summary = excluded.summary,
+                custom_title = excluded.custom_title, user_title = excluded.user_title,
+                ai_title = excluded.ai_title, last_prompt = excluded.last_prompt,
+                summary_record = excluded.summary_record, first_prompt = excluded.first_prompt,
+                git_branch = excluded.git_branch, cwd = excluded.cwd, tag = excluded.tag,
+                created_at = excluded.created_at, first_timestamp = excluded.first_timestamp,
+                last_timestamp = excluded.last_timestamp, last_modified = excluded.last_modified,
+                written_at = excluded.written_at, file_size = excluded.file_size,
+                message_count = excluded.message_count,
+                subagent_count = excluded.subagent_count, source_state = excluded.source_state,
+                name_text = excluded.name_text, main_transcript = excluded.main_transcript,
+                scanned_ordinal = excluded.scanned_ordinal, base_size = excluded.base_size,
+                base_messages = excluded.base_messages,
+                first_line_sidechain = excluded.first_line_sidechain,
+                prompt_is_command = excluded.prompt_is_command",
+            &[
+                &c.session_key,
+                &c.session_id,
+                &c.project_id,
+                &e.listed,
+                &e.summary,
+                &e.custom_title,
+                &e.user_title,
+                &e.ai_title,
+                &e.last_prompt,
+                &e.summary_record,
+                &e.first_prompt,
+                &e.git_branch,
+                &e.cwd,
+                &e.tag,
+                &e.created_at,
+                &e.first_timestamp,
+                &e.last_timestamp,
+                &c.last_modified,
+                &c.written_at,
+                &e.file_size,
+                &e.message_count,
+                &c.subagents,
+                &e.source_state,
+                &c.name_text,
+                &e.main_transcript,
+                &e.scanned_ordinal,
+                &e.base_size,
+                &e.base_messages,
+                &e.first_line_sidechain,
+                &e.prompt_is_command,
+            ],
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,237 @@
+//! Reads of the team store that are not resume or search: finding sessions and listing
+//! them, with the same rules and answers as [`crate::query`].
+
+use crate::error::{Error, Result};
+use crate::model::SessionRef;
+use crate::query::{SessionFilter, SessionInfo};
+use postgres::{Row, Transaction};
+
+const SESSION_COLUMNS: &str =
+    "SELECT s.id, p.key, s.session_id FROM sessions s JOIN projects p ON p.id = s.project_id";
+
+fn session_ref(r: &Row) -> SessionRef {
+    SessionRef {
+        key: r.get(0),
+        project: r.get(1),
+        session_id: r.get(2),
+    }
+}
+
+/// Finds the session a user means (the rules of [`crate::query::resolve_session`]).
+///
+/// # Errors
+/// [`Error::SessionNotFound`] or [`Error::AmbiguousSession`].
+pub fn resolve_session(tx: &mut Transaction<'_>, arg: &str) -> Result<SessionRef> {
+    let arg = arg.trim();
+    if arg.is_empty() {
+        return Err(Error::SessionNotFound(arg.to_owned()));
+    }
+    let (project, id) = match arg.rsplit_once('/') {
+        Some((p, s)) if !p.is_empty() => (Some(p), s),
+        _ => (None, arg),
+    };
+    let exact: Vec<SessionRef> = tx
+        .query(
+            &format!(
+                "{SESSION_COLUMNS} WHERE s.session_id = $1 AND ($2::text IS NULL OR p.key = $2)
+                 ORDER BY p.key"
+            ),
+            &[&id, &project],
+        )?
+        .iter()
+        .map(session_ref)
+        .collect();
+    if exact.is_empty() {
+        let titled: Vec<SessionRef> = tx
+            .query(
+                "SELECT s.id, p.key, s.session_id FROM catalog c
+                 JOIN sessions s ON s.id = c.session_key JOIN projects p ON p.id = s.project_id
+                 WHERE c.custom_title = $1 ORDER BY p.key, s.session_id LIMIT 6",
+                &[&arg],
+            )?
+            .iter()
+            .map(session_ref)
+            .collect();
+        if !titled.is_empty() {
+            return one_match(arg, titled);
+        }
+    }
+    let matches = if exact.is_empty() {
+        tx.query(
+            &format!(
+                "{SESSION_COLUMNS} WHERE starts_with(s.session_id, $1)
+                 AND ($2::text IS NULL OR p.key = $2) ORDER BY p.key, s.session_id LIMIT 6"
+            ),
+            &[&id, &project],
+        )?
+        .iter()
+        .map(session_ref)
+        .collect()
+    } else {
+        exact
+    };
+    one_match(arg, matches)
+}
+
+fn one_match(arg: &str, matches: Vec<SessionRef>) -> Result<SessionRef> {
+    match matches.len() {
+        0 => Err(Error::SessionNotFound(arg.to_owned())),
+        1 => Ok(matches.into_iter().next().expect("one match")),
+        _ => Err(Error::AmbiguousSession {
+            query: arg.to_owned(),
+            candidates: matches
+                .iter()
+                .take(5)
+                .map(|s| format!("{}/{}", s.project, s.session_id))
+                .collect(),
+        }),
+    }
+}
+
+const INFO_COLUMNS: &str = "SELECT c.session_id, c.summary, c.last_modified, c.file_size,
+        c.custom_title, c.first_prompt, c.git_branch, coalesce(c.cwd, $1), c.tag, c.created_at,
+        p.key, c.listed, c.ai_title, c.message_count, c.subagent_count, c.source_state,
+        c.first_timestamp, c.last_timestamp, s.origin_host, s.origin_user
+     FROM catalog c JOIN projects p ON p.id = c.project_id JOIN sessions s ON s.id = c.session_key";
+
+fn session_info(r: &Row) -> SessionInfo {
+    let subagent_count: i64 = r.get(14);
+    SessionInfo {
+        session_id: r.get(0),
+        summary: r.get(1),
+        last_modified: r.get(2),
+        file_size: r.get(3),
+        custom_title: r.get(4),
+        first_prompt: r.get(5),
+        git_branch: r.get(6),
+        cwd: r.get(7),
+        tag: r.get(8),
+        created_at: r.get(9),
+        project: r.get(10),
+        listed: r.get(11),
+        ai_title: r.get(12),
+        message_count: r.get(13),
+        has_subagents: subagent_count > 0,
+        subagent_count,
+        source_state: r.get(15),
+        first_timestamp: r.get(16),
+        last_timestamp: r.get(17),
+        origin_host: r.get(18),
+        origin_user: r.get(19),
+    }
+}
+
+/// Lists sessions from the catalog (the rules of [`crate::query::list_sessions`]), and
+/// filters by origin host.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn list_sessions(tx: &mut Transaction<'_>, filter: &SessionFilter) -> Result<Vec<SessionInfo>> {
+    // COLLATE "C": the SQLite store orders ids by their bytes.
+    let sql = format!(
+        "{INFO_COLUMNS}
+     WHERE ($2 OR c.listed)
+       AND ($3::text IS NULL OR p.key = $3
+            OR (length($3) > 200 AND starts_with(p.key, $3)))
+       AND ($4::text IS NULL OR c.tag = $4)
+       AND ($5::text IS NULL OR c.git_branch = $5)
+       AND ($6::bigint IS NULL OR c.last_modified >= $6)
+       AND ($7::bigint IS NULL OR c.last_modified <= $7)
+       AND ($8::text IS NULL OR strpos(c.name_text, $8) > 0)
+       AND ($11::text IS NULL OR strpos(lower(p.key), $11) > 0
+            OR strpos(lower(coalesce(c.cwd, '')), $11) > 0)
+       AND ($12::text IS NULL OR s.origin_host = $12)
+       AND ($3::text IS NOT NULL OR NOT EXISTS (
+             SELECT 1 FROM catalog d WHERE d.session_id = c.session_id
+               AND d.session_key <> c.session_key AND ($2 OR d.listed)
+               AND (d.last_modified > c.last_modified
+                    OR (d.last_modified = c.last_modified AND d.session_key < c.session_key))))
+     ORDER BY c.last_modified DESC, c.session_id COLLATE \"C\" DESC
+     LIMIT $9 OFFSET $10"
+    );
+    let limit: Option<i64> = filter.limit.filter(|n| *n > 0);
+    let offset = filter.offset.filter(|n| *n > 0).unwrap_or(0);
+    let lower = |s: &Option<String>| {
+        s.as_deref()
+            .map(str::to_lowercase)
+            .filter(|n| !n.is_empty())
+    };
+    let name = lower(&filter.name);
+    let contains = lower(&filter.project_contains);
+    let rows = tx.query(
+        &sql,
+        &[
+            &filter.directory,
+            &filter.include_hidden,
+            &filter.project,
+            &filter.tag,
+            &filter.branch,
+            &filter.since,
+            &filter.until,
+            &name,
+            &limit,
+            &offset,
+            &contains,
+            &filter.host,
+        ],
+    )?;
+    Ok(rows.iter().map(session_info).collect())
+}
+
+/// The catalog entry of one session, listed or not.
+///
+/// # Errors
+/// [`Error::SessionNotFound`] when the session has no catalog row; database errors.
+pub fn get_session_info(
+    tx: &mut Transaction<'_>,
+    session: &SessionRef,
+    directory: Option<&str>,
+) -> Result<SessionInfo> {
+    tx.query_opt(
+        &format!("{INFO_COLUMNS} WHERE c.session_key = $2"),
+        &[&directory, &session.key],
+    )?
+    .map(|r| session_info(&r))
+    .ok_or_else(|| Error::SessionNotFound(session.session_id.clone()))
+}
+
+/// Whether a project folder of this exact name is stored.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn project_exists(tx: &mut Transaction<'_>, key: &str) -> Result<bool> {
+    Ok(tx
+        .query_opt("SELECT 1 FROM projects WHERE key = $1", &[&key])?
+        .is_some())
+}
+
+/// The stored session ids just before and after `id`, in byte order.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn neighbour_ids(
+    tx: &mut Transaction<'_>,
+    id: &str,
+) -> Result<(Option<String>, Option<String>)> {
+    let r = tx.query_one(
+        "SELECT (SELECT max(session_id COLLATE \"C\") FROM catalog WHERE session_id < $1 COLLATE \"C\"),
+                (SELECT min(session_id COLLATE \"C\") FROM catalog WHERE session_id > $1 COLLATE \"C\")",
+        &[&id],
+    )?;
+    Ok((r.get(0), r.get(1)))
+}
+
+/// Every stored session id, in byte order, each once.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn all_session_ids(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
+    Ok(tx
+        .query(
+            "SELECT DISTINCT session_id COLLATE \"C\" FROM catalog ORDER BY 1",
+            &[],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+}

@@ -1,0 +1,206 @@
+//! The PostgreSQL team store itself: connecting, migrations, what errors show.
+
+use crate::support::pg_db;
+use sessiondb::pg::PgStore;
+
+#[test]
+fn connect_migrates_once_and_again_is_a_no_op() {
+    let Some(db) = pg_db("connect_migrates_once_and_again_is_a_no_op") else {
+        return;
+    };
+    let first = PgStore::connect(&db.url).expect("connect");
+    let second = PgStore::connect(&db.url).expect("connect again");
+    let count = |s: &PgStore| {
+        s.read(|tx| {
+            Ok(tx
+                .query_one("SELECT count(*) FROM refinery_schema_history", &[])?
+                .get::<_, i64>(0))
+        })
+        .expect("history")
+    };
+    assert_eq!(count(&first), 1);
+    assert_eq!(count(&second), 1);
+}
+
+#[test]
+fn migrations_from_many_processes_at_once_do_not_collide() {
+    let Some(db) = pg_db("migrations_from_many_processes_at_once_do_not_collide") else {
+        return;
+    };
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let url = db.url.clone();
+            std::thread::spawn(move || PgStore::connect(&url).map(drop))
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("thread").expect("connect");
+    }
+}
+
+#[test]
+fn a_refused_login_names_the_server_without_the_password() {
+    let Some(db) = pg_db("a_refused_login_names_the_server_without_the_password") else {
+        return;
+    };
+    // A database that does not exist, with a password in the URL.
+    let url = db.url.replacen("://", "://sessiondb:hunter2@", 1).replacen(
+        "://sessiondb:hunter2@sessiondb@",
+        "://sessiondb:hunter2@",
+        1,
+    ) + "_missing";
+    let err = PgStore::connect(&url).err().expect("must fail").to_string();
+    assert!(err.contains("cannot connect to"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    assert!(err.contains("***"), "{err}");
+}
+
+fn sessiondb(db: &str, host: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env("SESSIONDB_HOST", host)
+        .env("SESSIONDB_USER", "tester")
+        .output()
+        .expect("run sessiondb")
+}
+
+fn samples() -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sample-projects")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The verbs that work on a team store, through the binary: two machines import, each
+/// session records the machine that brought it, `--host` filters by it, and the text
+/// output names the database without its password.
+#[test]
+fn cli_verbs_on_a_team_store_record_and_filter_the_origin_host() {
+    let Some(db) = pg_db("cli_verbs_on_a_team_store_record_and_filter_the_origin_host") else {
+        return;
+    };
+    let url = db
+        .url
+        .replacen("://sessiondb@", "://sessiondb:pw-not-shown@", 1);
+    let out = sessiondb(&url, "alpha", &["import", &samples()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("2 sessions"), "{text}");
+    assert!(
+        !text.contains("pw-not-shown") && text.contains(":***@"),
+        "{text}"
+    );
+    // A second machine re-importing the same files adds no lines and takes no sessions over.
+    let out = sessiondb(&url, "beta", &["import", &samples(), "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["new_rows"], 0, "{report}");
+    let out = sessiondb(&url, "beta", &["sessions", "--json", "--all"]);
+    let all: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(all.len(), 2);
+    for s in &all {
+        assert_eq!(s["origin_host"], "alpha", "{s}");
+        assert_eq!(s["origin_user"], "tester", "{s}");
+    }
+    let out = sessiondb(
+        &url,
+        "beta",
+        &["sessions", "--json", "--all", "--host", "beta"],
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    let id = all[0]["session_id"].as_str().expect("id");
+    let out = sessiondb(&url, "beta", &["info", id]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("tester@alpha"), "{text}");
+    assert!(!text.contains("pw-not-shown"), "{text}");
+    let out = sessiondb(&url, "beta", &["resume", id, "--api"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let view: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(view.as_array().is_some_and(|v| !v.is_empty()));
+    // A verb that does not work on a team store yet says so and creates nothing.
+    let out = sessiondb(&url, "beta", &["messages", id]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("team store"), "{err}");
+    assert!(!std::path::Path::new("postgres:").exists());
+}
+
+/// The uuid rule of append across connections (as across processes and machines): eight
+/// writers append overlapping batches of the same messages to one session at once; every
+/// message is stored exactly once, and the chain stays one path.
+#[test]
+fn concurrent_appends_store_each_uuid_once() {
+    let Some(db) = pg_db("concurrent_appends_store_each_uuid_once") else {
+        return;
+    };
+    let store = PgStore::connect(&db.url).expect("connect");
+    let samples =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
+    sessiondb::pg::import::import_paths(&store, &[samples], &sessiondb::model::NoProgress)
+        .expect("import");
+    let session = store
+        .read(|tx| {
+            let all = sessiondb::pg::query::list_sessions(tx, &Default::default())?;
+            sessiondb::pg::query::resolve_session(tx, &all[0].session_id)
+        })
+        .expect("session");
+    let message = |i: usize| {
+        serde_json::json!({
+            "type": if i % 2 == 0 { "user" } else { "assistant" },
+            "uuid": format!("00000000-0000-4000-8000-{i:012}"),
+            "message": {"role": if i % 2 == 0 { "user" } else { "assistant" },
+                        "content": format!("message {i}")},
+        })
+    };
+    let handles: Vec<_> = (0..8)
+        .map(|w| {
+            let url = db.url.clone();
+            let session = session.clone();
+            std::thread::spawn(move || {
+                let store = PgStore::connect(&url).expect("connect");
+                // Writer w sends messages w..w+12 in batches of 4: neighbours overlap.
+                for start in (w..w + 12).step_by(4) {
+                    let batch: Vec<_> = (start..start + 4).map(message).collect();
+                    sessiondb::pg::record::append_with(
+                        &store,
+                        &session,
+                        &batch,
+                        &Default::default(),
+                    )
+                    .expect("append");
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("writer");
+    }
+    let counts: Vec<(String, i64)> = store
+        .read(|tx| {
+            Ok(tx
+                .query(
+                    "SELECT r.uuid, count(*) FROM rows r JOIN transcripts t ON t.id = r.transcript_id
+                     WHERE t.session_id = $1 AND r.uuid LIKE '00000000-0000-4000-8000-%'
+                     GROUP BY r.uuid ORDER BY r.uuid",
+                    &[&session.key],
+                )?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect())
+        })
+        .expect("counts");
+    assert_eq!(counts.len(), 8 + 11, "every message of 0..19 is stored");
+    assert!(counts.iter().all(|(_, n)| *n == 1), "{counts:?}");
+    let resumed =
+        sessiondb::pg::resume::resume(&store, &session, &Default::default()).expect("resume");
+    assert!(resumed.leaf_uuid.is_some());
+}
