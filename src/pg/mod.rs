@@ -14,6 +14,7 @@ pub mod export;
 pub mod import;
 pub mod query;
 pub mod resume;
+pub mod sync;
 pub mod url;
 
 use crate::error::{Error, Result};

@@ -20,6 +20,7 @@ mod resume;
 mod search;
 mod serve;
 mod sessions;
+mod sync;
 mod tag;
 mod watch;
 
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Capture => return capture::run(cli.db),
         Command::Hooks(args) => return hooks::run(cli.db, args),
         Command::Config(args) => return config::run(args),
+        Command::Sync(args) => return sync::run(cli.db, args),
         command => Cli { command, ..cli },
     };
     let db = database_path(cli.db)?;
@@ -69,7 +71,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         | Command::Man
         | Command::Capture
         | Command::Hooks(_)
-        | Command::Config(_) => unreachable!("handled above"),
+        | Command::Config(_)
+        | Command::Sync(_) => unreachable!("handled above"),
     }
 }
 
