@@ -127,7 +127,8 @@ fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
         | Command::Man
         | Command::Capture
         | Command::Hooks(_)
-        | Command::Config(_) => return Ok(()),
+        | Command::Config(_)
+        | Command::Sync(_) => return Ok(()),
     };
     Err(sessiondb::Error::Invalid(format!(
         "`{verb}` does not work on a PostgreSQL team store yet (import, export, sessions, \
