@@ -521,3 +521,54 @@ fn sync_refuses_a_target_that_is_not_postgres_and_never_prints_the_password() {
     );
     assert!(!stderr.contains("hunter2"), "{stderr}");
 }
+
+/// Two syncs of one local store into one team store at once: each unit is decided under
+/// the session's row lock, so the result is one clean run's, with no line stored twice.
+#[test]
+fn two_syncs_at_once_store_every_line_once() {
+    let Some(shared) = shared_dir("two syncs at once") else {
+        return;
+    };
+    let Some(raced) = pg_db("two_syncs_at_once (raced)") else {
+        return;
+    };
+    let Some(clean) = pg_db("two_syncs_at_once (clean)") else {
+        return;
+    };
+    slow(
+        "pg_sync::two_syncs_at_once_store_every_line_once",
+        "syncs the corpus three times",
+    );
+    let (dir, store) = sample_store(&shared);
+    let local = dir.path().join("sessions.db");
+    // Both connect (and migrate) first, so that they start copying together.
+    let targets: Vec<PgStore> = (0..2)
+        .map(|_| PgStore::connect(&raced.url).expect("connect"))
+        .collect();
+    let reports: Vec<SyncReport> = std::thread::scope(|scope| {
+        let handles: Vec<_> = targets
+            .iter()
+            .map(|target| {
+                let local = local.clone();
+                scope.spawn(move || {
+                    let store = Store::open_read(&local).expect("open");
+                    sync(&store, target, &NoProgress).expect("sync")
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    for r in &reports {
+        assert!(r.conflicts.is_empty(), "{:?}", r.conflicts);
+    }
+    // Between them, every local line was sent exactly once.
+    let sent: u64 = reports.iter().map(|r| r.rows_sent).sum();
+    assert_eq!(sent as i64, count(&store, "rows"), "{reports:?}");
+    sync_into(&store, &clean.url);
+    assert_eq!(team_dump(&raced.url), team_dump(&clean.url));
+    assert_eq!(team_listing(&raced.url), team_listing(&clean.url));
+    assert_same_export(&store, &raced.url);
+}
