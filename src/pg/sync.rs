@@ -38,7 +38,7 @@ const ROW_BATCH: usize = 512;
 pub struct SyncReport {
     /// Sessions in the local store.
     pub sessions: u64,
-    /// Sessions the team store did not have before.
+    /// Sessions this run wrote to that the team store did not list when it started.
     pub sessions_created: u64,
     /// Transcripts (live file versions) in the local store.
     pub transcripts: u64,
@@ -84,12 +84,12 @@ struct LocalTranscript {
     fingerprint: Fingerprint,
 }
 
-/// One local session file.
+/// One local session file (its bytes are read when it is compared, one file at a time).
 struct LocalFile {
     id: i64,
     session: usize,
     relpath: String,
-    content: Vec<u8>,
+    size: u64,
 }
 
 /// What identifies a transcript's content cheaply: line count, file bytes, and the SHA-256
@@ -135,7 +135,7 @@ pub fn sync(source: &Store, target: &PgStore, progress: &dyn Progress) -> Result
     let total = transcripts
         .iter()
         .map(|t| t.fingerprint.bytes as u64)
-        .chain(files.iter().map(|f| f.content.len() as u64))
+        .chain(files.iter().map(|f| f.size))
         .sum();
     progress.start(total);
     let mut known_sessions: std::collections::HashSet<(String, String)> = remote_transcripts
@@ -152,48 +152,57 @@ pub fn sync(source: &Store, target: &PgStore, progress: &dyn Progress) -> Result
             t.subpath.clone(),
         );
         let shown = format!("{}/{}", session.project, session.session_id);
-        if remote_transcripts.get(&key) == Some(&t.fingerprint) {
-            report.transcripts_unchanged += 1;
+        let rows = if remote_transcripts.get(&key) == Some(&t.fingerprint) {
+            None
         } else {
-            let rows = local_rows(&reader, t.id)?;
-            let ledger = local_ledger(&reader, "transcript_id", t.id)?;
-            let outcome = target.write(|tx| {
-                let key = open_session(tx, session, &origin)?;
-                let outcome = copy_transcript(tx, key, t, &rows, &origin)?;
-                if outcome.changed() {
-                    finish_unit(
-                        tx,
-                        key,
-                        session,
-                        &origin,
-                        ledger.as_ref(),
-                        Unit::Transcript(&t.subpath),
-                    )?;
+            Some(local_rows(&reader, t.id)?)
+        };
+        match rows {
+            None => report.transcripts_unchanged += 1,
+            // Deleted locally since the listing: nothing to send.
+            Some(rows) if rows.is_empty() && t.fingerprint.rows > 0 => {}
+            Some(rows) => {
+                let ledger = local_ledger(&reader, "transcript_id", t.id)?;
+                let outcome = target.write(|tx| {
+                    let key = open_session(tx, session, &origin)?;
+                    let outcome = copy_transcript(tx, key, t, &rows, &origin)?;
+                    if outcome.changed() {
+                        finish_unit(
+                            tx,
+                            key,
+                            session,
+                            &origin,
+                            ledger.as_ref(),
+                            Unit::Transcript(&t.subpath),
+                        )?;
+                    }
+                    Ok(outcome)
+                })?;
+                if outcome.changed()
+                    && known_sessions.insert((session.project.clone(), session.session_id.clone()))
+                {
+                    report.sessions_created += 1;
                 }
-                Ok(outcome)
-            })?;
-            match outcome {
-                Outcome::Copied(sent) => {
-                    report.transcripts_copied += 1;
-                    report.add_sent(sent);
+                match outcome {
+                    Outcome::Copied(sent) => {
+                        report.transcripts_copied += 1;
+                        report.add_sent(sent);
+                    }
+                    Outcome::Extended(sent) => {
+                        report.transcripts_extended += 1;
+                        report.add_sent(sent);
+                    }
+                    Outcome::Replaced(sent) => {
+                        report.transcripts_replaced += 1;
+                        report.add_sent(sent);
+                    }
+                    Outcome::Unchanged => report.transcripts_unchanged += 1,
+                    Outcome::Conflict(why) => report.conflicts.push(format!(
+                        "{shown}: {}: {why}",
+                        transcript_name(&session.session_id, &t.subpath)
+                    )),
                 }
-                Outcome::Extended(sent) => {
-                    report.transcripts_extended += 1;
-                    report.add_sent(sent);
-                }
-                Outcome::Replaced(sent) => {
-                    report.transcripts_replaced += 1;
-                    report.add_sent(sent);
-                }
-                Outcome::Unchanged => report.transcripts_unchanged += 1,
-                Outcome::Conflict(why) => report.conflicts.push(format!(
-                    "{shown}: {}: {why}",
-                    transcript_name(&session.session_id, &t.subpath)
-                )),
             }
-        }
-        if known_sessions.insert((session.project.clone(), session.session_id.clone())) {
-            report.sessions_created += 1;
         }
         progress.advance(t.fingerprint.bytes as u64, &shown);
     }
@@ -205,14 +214,18 @@ pub fn sync(source: &Store, target: &PgStore, progress: &dyn Progress) -> Result
             f.relpath.clone(),
         );
         let shown = format!("{}/{}/{}", session.project, session.session_id, f.relpath);
-        let digest = Sha256::digest(&f.content).to_vec();
+        let Some(content) = local_file_content(&reader, f.id)? else {
+            // Deleted locally since the listing: nothing to send.
+            continue;
+        };
+        let digest = Sha256::digest(&content).to_vec();
         if remote_files.get(&key) == Some(&digest) {
             report.files_unchanged += 1;
         } else {
             let ledger = local_ledger(&reader, "session_file_id", f.id)?;
             let outcome = target.write(|tx| {
                 let key = open_session(tx, session, &origin)?;
-                let outcome = copy_file(tx, key, f, &origin)?;
+                let outcome = copy_file(tx, key, &f.relpath, &content, &digest, &origin)?;
                 if outcome.changed() {
                     finish_unit(
                         tx,
@@ -225,6 +238,11 @@ pub fn sync(source: &Store, target: &PgStore, progress: &dyn Progress) -> Result
                 }
                 Ok(outcome)
             })?;
+            if outcome.changed()
+                && known_sessions.insert((session.project.clone(), session.session_id.clone()))
+            {
+                report.sessions_created += 1;
+            }
             match outcome {
                 Outcome::Unchanged => report.files_unchanged += 1,
                 Outcome::Conflict(why) => report.conflicts.push(format!("{shown}: {why}")),
@@ -234,10 +252,7 @@ pub fn sync(source: &Store, target: &PgStore, progress: &dyn Progress) -> Result
                 }
             }
         }
-        if known_sessions.insert((session.project.clone(), session.session_id.clone())) {
-            report.sessions_created += 1;
-        }
-        progress.advance(f.content.len() as u64, &shown);
+        progress.advance(f.size, &shown);
     }
     progress.finish();
     report.seconds = started.elapsed().as_secs_f64();
@@ -363,7 +378,8 @@ fn local_inventory(conn: &rusqlite::Connection) -> Result<Inventory> {
     let mut files = Vec::new();
     {
         let mut stmt = tx.prepare(
-            "SELECT id, session_id, relpath, content FROM session_files ORDER BY session_id, relpath",
+            "SELECT id, session_id, relpath, length(content) FROM session_files
+             ORDER BY session_id, relpath",
         )?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
@@ -375,7 +391,7 @@ fn local_inventory(conn: &rusqlite::Connection) -> Result<Inventory> {
                 id: r.get(0)?,
                 session,
                 relpath: r.get(2)?,
-                content: r.get(3)?,
+                size: r.get::<_, i64>(3)? as u64,
             });
         }
     }
@@ -398,6 +414,17 @@ fn local_rows(conn: &rusqlite::Connection, transcript: i64) -> Result<Vec<LocalR
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
+}
+
+/// A local session file's bytes.
+fn local_file_content(conn: &rusqlite::Connection, id: i64) -> Result<Option<Vec<u8>>> {
+    Ok(conn
+        .query_row(
+            "SELECT content FROM session_files WHERE id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .optional()?)
 }
 
 /// The newest local ledger entry of a transcript or session file (`column` names which).
@@ -702,17 +729,19 @@ fn send_rows(
 fn copy_file(
     tx: &mut Transaction<'_>,
     session: i64,
-    f: &LocalFile,
+    relpath: &str,
+    content: &[u8],
+    digest: &[u8],
     origin: &Origin,
 ) -> Result<Outcome> {
     let existing: Option<Vec<u8>> = tx
         .query_opt(
-            "SELECT content FROM session_files WHERE session_id = $1 AND relpath = $2",
-            &[&session, &f.relpath],
+            "SELECT sha256(content) FROM session_files WHERE session_id = $1 AND relpath = $2",
+            &[&session, &relpath],
         )?
         .map(|r| r.get(0));
     match existing {
-        Some(bytes) if bytes == f.content => return Ok(Outcome::Unchanged),
+        Some(stored) if stored == digest => return Ok(Outcome::Unchanged),
         Some(_) if !owned(tx, session, origin)? => {
             return Ok(Outcome::Conflict(
                 "the team store holds different bytes written by another machine; left as they are"
@@ -724,18 +753,18 @@ fn copy_file(
     tx.execute(
         "INSERT INTO session_files (session_id, relpath, content) VALUES ($1, $2, $3)
          ON CONFLICT (session_id, relpath) DO UPDATE SET content = excluded.content",
-        &[&session, &f.relpath, &f.content],
+        &[&session, &relpath, &content],
     )?;
-    if let Some(sidechain) = f.relpath.strip_suffix(".meta.json") {
+    if let Some(sidechain) = relpath.strip_suffix(".meta.json") {
         tx.execute(
             "UPDATE transcripts SET meta_json = $3
              WHERE session_id = $1 AND subpath = $2 AND superseded_at IS NULL",
-            &[&session, &sidechain, &f.content],
+            &[&session, &sidechain, &content],
         )?;
     }
     Ok(Outcome::Copied(Sent {
         rows: 0,
-        bytes: f.content.len() as u64,
+        bytes: content.len() as u64,
     }))
 }
 
