@@ -7,11 +7,12 @@
 //!
 //! Comparing is cheap first and exact where it matters: a transcript whose line count,
 //! byte count and last line match on both sides is taken as synced without reading it.
-//! Otherwise the target's lines must be a prefix of the local ones (SHA-256 of the file
-//! bytes they spell, computed on each side) before only the missing lines are sent. A
-//! target that disagrees is replaced by a new version (the old one kept, superseded) when
-//! this machine first wrote the session, and reported as a conflict otherwise: a sync
-//! never rewrites another machine's history.
+//! Otherwise the target's lines must be a prefix of the local ones (the SHA-256 of each
+//! line, computed on each side) before only the missing lines are sent. A target that
+//! disagrees is replaced by a new version (the old one kept, superseded) only when it holds
+//! no line this store never had (the local file was rewritten: its old lines are kept
+//! here too); otherwise it is reported as a conflict and left alone, so a sync never hides
+//! a line another writer put in the team store.
 //!
 //! Lines are stored with the same projections the importer computes (the shared line
 //! reader), keep their `local` flag (lines `append`, `tag`, `rename` wrote), and the
@@ -165,7 +166,7 @@ pub fn sync(source: &Store, target: &PgStore, progress: &dyn Progress) -> Result
                 let ledger = local_ledger(&reader, "transcript_id", t.id)?;
                 let outcome = target.write(|tx| {
                     let key = open_session(tx, session, &origin)?;
-                    let outcome = copy_transcript(tx, key, t, &rows, &origin)?;
+                    let outcome = copy_transcript(tx, key, t, &rows, &reader)?;
                     if outcome.changed() {
                         finish_unit(
                             tx,
@@ -416,6 +417,26 @@ fn local_rows(conn: &rusqlite::Connection, transcript: i64) -> Result<Vec<LocalR
     Ok(rows)
 }
 
+/// Every line any version of a local transcript's file ever held (superseded versions
+/// included), as (SHA-256 of its bytes, newline flag).
+fn lines_ever_held(
+    conn: &rusqlite::Connection,
+    transcript: i64,
+) -> Result<std::collections::HashSet<(Vec<u8>, bool)>> {
+    let mut stmt = conn.prepare(
+        "SELECT r.raw, r.terminated FROM rows r JOIN transcripts t ON t.id = r.transcript_id
+         JOIN transcripts me ON me.session_id = t.session_id AND me.subpath = t.subpath
+         WHERE me.id = ?1",
+    )?;
+    let mut rows = stmt.query([transcript])?;
+    let mut out = std::collections::HashSet::new();
+    while let Some(r) = rows.next()? {
+        let raw: Vec<u8> = r.get(0)?;
+        out.insert((Sha256::digest(&raw).to_vec(), r.get(1)?));
+    }
+    Ok(out)
+}
+
 /// A local session file's bytes.
 fn local_file_content(conn: &rusqlite::Connection, id: i64) -> Result<Option<Vec<u8>>> {
     Ok(conn
@@ -537,38 +558,13 @@ fn line_digest(raw: &[u8], terminated: bool) -> Vec<u8> {
     hash.finalize().to_vec()
 }
 
-/// The SHA-256 of the file bytes the first `n` lines of `rows` spell.
-fn local_digest(rows: &[LocalRow], n: usize) -> Vec<u8> {
-    let mut hash = Sha256::new();
-    for row in &rows[..n] {
-        hash.update(&row.raw);
-        if row.terminated {
-            hash.update(b"\n");
-        }
-    }
-    hash.finalize().to_vec()
-}
-
-/// The SHA-256 of the file bytes the target transcript's lines before `below` spell.
-fn remote_digest(tx: &mut Transaction<'_>, transcript: i64, below: i64) -> Result<Vec<u8>> {
-    Ok(tx
-        .query_one(
-            "SELECT sha256(coalesce(string_agg(
-                CASE WHEN terminated THEN raw || '\\x0a'::bytea ELSE raw END, ''::bytea
-                ORDER BY ordinal), ''::bytea))
-             FROM rows WHERE transcript_id = $1 AND ordinal < $2",
-            &[&transcript, &below],
-        )?
-        .get(0))
-}
-
 /// Brings the target's live transcript of `t` up to the local lines `rows`.
 fn copy_transcript(
     tx: &mut Transaction<'_>,
     session: i64,
     t: &LocalTranscript,
     rows: &[LocalRow],
-    origin: &Origin,
+    reader: &rusqlite::Connection,
 ) -> Result<Outcome> {
     let live: Option<i64> = tx
         .query_opt(
@@ -582,55 +578,68 @@ fn copy_transcript(
         set_meta(tx, id, t.meta_json.as_deref())?;
         return Ok(Outcome::Copied(send_rows(tx, id, 0, rows)?));
     };
-    // The target's lines: how many, the position after the last, whether it ends open.
-    let (count, next, last_open): (i64, i64, bool) = {
-        let r = tx.query_one(
-            "SELECT count(*), coalesce(max(ordinal) + 1, 0),
-                    coalesce((SELECT NOT terminated FROM rows WHERE transcript_id = $1
-                              ORDER BY ordinal DESC LIMIT 1), false)
-             FROM rows WHERE transcript_id = $1",
+    // The target's lines, each as the SHA-256 of its bytes and its newline flag: enough to
+    // find how far it agrees with the local lines without sending either side's bytes.
+    let remote: Vec<(i64, Vec<u8>, bool)> = tx
+        .query(
+            "SELECT ordinal, sha256(raw), terminated FROM rows WHERE transcript_id = $1
+             ORDER BY ordinal",
             &[&live],
-        )?;
-        (r.get(0), r.get(1), r.get(2))
-    };
-    let have = count as usize;
-    let whole = remote_digest(tx, live, next)?;
-    if have <= rows.len() && whole == local_digest(rows, have) {
+        )?
+        .into_iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let have = remote.len();
+    let next = remote.last().map_or(0, |(ordinal, _, _)| ordinal + 1);
+    let common = remote
+        .iter()
+        .zip(rows)
+        .take_while(|((_, digest, terminated), row)| {
+            *terminated == row.terminated
+                && digest.as_slice() == Sha256::digest(&row.raw).as_slice()
+        })
+        .count();
+    if common == have {
+        // The target holds a prefix of the local lines: send the rest.
         set_meta(tx, live, t.meta_json.as_deref())?;
         if have == rows.len() {
             return Ok(Outcome::Unchanged);
         }
         return Ok(Outcome::Extended(send_rows(tx, live, next, &rows[have..])?));
     }
-    if have > rows.len()
-        && remote_digest_first(tx, live, rows.len())? == local_digest(rows, rows.len())
-    {
-        // The target holds everything local and more (another writer appended): nothing
-        // is missing there.
+    if common == rows.len() {
+        // The target holds every local line and more (another writer appended there).
         return Ok(Outcome::Unchanged);
     }
-    if last_open && have >= 1 && have - 1 <= rows.len() {
-        let last_ordinal = next - 1;
-        if remote_digest(tx, live, last_ordinal)? == local_digest(rows, have - 1) {
-            // The target's unterminated last line grew locally: store its complete version.
-            tx.execute(
-                "DELETE FROM rows WHERE transcript_id = $1 AND ordinal = $2",
-                &[&live, &last_ordinal],
-            )?;
-            set_meta(tx, live, t.meta_json.as_deref())?;
-            return Ok(Outcome::Extended(send_rows(
-                tx,
-                live,
-                last_ordinal,
-                &rows[have - 1..],
-            )?));
-        }
+    if common + 1 == have && !remote[common].2 {
+        // The target's last line is unterminated and differs: Claude Code was writing it
+        // when it was read. Store the complete version, as import does.
+        let open = remote[common].0;
+        tx.execute(
+            "DELETE FROM rows WHERE transcript_id = $1 AND ordinal = $2",
+            &[&live, &open],
+        )?;
+        set_meta(tx, live, t.meta_json.as_deref())?;
+        return Ok(Outcome::Extended(send_rows(
+            tx,
+            live,
+            open,
+            &rows[common..],
+        )?));
     }
-    if !owned(tx, session, origin)? {
-        return Ok(Outcome::Conflict(
-            "the team store holds a different version written by another machine; left as it is"
-                .to_owned(),
-        ));
+    // The versions differ. Replace the team store's only if it holds no line this store
+    // never had (the local file was rewritten and re-imported: its old lines are kept here
+    // as a superseded version); a line only the team store has must stay visible there.
+    let known = lines_ever_held(reader, t.id)?;
+    let foreign = remote[common..]
+        .iter()
+        .filter(|(_, digest, terminated)| !known.contains(&(digest.clone(), *terminated)))
+        .count();
+    if foreign > 0 {
+        return Ok(Outcome::Conflict(format!(
+            "the team store holds {foreign} line(s) this store never had (another writer's); \
+             left as it is"
+        )));
     }
     tx.execute(
         "UPDATE transcripts
@@ -641,19 +650,6 @@ fn copy_transcript(
     let id = pg_import::create_transcript(tx, session, &t.subpath, t.agent_id.as_deref())?;
     set_meta(tx, id, t.meta_json.as_deref())?;
     Ok(Outcome::Replaced(send_rows(tx, id, 0, rows)?))
-}
-
-/// The SHA-256 of the file bytes the target transcript's first `n` lines spell.
-fn remote_digest_first(tx: &mut Transaction<'_>, transcript: i64, n: usize) -> Result<Vec<u8>> {
-    Ok(tx
-        .query_one(
-            "SELECT sha256(coalesce(string_agg(b, ''::bytea ORDER BY ordinal), ''::bytea))
-             FROM (SELECT ordinal,
-                          CASE WHEN terminated THEN raw || '\\x0a'::bytea ELSE raw END AS b
-                   FROM rows WHERE transcript_id = $1 ORDER BY ordinal LIMIT $2) first",
-            &[&transcript, &(n as i64)],
-        )?
-        .get(0))
 }
 
 /// Sets a transcript's sidecar (`.meta.json`) bytes when the local store has them.

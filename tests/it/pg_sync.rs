@@ -415,9 +415,11 @@ fn grown_rewritten_and_open_ended_files_sync_only_what_changed() {
     assert!(sync_into(&store, &db.url).sent_nothing());
 }
 
+/// Lines only the team store holds (another writer's) are never hidden: a team store ahead
+/// of the local store is left as it is, and one that went another way is a conflict.
 #[test]
-fn a_session_another_machine_wrote_differently_is_reported_not_overwritten() {
-    let Some(db) = pg_db("a_session_another_machine_wrote_differently") else {
+fn lines_only_the_team_store_holds_are_kept_and_a_divergence_is_reported() {
+    let Some(db) = pg_db("lines_only_the_team_store_holds_are_kept") else {
         return;
     };
     let src = tempfile::tempdir().expect("temp dir");
@@ -429,14 +431,35 @@ fn a_session_another_machine_wrote_differently_is_reported_not_overwritten() {
     let (_dir, store) = temp_store();
     import(&store, &[&path]);
     sync_into(&store, &db.url);
+    // Another writer adds a line to the team store's transcript.
+    let theirs = user_line("t1", Some("u1"), SESSION, "theirs");
     let mut client = postgres::Client::connect(&db.url, postgres::NoTls).expect("connect");
     client
-        .execute("UPDATE sessions SET origin_host = 'elsewhere'", &[])
-        .expect("another machine");
-    let team_before = team_dump(&db.url);
+        .execute(
+            "INSERT INTO rows (transcript_id, ordinal, raw, type, uuid)
+             SELECT id, 1, $1, 'user', 't1' FROM transcripts",
+            &[&theirs.trim_end().as_bytes()],
+        )
+        .expect("another writer");
+    let ahead = team_dump(&db.url);
+    let report = sync_into(&store, &db.url);
+    assert!(report.sent_nothing(), "{report:?}");
+    assert!(report.conflicts.is_empty(), "{report:?}");
+    assert_eq!(
+        team_dump(&db.url),
+        ahead,
+        "the team store's own line was touched"
+    );
 
-    std::fs::write(&path, user_line("x1", None, SESSION, "different")).expect("rewrite");
-    import(&store, &[&path]);
+    // The local store goes another way: a conflict, and the team store keeps its lines.
+    let session = sessiondb::query::resolve_session(&store.reader().expect("reader"), SESSION)
+        .expect("session");
+    store
+        .append(
+            &session,
+            &[json!({"type": "user", "uuid": "u2", "message": {"role": "user", "content": "local"}})],
+        )
+        .expect("append");
     let report = sync_into(&store, &db.url);
     assert_eq!(report.conflicts.len(), 1, "{report:?}");
     assert!(
@@ -444,11 +467,16 @@ fn a_session_another_machine_wrote_differently_is_reported_not_overwritten() {
         "{:?}",
         report.conflicts
     );
+    assert!(
+        report.conflicts[0].contains("1 line(s) this store never had"),
+        "{:?}",
+        report.conflicts
+    );
     assert_eq!(report.rows_sent, 0);
     assert_eq!(
         team_dump(&db.url),
-        team_before,
-        "another machine's version was changed"
+        ahead,
+        "another writer's version was changed"
     );
 
     // Through the binary: the conflict is a warning and a failing exit status.
