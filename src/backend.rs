@@ -47,6 +47,18 @@ impl Db {
         }
     }
 
+    /// Opens an existing store for a verb that changes it (see [`Store::open_existing`]).
+    ///
+    /// # Errors
+    /// As [`Store::open_existing`] or [`PgStore::connect`].
+    pub fn open_existing(target: &str) -> Result<Db> {
+        if is_postgres_url(target) {
+            Ok(Db::Postgres(PgStore::connect(target)?))
+        } else {
+            Ok(Db::Sqlite(Store::open_existing(target)?))
+        }
+    }
+
     /// What to call the store in messages: the file's path, or the URL without its password.
     pub fn shown(&self) -> String {
         match self {
@@ -179,6 +191,76 @@ impl Db {
         match self {
             Db::Sqlite(s) => crate::query::all_session_ids(&*s.reader()?),
             Db::Postgres(p) => p.read(crate::pg::query::all_session_ids),
+        }
+    }
+
+    /// Runs a full-text search, best hits first. On SQLite, lines still queued for the index
+    /// are indexed first (when that write fails the search runs without them: `Err` is then
+    /// only the search's own failure, and the catch-up error is returned beside the hits).
+    ///
+    /// # Errors
+    /// On a database error (never on what the user typed).
+    pub fn search(
+        &self,
+        q: &crate::search::SearchQuery,
+    ) -> Result<(Vec<crate::search::Hit>, Option<crate::Error>)> {
+        match self {
+            Db::Sqlite(s) => {
+                let caught_up = crate::search::catch_up(s).err();
+                Ok((crate::search::search(&*s.reader()?, q)?, caught_up))
+            }
+            Db::Postgres(p) => Ok((crate::pg::search::search(p, q)?, None)),
+        }
+    }
+
+    /// Sets a session's custom title (see [`crate::metadata::rename_session`]).
+    ///
+    /// # Errors
+    /// As [`crate::metadata::rename_session`].
+    pub fn rename_session(&self, session: &SessionRef, title: &str) -> Result<String> {
+        match self {
+            Db::Sqlite(s) => crate::metadata::rename_session(s, session, title),
+            Db::Postgres(p) => crate::pg::metadata::rename_session(p, session, title),
+        }
+    }
+
+    /// Sets or clears a session's tag (see [`crate::metadata::tag_session`]).
+    ///
+    /// # Errors
+    /// As [`crate::metadata::tag_session`].
+    pub fn tag_session(&self, session: &SessionRef, tag: Option<&str>) -> Result<String> {
+        match self {
+            Db::Sqlite(s) => crate::metadata::tag_session(s, session, tag),
+            Db::Postgres(p) => crate::pg::metadata::tag_session(p, session, tag),
+        }
+    }
+
+    /// Removes a session and everything stored for it (see
+    /// [`crate::metadata::delete_session`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn delete_session(&self, session: &SessionRef) -> Result<crate::metadata::DeleteReport> {
+        match self {
+            Db::Sqlite(s) => crate::metadata::delete_session(s, session),
+            Db::Postgres(p) => crate::pg::metadata::delete_session(p, session),
+        }
+    }
+
+    /// Appends a batch of entries with Claude Code's write rules (see
+    /// [`Store::append_with`]).
+    ///
+    /// # Errors
+    /// As [`Store::append_with`].
+    pub fn append_with(
+        &self,
+        session: &SessionRef,
+        entries: &[serde_json::Value],
+        options: &crate::record::AppendOptions,
+    ) -> Result<crate::record::AppendReport> {
+        match self {
+            Db::Sqlite(s) => s.append_with(session, entries, options),
+            Db::Postgres(p) => crate::pg::record::append_with(p, session, entries, options),
         }
     }
 }

@@ -155,13 +155,21 @@ pub fn append_line(tx: &Transaction<'_>, session: &SessionRef, line: &str) -> Re
 /// # Errors
 /// [`Error::Invalid`] for an empty title or a session without a main transcript.
 pub fn rename_session(store: &Store, session: &SessionRef, title: &str) -> Result<String> {
+    let line = rename_line(session, title)?;
+    store.write(|tx| append_line(tx, session, &line))?;
+    Ok(line)
+}
+
+/// The `custom-title` line `rename_session` writes, on any backend.
+///
+/// # Errors
+/// [`Error::Invalid`] for an empty title.
+pub fn rename_line(session: &SessionRef, title: &str) -> Result<String> {
     let title = py_strip(title);
     if title.is_empty() {
         return Err(Error::Invalid("title must be non-empty".into()));
     }
-    let line = custom_title_line(title, &session.session_id);
-    store.write(|tx| append_line(tx, session, &line))?;
-    Ok(line)
+    Ok(custom_title_line(title, &session.session_id))
 }
 
 /// `tag_session`: appends a `tag` record with the cleaned tag, or `""` to clear
@@ -171,6 +179,16 @@ pub fn rename_session(store: &Store, session: &SessionRef, title: &str) -> Resul
 /// [`Error::Invalid`] for a tag that is empty after cleaning or a session without a main
 /// transcript.
 pub fn tag_session(store: &Store, session: &SessionRef, tag: Option<&str>) -> Result<String> {
+    let line = tag_record(session, tag)?;
+    store.write(|tx| append_line(tx, session, &line))?;
+    Ok(line)
+}
+
+/// The `tag` line `tag_session` writes, on any backend: the cleaned tag, or `""` to clear.
+///
+/// # Errors
+/// [`Error::Invalid`] for a tag that is empty after cleaning.
+pub fn tag_record(session: &SessionRef, tag: Option<&str>) -> Result<String> {
     let tag = match tag {
         Some(t) => {
             let clean = sanitize_tag(t);
@@ -183,9 +201,7 @@ pub fn tag_session(store: &Store, session: &SessionRef, tag: Option<&str>) -> Re
         }
         None => String::new(),
     };
-    let line = tag_line(&tag, &session.session_id);
-    store.write(|tx| append_line(tx, session, &line))?;
-    Ok(line)
+    Ok(tag_line(&tag, &session.session_id))
 }
 
 /// What [`delete_session`] removed.

@@ -442,20 +442,20 @@ pub(crate) fn without_nul(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// The text a line is searched by, cut to what a `tsvector` can hold and without NULs
-/// (which PostgreSQL's text cannot hold).
+/// The words a line is searched by (see [`super::search::words`]: no NULs, which
+/// PostgreSQL's text cannot hold), cut to what a `tsvector` can hold.
 fn indexed_text(text: Option<&str>) -> Option<String> {
     let text = text?;
     let mut end = text.len().min(MAX_INDEXED_TEXT);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    Some(text[..end].replace('\0', " "))
+    Some(super::search::words(&text[..end]))
 }
 
-/// The searchable text of a line the search index takes, by the shared reader; a line it
-/// cannot read with certainty (see [`crate::jsonl::search_text`]) is indexed by its first
-/// [`crate::search::INDEXED_PREFIX`] bytes.
+/// The searchable text of a line the search index takes, by the shared reader; a line
+/// longer than [`crate::search::MAX_PARSED_LINE`] is indexed by its first
+/// [`crate::search::INDEXED_PREFIX`] bytes (SQLite's V9 rule).
 fn search_of(
     status: LineStatus,
     env: &crate::jsonl::Envelope<'_>,
@@ -468,11 +468,67 @@ fn search_of(
     if let Some(text) = ahead {
         return Some(text.clone());
     }
-    let cut = raw.len().min(crate::search::INDEXED_PREFIX);
-    Some(SearchText {
-        body: Some(String::from_utf8_lossy(&raw[..cut]).into_owned()),
-        tools: None,
-    })
+    if raw.len() > crate::search::MAX_PARSED_LINE {
+        let cut = raw.len().min(crate::search::INDEXED_PREFIX);
+        return Some(SearchText {
+            body: Some(String::from_utf8_lossy(&raw[..cut]).into_owned()),
+            tools: None,
+        });
+    }
+    Some(uncertain_text(raw))
+}
+
+/// The searchable text of a line the shared reader leaves to SQLite's JSON functions (a NUL,
+/// a duplicate or escaped key): read whole, with each string cut at its first NUL as
+/// SQLite's functions cut it.
+fn uncertain_text(raw: &[u8]) -> SearchText {
+    use serde_json::Value;
+    let cut = |s: &str| s.split('\0').next().unwrap_or_default().to_owned();
+    let Some(record) = crate::jsonl::parse_record(raw) else {
+        return SearchText::default();
+    };
+    let content = record.get("message").and_then(|m| m.get("content"));
+    let blocks = content.and_then(Value::as_array);
+    let body = match content {
+        Some(Value::String(s)) => Some(cut(s)),
+        _ => blocks.map(|b| {
+            b.iter()
+                .filter(|e| e.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|e| e.get("text").and_then(Value::as_str))
+                .map(cut)
+                .collect::<Vec<_>>()
+                .join("\n")
+        }),
+    };
+    let tools = blocks.map(|b| {
+        b.iter()
+            .filter_map(|e| match e.get("type").and_then(Value::as_str) {
+                Some("tool_use") => Some(format!(
+                    "{} {}",
+                    e.get("name")
+                        .and_then(Value::as_str)
+                        .map(cut)
+                        .unwrap_or_default(),
+                    e.get("input").map(Value::to_string).unwrap_or_default()
+                )),
+                Some("tool_result") => match e.get("content") {
+                    Some(Value::String(s)) => Some(cut(s)),
+                    Some(Value::Array(parts)) => Some(
+                        parts
+                            .iter()
+                            .filter_map(|p| p.get("text").and_then(Value::as_str))
+                            .map(cut)
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    ),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    SearchText { body, tools }
 }
 
 /// Stores `lines` from `ordinal` on with their projected columns and search vectors, in

@@ -12,8 +12,11 @@
 pub mod catalog;
 pub mod export;
 pub mod import;
+pub mod metadata;
 pub mod query;
+pub mod record;
 pub mod resume;
+pub mod search;
 pub mod sync;
 pub mod url;
 

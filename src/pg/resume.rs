@@ -58,6 +58,22 @@ pub fn continue_target(store: &PgStore, project: &str) -> Result<SessionRef> {
     })
 }
 
+/// The leaf `resume` picks by default (R1), for the record API's parent.
+///
+/// # Errors
+/// Fails on a database error.
+pub(crate) fn pick_leaf(tx: &mut Transaction<'_>, transcript: i64) -> Result<Option<String>> {
+    Pg(tx).pick_leaf(transcript)
+}
+
+/// Whether a chain row with this uuid exists in the transcript.
+///
+/// # Errors
+/// Fails on a database error.
+pub(crate) fn has_entry(tx: &mut Transaction<'_>, transcript: i64, uuid: &str) -> Result<bool> {
+    Pg(tx).has_entry(transcript, uuid)
+}
+
 struct Pg<'a, 'b>(&'a mut Transaction<'b>);
 
 impl Pg<'_, '_> {

@@ -262,3 +262,161 @@ fn oracle_resume_cases_on_every_backend() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A search hit by session and line.
+type HitKey = (String, Option<String>);
+
+/// Search answers: the same lines match on both backends (ranking ties may be ordered
+/// differently, and the scores are the engines' own, so the hits are compared as sets).
+/// Lines whose searchable text only SQLite's JSON functions can tell (a NUL inside a string,
+/// a duplicate or escaped key: `jsonl::search_text` gives `None`) are left out of the
+/// comparison: the team store reads them with serde instead (docs/postgres.md).
+#[test]
+fn search_finds_the_same_lines_on_every_backend() {
+    let Some(shared) = shared_dir("the conformance search") else {
+        return;
+    };
+    let files = corpus_files(&shared);
+    let queries = [
+        ("test", false),
+        ("error", true),
+        ("function return", false),
+        ("cargo build", true),
+        ("README", false),
+    ];
+    // The uuids of the lines only SQLite's JSON functions can read.
+    let mut uncertain = std::collections::HashSet::new();
+    for file in &files {
+        let bytes = std::fs::read(file).expect("read");
+        for line in sessiondb::jsonl::split_lines(&bytes) {
+            let record = sessiondb::jsonl::parse_record(line.bytes);
+            let uuid = record
+                .as_ref()
+                .and_then(|r| r.get("uuid"))
+                .and_then(Value::as_str);
+            if let Some(uuid) = uuid {
+                if sessiondb::jsonl::search_text(line.bytes).is_none() {
+                    uncertain.insert(uuid.to_owned());
+                }
+            }
+        }
+    }
+    assert!(uncertain.len() < 50, "{} uncertain lines", uncertain.len());
+    let mut answers: Vec<(&str, Vec<Vec<HitKey>>)> = Vec::new();
+    for b in backends("search_finds_the_same_lines_on_every_backend") {
+        import_all(&b, &files);
+        let mut per_query = Vec::new();
+        for (text, tools) in queries {
+            let (hits, stale) =
+                b.db.search(&sessiondb::search::SearchQuery {
+                    text: text.to_owned(),
+                    tools,
+                    limit: Some(100_000),
+                    ..Default::default()
+                })
+                .unwrap_or_else(|e| panic!("{}: search {text:?}: {e}", b.name));
+            assert!(stale.is_none(), "{}: {stale:?}", b.name);
+            let mut found: Vec<HitKey> = hits
+                .into_iter()
+                .filter(|h| !h.uuid.as_ref().is_some_and(|u| uncertain.contains(u)))
+                .map(|h| (h.session_id, h.uuid))
+                .collect();
+            found.sort();
+            assert!(!found.is_empty(), "{}: {text:?} finds nothing", b.name);
+            per_query.push(found);
+        }
+        answers.push((b.name, per_query));
+    }
+    for pair in answers.windows(2) {
+        for (i, (text, _)) in queries.iter().enumerate() {
+            let (a, b) = (&pair[0].1[i], &pair[1].1[i]);
+            let only_a: Vec<_> = a.iter().filter(|h| !b.contains(h)).take(3).collect();
+            let only_b: Vec<_> = b.iter().filter(|h| !a.contains(h)).take(3).collect();
+            assert!(
+                only_a.is_empty() && only_b.is_empty(),
+                "{text:?}: {} finds {} lines, {} finds {}; only {}: {only_a:?}; only {}: {only_b:?}",
+                pair[0].0,
+                a.len(),
+                pair[1].0,
+                b.len(),
+                pair[0].0,
+                pair[1].0
+            );
+        }
+    }
+}
+
+/// Rename, tag and delete: the same records are appended, the catalog follows, the export
+/// shows the new lines after the imported bytes, and a deleted session is gone.
+#[test]
+fn rename_tag_and_delete_on_every_backend() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
+    let mut results = Vec::new();
+    for b in backends("rename_tag_and_delete_on_every_backend") {
+        import_all(&b, std::slice::from_ref(&samples));
+        let all = listing(&b);
+        assert_eq!(all.len(), 2, "{}", b.name);
+        let id = all[0].session_id.clone();
+        let session = b.db.resolve_session(&id).expect("session");
+        let mut before = Vec::new();
+        b.db.export_session(&session, &mut before).expect("export");
+        let renamed =
+            b.db.rename_session(&session, "  A new title ")
+                .expect("rename");
+        let tagged = b.db.tag_session(&session, Some("exp-1")).expect("tag");
+        assert!(b.db.rename_session(&session, "   ").is_err(), "{}", b.name);
+        let info = b.db.session_info(&session, None).expect("info");
+        assert_eq!(
+            info.custom_title.as_deref(),
+            Some("A new title"),
+            "{}",
+            b.name
+        );
+        assert_eq!(info.summary.as_deref(), Some("A new title"), "{}", b.name);
+        assert_eq!(info.tag.as_deref(), Some("exp-1"), "{}", b.name);
+        // Found by its new title, and filtered by its tag.
+        assert_eq!(
+            b.db.resolve_session("A new title").expect("by title"),
+            session
+        );
+        let tagged_only =
+            b.db.list_sessions(&SessionFilter {
+                tag: Some("exp-1".into()),
+                ..SessionFilter::default()
+            })
+            .expect("list");
+        assert_eq!(tagged_only.len(), 1, "{}", b.name);
+        let mut after = Vec::new();
+        b.db.export_session(&session, &mut after).expect("export");
+        let mut want = before.clone();
+        if !want.ends_with(b"\n") && !want.is_empty() {
+            want.push(b'\n');
+        }
+        want.extend_from_slice(format!("{renamed}\n{tagged}\n").as_bytes());
+        assert!(after == want, "{}: export after rename and tag", b.name);
+        b.db.tag_session(&session, None).expect("clear tag");
+        assert_eq!(b.db.session_info(&session, None).expect("info").tag, None);
+        let resumed =
+            b.db.resume(&session, &ResumeOptions::default())
+                .expect("resume");
+        let report = b.db.delete_session(&session).expect("delete");
+        assert!(report.rows > 0, "{}", b.name);
+        assert!(b.db.resolve_session(&id).is_err(), "{}: deleted", b.name);
+        assert_eq!(listing(&b).len(), 1, "{}", b.name);
+        results.push((
+            b.name,
+            renamed,
+            tagged,
+            serde_json::to_value(&resumed.metadata).expect("json"),
+        ));
+    }
+    for pair in results.windows(2) {
+        assert_eq!(pair[0].1, pair[1].1);
+        assert_eq!(pair[0].2, pair[1].2);
+        assert_eq!(
+            pair[0].3, pair[1].3,
+            "{} and {} restore different metadata",
+            pair[0].0, pair[1].0
+        );
+    }
+}

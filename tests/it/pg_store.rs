@@ -127,9 +127,80 @@ fn cli_verbs_on_a_team_store_record_and_filter_the_origin_host() {
     let view: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert!(view.as_array().is_some_and(|v| !v.is_empty()));
     // A verb that does not work on a team store yet says so and creates nothing.
-    let out = sessiondb(&url, "beta", &["search", "anything"]);
+    let out = sessiondb(&url, "beta", &["messages", id]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("team store"), "{err}");
     assert!(!std::path::Path::new("postgres:").exists());
+}
+
+/// The uuid rule of append across connections (as across processes and machines): eight
+/// writers append overlapping batches of the same messages to one session at once; every
+/// message is stored exactly once, and the chain stays one path.
+#[test]
+fn concurrent_appends_store_each_uuid_once() {
+    let Some(db) = pg_db("concurrent_appends_store_each_uuid_once") else {
+        return;
+    };
+    let store = PgStore::connect(&db.url).expect("connect");
+    let samples =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
+    sessiondb::pg::import::import_paths(&store, &[samples], &sessiondb::model::NoProgress)
+        .expect("import");
+    let session = store
+        .read(|tx| {
+            let all = sessiondb::pg::query::list_sessions(tx, &Default::default())?;
+            sessiondb::pg::query::resolve_session(tx, &all[0].session_id)
+        })
+        .expect("session");
+    let message = |i: usize| {
+        serde_json::json!({
+            "type": if i % 2 == 0 { "user" } else { "assistant" },
+            "uuid": format!("00000000-0000-4000-8000-{i:012}"),
+            "message": {"role": if i % 2 == 0 { "user" } else { "assistant" },
+                        "content": format!("message {i}")},
+        })
+    };
+    let handles: Vec<_> = (0..8)
+        .map(|w| {
+            let url = db.url.clone();
+            let session = session.clone();
+            std::thread::spawn(move || {
+                let store = PgStore::connect(&url).expect("connect");
+                // Writer w sends messages w..w+12 in batches of 4: neighbours overlap.
+                for start in (w..w + 12).step_by(4) {
+                    let batch: Vec<_> = (start..start + 4).map(message).collect();
+                    sessiondb::pg::record::append_with(
+                        &store,
+                        &session,
+                        &batch,
+                        &Default::default(),
+                    )
+                    .expect("append");
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("writer");
+    }
+    let counts: Vec<(String, i64)> = store
+        .read(|tx| {
+            Ok(tx
+                .query(
+                    "SELECT r.uuid, count(*) FROM rows r JOIN transcripts t ON t.id = r.transcript_id
+                     WHERE t.session_id = $1 AND r.uuid LIKE '00000000-0000-4000-8000-%'
+                     GROUP BY r.uuid ORDER BY r.uuid",
+                    &[&session.key],
+                )?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect())
+        })
+        .expect("counts");
+    assert_eq!(counts.len(), 8 + 11, "every message of 0..19 is stored");
+    assert!(counts.iter().all(|(_, n)| *n == 1), "{counts:?}");
+    let resumed =
+        sessiondb::pg::resume::resume(&store, &session, &Default::default()).expect("resume");
+    assert!(resumed.leaf_uuid.is_some());
 }

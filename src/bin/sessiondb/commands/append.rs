@@ -5,7 +5,7 @@ use crate::human::plural;
 use crate::output::print_json;
 use anyhow::Context;
 use sessiondb::record::{self, AppendOptions, Parent};
-use sessiondb::{query, write_back};
+use sessiondb::write_back;
 use std::io::Read;
 use std::path::Path;
 
@@ -17,21 +17,17 @@ pub fn run(db: &Path, args: AppendArgs) -> anyhow::Result<()> {
         .context("cannot read entries from standard input")?;
     // Checked before the database is touched: a bad line stores nothing.
     let entries = record::parse_batch(&input).context("standard input")?;
-    let store = super::open(db)?;
-    let session = query::resolve_session(&*store.reader()?, &args.session)?;
+    let store = super::open_db(db)?;
+    let session = store.resolve_session(&args.session)?;
     let parent = match (args.parent, args.root) {
         (Some(uuid), _) => Parent::Uuid(uuid),
         (None, true) => Parent::Root,
         (None, false) => Parent::Leaf,
     };
-    let target = if super::write_back_wanted(&args.write_back)? {
-        Some(write_back::check(&store, &session)?)
-    } else {
-        None
-    };
+    let target = super::write_back_target(&store, &session, &args.write_back)?;
     let report = store.append_with(&session, &entries, &AppendOptions { parent })?;
-    if let Some(target) = target {
-        write_back::apply(&store, &target)?;
+    if let (Some(target), sessiondb::Db::Sqlite(store)) = (target, &store) {
+        write_back::apply(store, &target)?;
         eprintln!("written back to {}", target.path.display());
     }
     if args.json {
@@ -44,7 +40,7 @@ pub fn run(db: &Path, args: AppendArgs) -> anyhow::Result<()> {
         report.duplicates,
         report.project,
         report.session_id,
-        db.display()
+        super::shown(db)
     ));
     Ok(())
 }

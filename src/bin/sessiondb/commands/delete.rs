@@ -2,16 +2,13 @@
 
 use crate::cli::DeleteArgs;
 use crate::human::plural;
-use sessiondb::{metadata, query};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
 pub fn run(db: &Path, args: DeleteArgs) -> anyhow::Result<()> {
-    let store = super::open_existing(db)?;
-    let conn = store.reader()?;
-    let session = query::resolve_session(&conn, &args.session)?;
-    let info = query::get_session_info(&conn, &session, None)?;
-    drop(conn);
+    let store = super::open_db_existing(db)?;
+    let session = store.resolve_session(&args.session)?;
+    let info = store.session_info(&session, None)?;
     if !args.yes {
         let stdin = std::io::stdin();
         if !stdin.is_terminal() {
@@ -30,7 +27,7 @@ pub fn run(db: &Path, args: DeleteArgs) -> anyhow::Result<()> {
             crate::human::one_line(info.summary.as_deref().unwrap_or("untitled")),
             plural(info.message_count as u64, "message", "messages"),
             plural(info.subagent_count as u64, "sub-agent", "sub-agents"),
-            db.display()
+            super::shown(db)
         )?;
         err.flush()?;
         let mut answer = String::new();
@@ -39,12 +36,12 @@ pub fn run(db: &Path, args: DeleteArgs) -> anyhow::Result<()> {
             anyhow::bail!("not deleted");
         }
     }
-    let report = metadata::delete_session(&store, &session)?;
+    let report = store.delete_session(&session)?;
     crate::style::note(format_args!(
         "deleted {}/{} from {}: {}, {}, {} (source files on disk are untouched)",
         report.project,
         report.session_id,
-        db.display(),
+        super::shown(db),
         plural(report.transcripts as u64, "transcript", "transcripts"),
         plural(report.rows as u64, "row", "rows"),
         plural(report.files as u64, "file", "files")

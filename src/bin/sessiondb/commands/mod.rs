@@ -108,17 +108,17 @@ fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
         | Command::Sessions(_)
         | Command::Info(_)
         | Command::Resume(_)
-        | Command::Continue(_) => return Ok(()),
+        | Command::Continue(_)
+        | Command::Search(_)
+        | Command::Rename(_)
+        | Command::Tag(_)
+        | Command::Delete(_)
+        | Command::Append(_) => return Ok(()),
         Command::Messages(_) => "messages",
         Command::Agents(_) => "agents",
-        Command::Rename(_) => "rename",
-        Command::Tag(_) => "tag",
-        Command::Delete(_) => "delete",
-        Command::Search(_) => "search",
         Command::Reindex(_) => "reindex",
         Command::Backup(_) => "backup",
         Command::Fork(_) => "fork",
-        Command::Append(_) => "append",
         Command::Serve(_) => "serve",
         Command::Restore(_) => "restore",
         Command::Launch(_) => "launch",
@@ -132,9 +132,41 @@ fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
     };
     Err(sessiondb::Error::Invalid(format!(
         "`{verb}` does not work on a PostgreSQL team store yet (import, export, sessions, \
-         info, resume and continue do)"
+         info, resume, continue, search, rename, tag, delete and append do)"
     ))
     .into())
+}
+
+/// Opens an existing store of either kind for a verb that changes it.
+pub fn open_db_existing(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
+    if is_team_store(db) {
+        let url = db.to_str().expect("a team store URL is UTF-8");
+        return Ok(sessiondb::Db::Postgres(sessiondb::pg::PgStore::connect(
+            url,
+        )?));
+    }
+    Ok(sessiondb::Db::Sqlite(open_existing(db)?))
+}
+
+/// The write-back target of a change, when one is wanted: only a SQLite store writes back
+/// to Claude Code's files on this machine (a team store's session may come from another).
+pub fn write_back_target(
+    store: &sessiondb::Db,
+    session: &sessiondb::model::SessionRef,
+    flags: &crate::cli::WriteBackArgs,
+) -> anyhow::Result<Option<sessiondb::write_back::Target>> {
+    if !write_back_wanted(flags)? {
+        return Ok(None);
+    }
+    match store {
+        sessiondb::Db::Sqlite(s) => Ok(Some(sessiondb::write_back::check(s, session)?)),
+        sessiondb::Db::Postgres(_) => {
+            crate::style::warn(format_args!(
+                "not written back: a team store does not write to Claude Code's files"
+            ));
+            Ok(None)
+        }
+    }
 }
 
 /// What to call the database in output: a file's path, or a URL without its password.

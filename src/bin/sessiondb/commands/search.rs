@@ -5,7 +5,7 @@ use crate::cli::SearchArgs;
 use crate::human;
 use crate::output::{print_json, NothingFound};
 use crate::style;
-use sessiondb::search::{self, SearchQuery};
+use sessiondb::search::SearchQuery;
 use std::io::Write;
 use std::path::Path;
 
@@ -15,7 +15,7 @@ const OPEN: &str = "\u{1}";
 const CLOSE: &str = "\u{2}";
 
 pub fn run(db: &Path, args: SearchArgs) -> anyhow::Result<()> {
-    let store = super::open_read(db)?;
+    let store = super::open_db_read(db)?;
     // JSON keeps its `**` marks; text gets colour or nothing (never `**`, which collides
     // with Markdown in the content).
     let marks = if args.json {
@@ -40,13 +40,13 @@ pub fn run(db: &Path, args: SearchArgs) -> anyhow::Result<()> {
     };
     // Lines stored since the index was last brought up to date are indexed first; when that
     // write fails (a full disk, a read-only database) the search still runs without them.
-    if let Err(e) = search::catch_up(&store) {
+    let (mut hits, stale) = store.search(&query)?;
+    if let Some(e) = stale {
         style::warn(format_args!(
             "the search index could not be brought up to date ({e}); \
              recently stored lines are not searched"
         ));
     }
-    let mut hits = search::search(&*store.reader()?, &query)?;
     hits.drain(..hits.len().min(offset as usize));
     if args.json {
         print_json(&hits)?;

@@ -1,23 +1,19 @@
 //! `sessiondb tag SESSION TAG` and `sessiondb tag SESSION --clear`.
 
 use crate::cli::TagArgs;
-use sessiondb::{metadata, query, write_back};
+use sessiondb::write_back;
 use std::path::Path;
 
 pub fn run(db: &Path, args: TagArgs) -> anyhow::Result<()> {
-    let store = super::open_existing(db)?;
-    let session = query::resolve_session(&*store.reader()?, &args.session)?;
+    let store = super::open_db_existing(db)?;
+    let session = store.resolve_session(&args.session)?;
     let tag = if args.clear {
         None
     } else {
         args.tag.as_deref()
     };
-    let target = if super::write_back_wanted(&args.write_back)? {
-        Some(write_back::check(&store, &session)?)
-    } else {
-        None
-    };
-    metadata::tag_session(&store, &session, tag)?;
+    let target = super::write_back_target(&store, &session, &args.write_back)?;
+    store.tag_session(&session, tag)?;
     let what = if tag.is_some() {
         "tagged"
     } else {
@@ -27,10 +23,10 @@ pub fn run(db: &Path, args: TagArgs) -> anyhow::Result<()> {
         "{what} {}/{} in {}",
         session.project,
         session.session_id,
-        db.display()
+        super::shown(db)
     ));
-    if let Some(target) = target {
-        write_back::apply(&store, &target)?;
+    if let (Some(target), sessiondb::Db::Sqlite(store)) = (target, &store) {
+        write_back::apply(store, &target)?;
         crate::style::note(format_args!("written back to {}", target.path.display()));
     }
     Ok(())

@@ -1,0 +1,222 @@
+//! Full-text search on the team store: each searchable line's `tsvector` (written at import
+//! by the same text reader that feeds FTS5) under a GIN index.
+//!
+//! Words are cut as FTS5's `unicode61 remove_diacritics 2` cuts them, before PostgreSQL
+//! sees the text ([`words`]): runs of letters and digits, diacritics removed. PostgreSQL's
+//! own parser would keep a file path or a URL as one token (`/home/me/.cargo/bin`), so that
+//! `cargo` would not find it. The `simple` configuration then only lower-cases. Ranking is
+//! `ts_rank` with the body weighted 1.0 and tool text 0.1 (FTS5: BM25 with 1.0 and 0.5),
+//! reported negated so that lower is better as with BM25; ties are broken by line order.
+
+use super::PgStore;
+use crate::error::Result;
+use crate::search::{Hit, SearchQuery, MAX_TERMS};
+use unicode_general_category::{get_general_category, GeneralCategory};
+use unicode_normalization::UnicodeNormalization;
+
+/// The words of `text` as FTS5's `unicode61 remove_diacritics 2` tokenizer finds them:
+/// maximal runs of letters and digits, each with its combining marks removed after
+/// canonical decomposition, joined by spaces (what is given to `to_tsvector('simple', …)`).
+pub(crate) fn words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_word = false;
+    for c in text.nfd() {
+        if is_mark(c) {
+            continue;
+        }
+        if c.is_alphanumeric() {
+            out.push(c);
+            in_word = true;
+        } else if in_word {
+            out.push(' ');
+            in_word = false;
+        }
+    }
+    out
+}
+
+fn is_mark(c: char) -> bool {
+    matches!(
+        get_general_category(c),
+        GeneralCategory::NonspacingMark | GeneralCategory::EnclosingMark
+    )
+}
+
+/// Runs a search, best hits first (see [`crate::search::search`]).
+///
+/// # Errors
+/// Fails on a database error (never on what the user typed).
+pub fn search(store: &PgStore, q: &SearchQuery) -> Result<Vec<Hit>> {
+    let terms: Vec<String> = q
+        .text
+        .replace('\0', " ")
+        .split_whitespace()
+        .take(MAX_TERMS)
+        .map(words)
+        .filter(|w| !w.trim().is_empty())
+        .collect();
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Each word is a phrase (as FTS5's quoted phrases: "foo-bar" is foo followed by bar),
+    // all must match. Only the number of words shapes the SQL text; the words are bound.
+    let query = (0..terms.len())
+        .map(|i| format!("phraseto_tsquery('simple', ${})", i + 5))
+        .collect::<Vec<_>>()
+        .join(" && ");
+    let column = if q.tools {
+        "r.search"
+    } else {
+        "ts_filter(r.search, '{a}')"
+    };
+    let sql = format!(
+        "WITH q AS (SELECT ({query}) AS q)
+         SELECT s.session_id, p.key, t.agent_id, r.uuid, r.timestamp, r.type, c.summary,
+                r.raw, ts_rank({column}, q.q) AS score
+         FROM q, rows r
+         JOIN transcripts t ON t.id = r.transcript_id AND t.superseded_at IS NULL
+         JOIN sessions s ON s.id = t.session_id
+         JOIN projects p ON p.id = s.project_id
+         LEFT JOIN catalog c ON c.session_key = s.id
+         WHERE r.search @@ q.q AND {column} @@ q.q
+           AND ($1::text IS NULL OR p.key = $1
+                OR (length($1) > 200 AND starts_with(p.key, $1)))
+           AND ($2::text IS NULL OR c.tag = $2)
+           AND ($3::text IS NULL OR r.type = $3)
+         ORDER BY score DESC, r.id
+         LIMIT $4"
+    );
+    let limit = q.limit.filter(|n| *n > 0).unwrap_or(20);
+    let (open, close) = q
+        .marks
+        .clone()
+        .unwrap_or_else(|| ("**".to_owned(), "**".to_owned()));
+    store.read(|tx| {
+        let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> =
+            vec![&q.project, &q.tag, &q.role, &limit];
+        for w in &terms {
+            params.push(w);
+        }
+        let rows = tx.query(&sql, &params)?;
+        let mut hits = Vec::with_capacity(rows.len());
+        for r in rows {
+            let raw: &[u8] = r.get(7);
+            let text = crate::jsonl::search_text(raw).map_or_else(
+                || {
+                    String::from_utf8_lossy(&raw[..raw.len().min(crate::search::INDEXED_PREFIX)])
+                        .into_owned()
+                },
+                |t| {
+                    let mut all = t.body.unwrap_or_default();
+                    if q.tools {
+                        if let Some(tools) = t.tools {
+                            all.push('\n');
+                            all.push_str(&tools);
+                        }
+                    }
+                    all
+                },
+            );
+            let snippet = snippet(&text, &terms, (&open, &close));
+            let score: f32 = r.get(8);
+            hits.push(Hit {
+                session_id: r.get(0),
+                project: r.get(1),
+                agent_id: r.get(2),
+                uuid: r.get(3),
+                timestamp: r.get(4),
+                role: r.get(5),
+                title: r.get(6),
+                snippet,
+                rank: -f64::from(score),
+            });
+        }
+        Ok(hits)
+    })
+}
+
+/// Words shown before the first match in a snippet, and in all.
+const BEFORE: usize = 8;
+const SHOWN: usize = 24;
+
+/// The text around the first match, the matched words between the marks, `…` where text
+/// was left out (the shape of FTS5's `snippet`).
+fn snippet(text: &str, terms: &[String], (open, close): (&str, &str)) -> String {
+    let wanted: std::collections::HashSet<String> = terms
+        .iter()
+        .flat_map(|t| t.split_whitespace())
+        .map(str::to_lowercase)
+        .collect();
+    // Byte ranges of the words of `text`, as `words` cuts them.
+    let mut runs = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        let part = c.is_alphanumeric() || is_mark(c);
+        match (part, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                runs.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        runs.push((s, text.len()));
+    }
+    let hit = |&(a, b): &(usize, usize)| wanted.contains(&words(&text[a..b]).trim().to_lowercase());
+    let first = runs.iter().position(hit).unwrap_or(0);
+    let from = first.saturating_sub(BEFORE);
+    let to = (from + SHOWN).min(runs.len());
+    if from >= to {
+        return String::new();
+    }
+    let mut out = String::new();
+    if from > 0 {
+        out.push('…');
+    }
+    let mut at = runs[from].0;
+    for run in &runs[from..to] {
+        out.push_str(&text[at..run.0]);
+        if hit(run) {
+            out.push_str(open);
+            out.push_str(&text[run.0..run.1]);
+            out.push_str(close);
+        } else {
+            out.push_str(&text[run.0..run.1]);
+        }
+        at = run.1;
+    }
+    if to < runs.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_cut_as_unicode61_cuts_them() {
+        assert_eq!(words("/home/me/.cargo/bin"), "home me cargo bin");
+        assert_eq!(words("Café-au-lait naïve"), "Cafe au lait naive");
+        assert_eq!(words("snake_case x2"), "snake case x2");
+        assert_eq!(words("..."), "");
+    }
+
+    #[test]
+    fn snippets_mark_the_matched_words() {
+        let text = "one two /home/me/.cargo/bin three";
+        assert_eq!(
+            snippet(text, &["cargo".into()], ("[", "]")),
+            "one two /home/me/.[cargo]/bin three"
+        );
+        let long: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();
+        let s = snippet(&long.join(" "), &["w20".into()], ("[", "]"));
+        assert!(
+            s.starts_with('…') && s.ends_with('…') && s.contains("[w20]"),
+            "{s}"
+        );
+    }
+}
