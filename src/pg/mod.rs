@@ -17,6 +17,7 @@ pub mod query;
 pub mod record;
 pub mod resume;
 pub mod search;
+pub mod sync;
 pub mod url;
 
 use crate::error::{Error, Result};

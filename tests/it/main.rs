@@ -16,6 +16,7 @@ mod names;
 mod odd_json;
 mod opening;
 mod pg_store;
+mod pg_sync;
 mod restore;
 mod resume_attachments;
 mod resume_cli;

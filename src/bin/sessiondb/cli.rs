@@ -119,6 +119,9 @@ pub enum Command {
     /// sessiondb's own settings ($XDG_CONFIG_HOME/sessiondb/config.toml, else
     /// ~/.config/sessiondb/config.toml).
     Config(ConfigArgs),
+    /// Copy a local store (--from, else the database) into a PostgreSQL team store:
+    /// only what the target lacks, one file per transaction, safe to interrupt and re-run.
+    Sync(SyncArgs),
 }
 
 /// `sessiondb capture`.
@@ -656,6 +659,20 @@ pub struct BackupArgs {
     /// The copy to write (replaced atomically when it exists).
     pub dest: PathBuf,
     /// Print what was written as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sessiondb sync`.
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// The team store: a postgres:// or postgresql:// URL.
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+    /// The SQLite store to copy [default: the database, as --db and $SESSIONDB_PATH name it].
+    #[arg(long, value_name = "PATH")]
+    pub from: Option<PathBuf>,
+    /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
 }

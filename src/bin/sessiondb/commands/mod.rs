@@ -21,6 +21,7 @@ mod resume;
 mod search;
 mod serve;
 mod sessions;
+mod sync;
 mod tag;
 mod watch;
 
@@ -39,6 +40,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Capture(args) => return capture::run(cli.db, &args),
         Command::Hooks(args) => return hooks::run(cli.db, args),
         Command::Config(args) => return config::run(args),
+        Command::Sync(args) => return sync::run(cli.db, args),
         command => Cli { command, ..cli },
     };
     let db = database_path(cli.db)?;
@@ -71,7 +73,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         | Command::Man
         | Command::Capture(_)
         | Command::Hooks(_)
-        | Command::Config(_) => unreachable!("handled above"),
+        | Command::Config(_)
+        | Command::Sync(_) => unreachable!("handled above"),
     }
 }
 
@@ -127,7 +130,8 @@ fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
         | Command::Man
         | Command::Capture(_)
         | Command::Hooks(_)
-        | Command::Config(_) => return Ok(()),
+        | Command::Config(_)
+        | Command::Sync(_) => return Ok(()),
     };
     Err(sessiondb::Error::Invalid(format!(
         "`{verb}` does not work on a PostgreSQL team store yet (import, export, sessions, \
