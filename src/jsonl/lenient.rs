@@ -35,6 +35,68 @@ pub fn parse_json(text: &str) -> Option<Value> {
     Some(value)
 }
 
+/// Parses an object like [`parse_json`], except that the top-level member `skip` is not
+/// built: its value stands in as one of the same JSON truthiness (an empty object or array
+/// is itself, any other object, array or string becomes `true`, a scalar is itself). For
+/// readers that only test the member, such as resume's API view with `toolUseResult` (the
+/// tool's output as the UI showed it, two thirds of a typical transcript's bytes). `None`
+/// for what is not a JSON object.
+pub fn parse_object_skipping(text: &str, skip: &str) -> Option<Value> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    if let Ok(value) = Skipping(skip).deserialize(&mut de) {
+        if de.end().is_ok() {
+            return Some(value);
+        }
+    }
+    // What serde_json refuses (a lone surrogate, deep nesting, not an object) is read the
+    // slow way, and the member replaced afterwards.
+    let mut value = parse_json(text).filter(Value::is_object)?;
+    if let Some(member) = value.as_object_mut().and_then(|m| m.get_mut(skip)) {
+        let text = serde_json::to_string(member).ok()?;
+        *member = stand_in(&text);
+    }
+    Some(value)
+}
+
+/// A value of the same truthiness as the JSON value `raw`, cheap to build (see
+/// [`parse_object_skipping`]).
+fn stand_in(raw: &str) -> Value {
+    match raw.as_bytes().first() {
+        Some(b'{' | b'[' | b'"') if raw.len() > 2 => Value::Bool(true),
+        // "", [], {} and scalars: the value itself, which is small.
+        _ => serde_json::from_str(raw).unwrap_or(Value::Bool(true)),
+    }
+}
+
+/// A top-level object whose member named `.0` is kept as a [`stand_in`].
+struct Skipping<'a>(&'a str);
+
+impl<'de> DeserializeSeed<'de> for Skipping<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Skipping<'_> {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = if key == self.0 {
+                stand_in(map.next_value::<&RawValue>()?.get())
+            } else {
+                map.next_value::<Value>()?
+            };
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
 /// `text` with every lone surrogate escape inside a string replaced by `\ufffd`; a valid
 /// pair (`\ud83d\ude00`) is kept. Borrowed when there is none.
 pub fn without_lone_surrogates(text: &str) -> Cow<'_, str> {

@@ -136,6 +136,25 @@ impl Store {
     /// # Errors
     /// Fails when `--at` names no record of the session, or on a database error.
     pub fn resume(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
+        self.resume_records(session, options, gather::Records::Full)
+    }
+
+    /// [`Store::resume`] for a caller that wants only [`Resumed::into_api_view`]: the
+    /// records in `messages` are not all there (each `toolUseResult` is a stand-in, see
+    /// [`gather::Records::ApiView`]), so they must not be written or shown as records.
+    ///
+    /// # Errors
+    /// As [`Store::resume`].
+    pub fn resume_for_api(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
+        self.resume_records(session, options, gather::Records::ApiView)
+    }
+
+    fn resume_records(
+        &self,
+        session: &SessionRef,
+        options: &ResumeOptions,
+        records_as: gather::Records,
+    ) -> Result<Resumed> {
         let conn = self.reader()?;
         let transcript = main_transcript(&conn, session)?;
         let (leaf, records) = match transcript {
@@ -155,7 +174,8 @@ impl Store {
                 };
                 match leaf {
                     Some(l) => {
-                        let records = gather::gather(&conn, t, &l, options.interactive)?;
+                        let records =
+                            gather::gather(&conn, t, &l, options.interactive, records_as)?;
                         (Some(l), records)
                     }
                     None => (None, Vec::new()),

@@ -1,6 +1,7 @@
 //! Terminal output helpers: progress bars on a terminal only, JSON for scripts.
 
 use indicatif::{ProgressBar, ProgressStyle};
+use sessiondb::jsonl::pretty::Pretty;
 use sessiondb::model::Progress;
 use std::io::{IsTerminal, Write};
 
@@ -10,6 +11,27 @@ pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     let mut out = stdout();
     serde_json::to_writer_pretty(&mut out, value)?;
     out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// [`print_json`] of JSON values, written by [`Pretty`] (the same bytes, faster).
+pub fn print_json_values(values: &[serde_json::Value]) -> anyhow::Result<()> {
+    let mut buf = Vec::with_capacity(64 * 1024);
+    if values.is_empty() {
+        buf.extend_from_slice(b"[]");
+    } else {
+        let mut pretty = Pretty::new(&mut buf);
+        pretty.open(b'[');
+        for (i, value) in values.iter().enumerate() {
+            pretty.item(i == 0);
+            pretty.value(value);
+        }
+        pretty.close(b']');
+    }
+    buf.push(b'\n');
+    let mut out = std::io::stdout().lock();
+    out.write_all(&buf)?;
     out.flush()?;
     Ok(())
 }

@@ -3,9 +3,10 @@
 
 use crate::cli::MessagesArgs;
 use crate::human;
-use crate::output::print_json;
+use crate::output::stdout;
 use crate::style::{self, Pager};
 use serde_json::Value;
+use sessiondb::jsonl::pretty::Pretty;
 use sessiondb::{query, sdk};
 use std::collections::HashMap;
 use std::io::Write;
@@ -21,7 +22,7 @@ pub fn run(db: &Path, args: MessagesArgs) -> anyhow::Result<()> {
         None => sdk::get_session_messages(&conn, &session, limit, args.offset)?,
     };
     if args.json {
-        return print_json(&messages);
+        return print_messages_json(&messages);
     }
     let times = query::record_timestamps(&conn, &session)?;
     drop(conn);
@@ -199,6 +200,51 @@ fn result_text(content: Option<&Value>) -> String {
             .join("\n"),
         _ => String::new(),
     }
+}
+
+/// `messages --json`: the bytes `print_json` writes for `[SessionMessage]`, through
+/// [`Pretty`] (serde_json's escaping was a sixth of the command).
+fn print_messages_json(messages: &[sdk::SessionMessage]) -> anyhow::Result<()> {
+    let mut buf = Vec::with_capacity(64 * 1024);
+    messages_json(&mut buf, messages);
+    let mut out = stdout();
+    out.write_all(&buf)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The pretty JSON of `messages` and a newline; the field names are `SessionMessage`'s
+/// serde names (a test compares the bytes).
+fn messages_json(buf: &mut Vec<u8>, messages: &[sdk::SessionMessage]) {
+    if messages.is_empty() {
+        buf.extend_from_slice(b"[]\n");
+        return;
+    }
+    let mut p = Pretty::new(buf);
+    let opt = |p: &mut Pretty<'_>, v: Option<&str>| match v {
+        Some(s) => p.string(s),
+        None => p.value(&Value::Null),
+    };
+    p.open(b'[');
+    for (i, m) in messages.iter().enumerate() {
+        p.item(i == 0);
+        p.open(b'{');
+        p.key(true, "type");
+        p.string(&m.kind);
+        p.key(false, "uuid");
+        p.string(&m.uuid);
+        p.key(false, "session_id");
+        p.value(&m.session_id);
+        p.key(false, "message");
+        p.value(&m.message);
+        p.key(false, "parent_tool_use_id");
+        opt(&mut p, m.parent_tool_use_id.as_deref());
+        p.key(false, "parent_agent_id");
+        opt(&mut p, m.parent_agent_id.as_deref());
+        p.close(b'}');
+    }
+    p.close(b']');
+    buf.push(b'\n');
 }
 
 #[cfg(test)]
