@@ -223,6 +223,56 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_skipped_member_keeps_its_truthiness_and_the_rest_is_parse_json() {
+        let cases = [
+            (
+                r#"{"a":1,"toolUseResult":{"file":{"content":"x"}},"b":[2]}"#,
+                json_true(),
+            ),
+            (r#"{"toolUseResult":"Error: no"}"#, json_true()),
+            (r#"{"toolUseResult":["x"]}"#, json_true()),
+            (r#"{"toolUseResult":""}"#, Value::String(String::new())),
+            (r#"{"toolUseResult":{}}"#, Value::Object(Map::new())),
+            (r#"{"toolUseResult":[]}"#, Value::Array(Vec::new())),
+            (r#"{"toolUseResult":0}"#, Value::from(0)),
+            (r#"{"toolUseResult":null}"#, Value::Null),
+            (r#"{"toolUseResult":false}"#, Value::Bool(false)),
+            // Read the slow way: a lone surrogate, inside and outside the member.
+            (
+                r#"{"toolUseResult":{"s":"\ud83d"},"x":"\ud83d"}"#,
+                json_true(),
+            ),
+            (r#"{"toolUseResult":"\ud83d"}"#, json_true()),
+            // A repeated member: the last value wins, as in parse_json.
+            (
+                r#"{"toolUseResult":"x","toolUseResult":""}"#,
+                Value::String(String::new()),
+            ),
+        ];
+        for (text, member) in cases {
+            let mut want = parse_json(text).expect("JSON");
+            want["toolUseResult"] = member;
+            assert_eq!(
+                parse_object_skipping(text, "toolUseResult"),
+                Some(want),
+                "{text}"
+            );
+        }
+        let whole = r#"{"type":"user","message":{"content":"hi"}}"#;
+        assert_eq!(
+            parse_object_skipping(whole, "toolUseResult"),
+            parse_json(whole)
+        );
+        for not_an_object in ["[1]", "\"x\"", "{", "{} x", ""] {
+            assert_eq!(parse_object_skipping(not_an_object, "toolUseResult"), None);
+        }
+    }
+
+    fn json_true() -> Value {
+        Value::Bool(true)
+    }
+
+    #[test]
     fn lone_surrogates_become_replacement_characters() {
         let cases = [
             (r#"{"a":"x\ud83d"}"#, "x\u{fffd}"),

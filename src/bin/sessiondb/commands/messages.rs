@@ -252,6 +252,36 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[test]
+    fn messages_json_is_the_bytes_serde_json_writes() {
+        let message = |n: u8, tool: Option<&str>, agent: Option<&str>| sdk::SessionMessage {
+            kind: if n % 2 == 0 { "user" } else { "assistant" }.to_owned(),
+            uuid: format!("u{n}\"\\"),
+            session_id: if n == 1 { json!("") } else { json!("s-1") },
+            message: json!({"role": "user", "content": [
+                {"type": "text", "text": "line\none\ttab \u{1} \"q\" é"},
+                {"type": "tool_result", "content": [], "is_error": false, "n": 1.5}]}),
+            parent_tool_use_id: tool.map(str::to_owned),
+            parent_agent_id: agent.map(str::to_owned),
+        };
+        let all = [
+            message(0, None, None),
+            message(1, Some("toolu_1"), None),
+            message(2, Some("toolu_2"), Some("agent\n")),
+        ];
+        for k in 0..=all.len() {
+            let mut ours = Vec::new();
+            messages_json(&mut ours, &all[..k]);
+            let mut want = serde_json::to_vec_pretty(&all[..k]).expect("serializable");
+            want.push(b'\n');
+            assert_eq!(
+                String::from_utf8(ours),
+                String::from_utf8(want),
+                "{k} messages"
+            );
+        }
+    }
+
     fn plain() -> View {
         View {
             full: false,
