@@ -92,6 +92,24 @@ impl<'a> Pretty<'a> {
         self.out.push(bracket);
     }
 
+    /// Writes what is buffered to `sink` and empties the buffer once it holds `at_least`
+    /// bytes: a long output then goes out in pieces through one small buffer instead of
+    /// growing a buffer as large as itself (fresh pages, copies on every doubling).
+    ///
+    /// # Errors
+    /// Fails as `sink` fails.
+    pub fn drain_to(
+        &mut self,
+        sink: &mut impl std::io::Write,
+        at_least: usize,
+    ) -> std::io::Result<()> {
+        if self.out.len() >= at_least {
+            sink.write_all(self.out)?;
+            self.out.clear();
+        }
+        Ok(())
+    }
+
     fn next_line(&mut self, first: bool) {
         if !first {
             self.out.push(b',');

@@ -17,7 +17,8 @@ pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
 
 /// [`print_json`] of JSON values, written by [`Pretty`] (the same bytes, faster).
 pub fn print_json_values(values: &[serde_json::Value]) -> anyhow::Result<()> {
-    let mut buf = Vec::with_capacity(64 * 1024);
+    let mut buf = Vec::with_capacity(OUT_BUFFER);
+    let mut out = std::io::stdout().lock();
     if values.is_empty() {
         buf.extend_from_slice(b"[]");
     } else {
@@ -26,15 +27,18 @@ pub fn print_json_values(values: &[serde_json::Value]) -> anyhow::Result<()> {
         for (i, value) in values.iter().enumerate() {
             pretty.item(i == 0);
             pretty.value(value);
+            pretty.drain_to(&mut out, OUT_BUFFER)?;
         }
         pretty.close(b']');
     }
     buf.push(b'\n');
-    let mut out = std::io::stdout().lock();
     out.write_all(&buf)?;
     out.flush()?;
     Ok(())
 }
+
+/// How much hand-written JSON is buffered before it is written to stdout.
+pub const OUT_BUFFER: usize = 64 * 1024;
 
 /// Buffered stdout: one `write` per 64 KiB instead of one per line. Flush before returning.
 pub fn stdout() -> std::io::BufWriter<std::io::StdoutLock<'static>> {

@@ -3,7 +3,7 @@
 
 use crate::cli::MessagesArgs;
 use crate::human;
-use crate::output::stdout;
+use crate::output::OUT_BUFFER;
 use crate::style::{self, Pager};
 use serde_json::Value;
 use sessiondb::jsonl::pretty::Pretty;
@@ -205,20 +205,25 @@ fn result_text(content: Option<&Value>) -> String {
 /// `messages --json`: the bytes `print_json` writes for `[SessionMessage]`, through
 /// [`Pretty`] (serde_json's escaping was a sixth of the command).
 fn print_messages_json(messages: &[sdk::SessionMessage]) -> anyhow::Result<()> {
-    let mut buf = Vec::with_capacity(64 * 1024);
-    messages_json(&mut buf, messages);
-    let mut out = stdout();
+    let mut buf = Vec::with_capacity(OUT_BUFFER);
+    let mut out = std::io::stdout().lock();
+    messages_json(&mut buf, &mut out, messages)?;
     out.write_all(&buf)?;
     out.flush()?;
     Ok(())
 }
 
-/// The pretty JSON of `messages` and a newline; the field names are `SessionMessage`'s
-/// serde names (a test compares the bytes).
-fn messages_json(buf: &mut Vec<u8>, messages: &[sdk::SessionMessage]) {
+/// The pretty JSON of `messages` and a newline, into `buf` and, once it holds
+/// [`OUT_BUFFER`] bytes, on to `sink` (the caller writes what is left in `buf`). The
+/// field names are `SessionMessage`'s serde names (a test compares the bytes).
+fn messages_json(
+    buf: &mut Vec<u8>,
+    sink: &mut impl Write,
+    messages: &[sdk::SessionMessage],
+) -> std::io::Result<()> {
     if messages.is_empty() {
         buf.extend_from_slice(b"[]\n");
-        return;
+        return Ok(());
     }
     let mut p = Pretty::new(buf);
     let opt = |p: &mut Pretty<'_>, v: Option<&str>| match v {
@@ -242,9 +247,11 @@ fn messages_json(buf: &mut Vec<u8>, messages: &[sdk::SessionMessage]) {
         p.key(false, "parent_agent_id");
         opt(&mut p, m.parent_agent_id.as_deref());
         p.close(b'}');
+        p.drain_to(sink, OUT_BUFFER)?;
     }
     p.close(b']');
     buf.push(b'\n');
+    Ok(())
 }
 
 #[cfg(test)]
@@ -260,6 +267,7 @@ mod tests {
             session_id: if n == 1 { json!("") } else { json!("s-1") },
             message: json!({"role": "user", "content": [
                 {"type": "text", "text": "line\none\ttab \u{1} \"q\" é"},
+                {"type": "text", "text": "long \"x\"\n".repeat(usize::from(n) * 4_000)},
                 {"type": "tool_result", "content": [], "is_error": false, "n": 1.5}]}),
             parent_tool_use_id: tool.map(str::to_owned),
             parent_agent_id: agent.map(str::to_owned),
@@ -270,8 +278,11 @@ mod tests {
             message(2, Some("toolu_2"), Some("agent\n")),
         ];
         for k in 0..=all.len() {
-            let mut ours = Vec::new();
-            messages_json(&mut ours, &all[..k]);
+            // Two or more messages pass OUT_BUFFER: some bytes go to the sink early.
+            let (mut sink, mut tail) = (Vec::new(), Vec::new());
+            messages_json(&mut tail, &mut sink, &all[..k]).expect("to a Vec");
+            let mut ours = sink;
+            ours.extend_from_slice(&tail);
             let mut want = serde_json::to_vec_pretty(&all[..k]).expect("serializable");
             want.push(b'\n');
             assert_eq!(
