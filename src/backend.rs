@@ -174,6 +174,18 @@ impl Db {
         }
     }
 
+    /// [`Db::resume`] for a caller that wants only the API view (see
+    /// [`Store::resume_for_api`]); a team store builds whole records.
+    ///
+    /// # Errors
+    /// As [`Store::resume`].
+    pub fn resume_for_api(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
+        match self {
+            Db::Sqlite(s) => s.resume_for_api(session, options),
+            Db::Postgres(p) => crate::pg::resume::resume(p, session, options),
+        }
+    }
+
     /// The session `--continue` picks in a project (see [`Store::continue_target`]).
     ///
     /// # Errors

@@ -35,6 +35,68 @@ pub fn parse_json(text: &str) -> Option<Value> {
     Some(value)
 }
 
+/// Parses an object like [`parse_json`], except that the top-level member `skip` is not
+/// built: its value stands in as one of the same JSON truthiness (an empty object or array
+/// is itself, any other object, array or string becomes `true`, a scalar is itself). For
+/// readers that only test the member, such as resume's API view with `toolUseResult` (the
+/// tool's output as the UI showed it, two thirds of a typical transcript's bytes). `None`
+/// for what is not a JSON object.
+pub fn parse_object_skipping(text: &str, skip: &str) -> Option<Value> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    if let Ok(value) = Skipping(skip).deserialize(&mut de) {
+        if de.end().is_ok() {
+            return Some(value);
+        }
+    }
+    // What serde_json refuses (a lone surrogate, deep nesting, not an object) is read the
+    // slow way, and the member replaced afterwards.
+    let mut value = parse_json(text).filter(Value::is_object)?;
+    if let Some(member) = value.as_object_mut().and_then(|m| m.get_mut(skip)) {
+        let text = serde_json::to_string(member).ok()?;
+        *member = stand_in(&text);
+    }
+    Some(value)
+}
+
+/// A value of the same truthiness as the JSON value `raw`, cheap to build (see
+/// [`parse_object_skipping`]).
+fn stand_in(raw: &str) -> Value {
+    match raw.as_bytes().first() {
+        Some(b'{' | b'[' | b'"') if raw.len() > 2 => Value::Bool(true),
+        // "", [], {} and scalars: the value itself, which is small.
+        _ => serde_json::from_str(raw).unwrap_or(Value::Bool(true)),
+    }
+}
+
+/// A top-level object whose member named `.0` is kept as a [`stand_in`].
+struct Skipping<'a>(&'a str);
+
+impl<'de> DeserializeSeed<'de> for Skipping<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Skipping<'_> {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = if key == self.0 {
+                stand_in(map.next_value::<&RawValue>()?.get())
+            } else {
+                map.next_value::<Value>()?
+            };
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
 /// `text` with every lone surrogate escape inside a string replaced by `\ufffd`; a valid
 /// pair (`\ud83d\ude00`) is kept. Borrowed when there is none.
 pub fn without_lone_surrogates(text: &str) -> Cow<'_, str> {
@@ -159,6 +221,56 @@ impl<'de> Visitor<'de> for DepthVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_skipped_member_keeps_its_truthiness_and_the_rest_is_parse_json() {
+        let cases = [
+            (
+                r#"{"a":1,"toolUseResult":{"file":{"content":"x"}},"b":[2]}"#,
+                json_true(),
+            ),
+            (r#"{"toolUseResult":"Error: no"}"#, json_true()),
+            (r#"{"toolUseResult":["x"]}"#, json_true()),
+            (r#"{"toolUseResult":""}"#, Value::String(String::new())),
+            (r#"{"toolUseResult":{}}"#, Value::Object(Map::new())),
+            (r#"{"toolUseResult":[]}"#, Value::Array(Vec::new())),
+            (r#"{"toolUseResult":0}"#, Value::from(0)),
+            (r#"{"toolUseResult":null}"#, Value::Null),
+            (r#"{"toolUseResult":false}"#, Value::Bool(false)),
+            // Read the slow way: a lone surrogate, inside and outside the member.
+            (
+                r#"{"toolUseResult":{"s":"\ud83d"},"x":"\ud83d"}"#,
+                json_true(),
+            ),
+            (r#"{"toolUseResult":"\ud83d"}"#, json_true()),
+            // A repeated member: the last value wins, as in parse_json.
+            (
+                r#"{"toolUseResult":"x","toolUseResult":""}"#,
+                Value::String(String::new()),
+            ),
+        ];
+        for (text, member) in cases {
+            let mut want = parse_json(text).expect("JSON");
+            want["toolUseResult"] = member;
+            assert_eq!(
+                parse_object_skipping(text, "toolUseResult"),
+                Some(want),
+                "{text}"
+            );
+        }
+        let whole = r#"{"type":"user","message":{"content":"hi"}}"#;
+        assert_eq!(
+            parse_object_skipping(whole, "toolUseResult"),
+            parse_json(whole)
+        );
+        for not_an_object in ["[1]", "\"x\"", "{", "{} x", ""] {
+            assert_eq!(parse_object_skipping(not_an_object, "toolUseResult"), None);
+        }
+    }
+
+    fn json_true() -> Value {
+        Value::Bool(true)
+    }
 
     #[test]
     fn lone_surrogates_become_replacement_characters() {

@@ -38,11 +38,12 @@ mod envelope;
 pub(crate) mod fields;
 pub mod lenient;
 pub mod patch;
+pub mod pretty;
 mod search_text;
 
 pub use envelope::{Envelope, LineStatus};
 pub(crate) use fields::{array_items_at, pick, pick_at, value_end};
-pub use lenient::parse_json;
+pub use lenient::{parse_json, parse_object_skipping};
 pub use search_text::{search_text, SearchText};
 
 /// One line of a JSONL file: its bytes without the `\n`, and whether a `\n` followed.
@@ -124,6 +125,16 @@ pub fn parse_record(bytes: &[u8]) -> Option<serde_json::Value> {
         return None;
     }
     parse_json(text).filter(serde_json::Value::is_object)
+}
+
+/// [`parse_record`] without building the top-level member `skip`, which stands in as a
+/// value of the same truthiness (see [`lenient::parse_object_skipping`]).
+pub fn parse_record_skipping(bytes: &[u8], skip: &str) -> Option<serde_json::Value> {
+    let text = parse_text(bytes)?;
+    if text.is_empty() {
+        return None;
+    }
+    parse_object_skipping(text, skip)
 }
 
 #[cfg(test)]

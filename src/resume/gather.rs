@@ -182,6 +182,26 @@ const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT value FROM json_ea
         UNION SELECT id FROM results
         UNION SELECT row_id FROM content_replacements WHERE ?3 AND transcript_id = ?1)";
 
+/// How much of each gathered record is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Records {
+    /// Every field, as stored.
+    Full,
+    /// Enough for the API view: `toolUseResult` (the tool's output as the UI showed it,
+    /// never sent to the model, and most of a transcript's bytes) stands in as a value of
+    /// the same truthiness, which is all the repair pass reads of it.
+    ApiView,
+}
+
+impl Records {
+    fn parse(self, raw: &[u8]) -> Option<Value> {
+        match self {
+            Records::Full => jsonl::parse_record(raw),
+            Records::ApiView => jsonl::parse_record_skipping(raw, "toolUseResult"),
+        }
+    }
+}
+
 /// Gathers and parses the rows needed to build the chain that ends at `leaf`, in file order.
 ///
 /// # Errors
@@ -192,6 +212,7 @@ pub fn gather(
     transcript: i64,
     leaf: &str,
     with_replacements: bool,
+    records_as: Records,
 ) -> Result<Vec<Value>> {
     let mut walk = conn.prepare_cached(&walk_sql())?;
     let mut seeds: Vec<i64> = walk
@@ -228,7 +249,7 @@ pub fn gather(
         let ordinal: i64 = row.get(0)?;
         let raw = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
         integrity::check_row(conn, row.get(2)?, raw, row.get(3)?)?;
-        if let Some(record) = jsonl::parse_record(raw) {
+        if let Some(record) = records_as.parse(raw) {
             records.push((ordinal, record));
         }
     }

@@ -173,8 +173,9 @@ pub(crate) trait ResumeSource {
     fn subagents(&mut self, session: i64) -> Result<Vec<StoredSubagent>>;
 }
 
-/// The SQLite store's [`ResumeSource`].
-struct Sqlite<'c>(&'c Connection);
+/// The SQLite store's [`ResumeSource`], building each gathered record as far as the second
+/// field says.
+struct Sqlite<'c>(&'c Connection, gather::Records);
 
 impl ResumeSource for Sqlite<'_> {
     fn main_transcript(&mut self, session: &SessionRef) -> Result<Option<i64>> {
@@ -195,7 +196,7 @@ impl ResumeSource for Sqlite<'_> {
         leaf: &str,
         with_replacements: bool,
     ) -> Result<Vec<Value>> {
-        gather::gather(self.0, transcript, leaf, with_replacements)
+        gather::gather(self.0, transcript, leaf, with_replacements, self.1)
     }
 
     fn last_metadata(
@@ -267,8 +268,27 @@ impl Store {
     /// # Errors
     /// Fails when `--at` names no record of the session, or on a database error.
     pub fn resume(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
+        self.resume_records(session, options, gather::Records::Full)
+    }
+
+    /// [`Store::resume`] for a caller that wants only [`Resumed::into_api_view`]: the
+    /// records in `messages` are not all there (each `toolUseResult` is a stand-in, see
+    /// [`gather::Records::ApiView`]), so they must not be written or shown as records.
+    ///
+    /// # Errors
+    /// As [`Store::resume`].
+    pub fn resume_for_api(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
+        self.resume_records(session, options, gather::Records::ApiView)
+    }
+
+    fn resume_records(
+        &self,
+        session: &SessionRef,
+        options: &ResumeOptions,
+        records_as: gather::Records,
+    ) -> Result<Resumed> {
         let conn = self.reader()?;
-        resume_with(&mut Sqlite(&conn), session, options)
+        resume_with(&mut Sqlite(&conn, records_as), session, options)
     }
 
     /// The session `--continue` picks in a project: the main transcript whose source file

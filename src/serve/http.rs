@@ -607,11 +607,15 @@ async fn resume(
             model: q.model.filter(|m| !m.trim().is_empty()),
             ..ResumeOptions::default()
         };
-        let resumed = state.store.resume(&session, &options)?;
         let body = if q.api {
-            pretty(&resumed.into_api_view())?
+            pretty(
+                &state
+                    .store
+                    .resume_for_api(&session, &options)?
+                    .into_api_view(),
+            )?
         } else {
-            pretty(&resumed)?
+            pretty(&state.store.resume(&session, &options)?)?
         };
         Ok(json_response(StatusCode::OK, body))
     })

@@ -167,6 +167,17 @@ fn check_store(case: &Case) -> Result<(), String> {
             first_diff(&got, &want, "$")
         ));
     }
+    // The lighter records `resume --api` gathers give the same view.
+    let lean = store
+        .resume_for_api(&session, &options)
+        .map_err(|e| e.to_string())?;
+    let lean = Value::Array(lean.into_api_view());
+    if lean != want {
+        return Err(format!(
+            "resume_for_api view differs: {}",
+            first_diff(&lean, &want, "$")
+        ));
+    }
     Ok(())
 }
 

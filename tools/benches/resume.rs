@@ -111,7 +111,8 @@ fn phases(store: &Store, arg: &str, runs: usize) {
             .expect("a leaf");
         leaf_ms.push(started.elapsed().as_secs_f64() * 1e3);
         let started = Instant::now();
-        let records = gather::gather(&conn, transcript, &leaf, false).expect("gather");
+        let records =
+            gather::gather(&conn, transcript, &leaf, false, gather::Records::Full).expect("gather");
         gather_ms.push(started.elapsed().as_secs_f64() * 1e3);
         let started = Instant::now();
         let options = api::ApiOptions {

@@ -1,6 +1,7 @@
 //! Terminal output helpers: progress bars on a terminal only, JSON for scripts.
 
 use indicatif::{ProgressBar, ProgressStyle};
+use sessiondb::jsonl::pretty::Pretty;
 use sessiondb::model::Progress;
 use std::io::{IsTerminal, Write};
 
@@ -13,6 +14,31 @@ pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     out.flush()?;
     Ok(())
 }
+
+/// [`print_json`] of JSON values, written by [`Pretty`] (the same bytes, faster).
+pub fn print_json_values(values: &[serde_json::Value]) -> anyhow::Result<()> {
+    let mut buf = Vec::with_capacity(OUT_BUFFER);
+    let mut out = std::io::stdout().lock();
+    if values.is_empty() {
+        buf.extend_from_slice(b"[]");
+    } else {
+        let mut pretty = Pretty::new(&mut buf);
+        pretty.open(b'[');
+        for (i, value) in values.iter().enumerate() {
+            pretty.item(i == 0);
+            pretty.value(value);
+            pretty.drain_to(&mut out, OUT_BUFFER)?;
+        }
+        pretty.close(b']');
+    }
+    buf.push(b'\n');
+    out.write_all(&buf)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// How much hand-written JSON is buffered before it is written to stdout.
+pub const OUT_BUFFER: usize = 64 * 1024;
 
 /// Buffered stdout: one `write` per 64 KiB instead of one per line. Flush before returning.
 pub fn stdout() -> std::io::BufWriter<std::io::StdoutLock<'static>> {

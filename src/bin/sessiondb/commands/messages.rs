@@ -3,9 +3,10 @@
 
 use crate::cli::MessagesArgs;
 use crate::human;
-use crate::output::print_json;
+use crate::output::OUT_BUFFER;
 use crate::style::{self, Pager};
 use serde_json::Value;
+use sessiondb::jsonl::pretty::Pretty;
 use sessiondb::{query, sdk};
 use std::collections::HashMap;
 use std::io::Write;
@@ -21,7 +22,7 @@ pub fn run(db: &Path, args: MessagesArgs) -> anyhow::Result<()> {
         None => sdk::get_session_messages(&conn, &session, limit, args.offset)?,
     };
     if args.json {
-        return print_json(&messages);
+        return print_messages_json(&messages);
     }
     let times = query::record_timestamps(&conn, &session)?;
     drop(conn);
@@ -201,10 +202,96 @@ fn result_text(content: Option<&Value>) -> String {
     }
 }
 
+/// `messages --json`: the bytes `print_json` writes for `[SessionMessage]`, through
+/// [`Pretty`] (serde_json's escaping was a sixth of the command).
+fn print_messages_json(messages: &[sdk::SessionMessage]) -> anyhow::Result<()> {
+    let mut buf = Vec::with_capacity(OUT_BUFFER);
+    let mut out = std::io::stdout().lock();
+    messages_json(&mut buf, &mut out, messages)?;
+    out.write_all(&buf)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The pretty JSON of `messages` and a newline, into `buf` and, once it holds
+/// [`OUT_BUFFER`] bytes, on to `sink` (the caller writes what is left in `buf`). The
+/// field names are `SessionMessage`'s serde names (a test compares the bytes).
+fn messages_json(
+    buf: &mut Vec<u8>,
+    sink: &mut impl Write,
+    messages: &[sdk::SessionMessage],
+) -> std::io::Result<()> {
+    if messages.is_empty() {
+        buf.extend_from_slice(b"[]\n");
+        return Ok(());
+    }
+    let mut p = Pretty::new(buf);
+    let opt = |p: &mut Pretty<'_>, v: Option<&str>| match v {
+        Some(s) => p.string(s),
+        None => p.value(&Value::Null),
+    };
+    p.open(b'[');
+    for (i, m) in messages.iter().enumerate() {
+        p.item(i == 0);
+        p.open(b'{');
+        p.key(true, "type");
+        p.string(&m.kind);
+        p.key(false, "uuid");
+        p.string(&m.uuid);
+        p.key(false, "session_id");
+        p.value(&m.session_id);
+        p.key(false, "message");
+        p.value(&m.message);
+        p.key(false, "parent_tool_use_id");
+        opt(&mut p, m.parent_tool_use_id.as_deref());
+        p.key(false, "parent_agent_id");
+        opt(&mut p, m.parent_agent_id.as_deref());
+        p.close(b'}');
+        p.drain_to(sink, OUT_BUFFER)?;
+    }
+    p.close(b']');
+    buf.push(b'\n');
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn messages_json_is_the_bytes_serde_json_writes() {
+        let message = |n: u8, tool: Option<&str>, agent: Option<&str>| sdk::SessionMessage {
+            kind: if n % 2 == 0 { "user" } else { "assistant" }.to_owned(),
+            uuid: format!("u{n}\"\\"),
+            session_id: if n == 1 { json!("") } else { json!("s-1") },
+            message: json!({"role": "user", "content": [
+                {"type": "text", "text": "line\none\ttab \u{1} \"q\" é"},
+                {"type": "text", "text": "long \"x\"\n".repeat(usize::from(n) * 4_000)},
+                {"type": "tool_result", "content": [], "is_error": false, "n": 1.5}]}),
+            parent_tool_use_id: tool.map(str::to_owned),
+            parent_agent_id: agent.map(str::to_owned),
+        };
+        let all = [
+            message(0, None, None),
+            message(1, Some("toolu_1"), None),
+            message(2, Some("toolu_2"), Some("agent\n")),
+        ];
+        for k in 0..=all.len() {
+            // Two or more messages pass OUT_BUFFER: some bytes go to the sink early.
+            let (mut sink, mut tail) = (Vec::new(), Vec::new());
+            messages_json(&mut tail, &mut sink, &all[..k]).expect("to a Vec");
+            let mut ours = sink;
+            ours.extend_from_slice(&tail);
+            let mut want = serde_json::to_vec_pretty(&all[..k]).expect("serializable");
+            want.push(b'\n');
+            assert_eq!(
+                String::from_utf8(ours),
+                String::from_utf8(want),
+                "{k} messages"
+            );
+        }
+    }
 
     fn plain() -> View {
         View {

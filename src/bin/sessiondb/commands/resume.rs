@@ -2,7 +2,7 @@
 
 use crate::cli::{ContinueArgs, ResumeArgs, ResumeView};
 use crate::human;
-use crate::output::print_json;
+use crate::output::{print_json, print_json_values};
 use anyhow::Context;
 use sessiondb::model::SessionRef;
 use sessiondb::resume::{Interruption, Repair, RepairKind, ResumeOptions, Resumed};
@@ -53,10 +53,10 @@ fn show(store: &Db, db: &Path, session: &SessionRef, view: &ResumeView) -> anyho
         leaf_rule: view.leaf_rule.into(),
         model: view.model.clone(),
     };
-    let resumed = store.resume(session, &options)?;
     if view.api {
-        return print_json(&resumed.into_api_view());
+        return print_json_values(&store.resume_for_api(session, &options)?.into_api_view());
     }
+    let resumed = store.resume(session, &options)?;
     if view.json {
         return print_json(&resumed);
     }
