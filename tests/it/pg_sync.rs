@@ -254,16 +254,35 @@ fn a_sync_killed_mid_way_then_rerun_equals_one_clean_run() {
         "the sync was killed after it finished ({after_kill} of {transcripts})"
     );
     assert!(after_kill >= copied_at_kill);
-    // Whole units: every stored transcript has all its lines.
-    let partial: i64 = client
-        .query_one(
-            "SELECT count(*) FROM transcripts t
-             WHERE (SELECT count(*) FROM rows r WHERE r.transcript_id = t.id) = 0",
+    // Whole units: a stored transcript without lines is one that has none in the local store
+    // either (the corpus holds an empty sub-agent file).
+    let lineless: Vec<(String, String)> = client
+        .query(
+            "SELECT s.session_id, t.subpath FROM transcripts t JOIN sessions s ON s.id = t.session_id
+             WHERE NOT EXISTS (SELECT 1 FROM rows r WHERE r.transcript_id = t.id)",
             &[],
         )
-        .expect("partial")
-        .get(0);
-    assert_eq!(partial, 0, "a transcript was stored without its lines");
+        .expect("lineless transcripts")
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let source = rusqlite::Connection::open(&local).expect("open the local store");
+    for (session_id, subpath) in &lineless {
+        let lines: i64 = source
+            .query_row(
+                "SELECT count(*) FROM rows r JOIN transcripts t ON t.id = r.transcript_id
+                 JOIN sessions s ON s.id = t.session_id
+                 WHERE s.session_id = ?1 AND t.subpath = ?2 AND t.superseded_at IS NULL",
+                [session_id, subpath],
+                |r| r.get(0),
+            )
+            .expect("local lines");
+        assert_eq!(
+            lines, 0,
+            "{session_id}/{subpath} was stored without its {lines} lines"
+        );
+    }
+    drop(source);
 
     for url in [&killed.url, &clean.url] {
         let out = run(url).wait_with_output().expect("sync");
