@@ -16,7 +16,12 @@ pub fn redact(url: &str) -> String {
         return url.to_owned();
     };
     let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    // The authority ends at the first `/`, `?` or `#` after its last `@`: a password written
+    // without percent-encoding may hold those characters, and more is hidden rather than less.
+    let user_end = rest.rfind('@').map_or(0, |at| at + 1);
+    let authority_end = rest[user_end..]
+        .find(['/', '?', '#'])
+        .map_or(rest.len(), |i| user_end + i);
     let (authority, tail) = rest.split_at(authority_end);
     let authority = match authority.rfind('@') {
         Some(at) => {
@@ -48,6 +53,13 @@ pub fn redact(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_password_with_unencoded_separators_is_hidden_whole() {
+        let shown = redact("postgres://me:pa/ss?w#rd@db.example:5432/team");
+        assert_eq!(shown, "postgres://me:***@db.example:5432/team");
+        assert!(!shown.contains("ss") && !shown.contains("rd"), "{shown}");
+    }
 
     #[test]
     fn postgres_urls_are_told_from_paths() {
