@@ -329,13 +329,7 @@ impl CatalogSource for Sqlite<'_> {
         f: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<()> {
         let mut stmt = self.0.prepare_cached(SELECT_USER_ROWS)?;
-        let mut rows = stmt.query(params![transcript, from])?;
-        while let Some(row) = rows.next()? {
-            let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
-            if f(raw) {
-                break;
-            }
-        }
+        until_true(stmt.query(params![transcript, from])?, f)?;
         Ok(())
     }
 
@@ -353,13 +347,7 @@ impl CatalogSource for Sqlite<'_> {
             SELECT_FIELD_ROWS_BACKWARD
         };
         let mut stmt = self.0.prepare_cached(sql)?;
-        let mut rows = stmt.query(params![transcript, needle, from])?;
-        while let Some(row) = rows.next()? {
-            let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
-            if f(raw) {
-                break;
-            }
-        }
+        until_true(stmt.query(params![transcript, needle, from])?, f)?;
         Ok(())
     }
 
@@ -440,6 +428,17 @@ fn bound_values(c: &Computed<'_>) -> Result<Vec<rusqlite::types::Value>> {
         })
         .collect::<rusqlite::Result<_>>()
         .map_err(Into::into)
+}
+
+/// Calls `f` with the line (column 0) of each row until it returns `true`.
+fn until_true(mut rows: rusqlite::Rows<'_>, f: &mut dyn FnMut(&[u8]) -> bool) -> Result<()> {
+    while let Some(row) = rows.next()? {
+        let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+        if f(raw) {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Recomputes the catalog row of one session (by its database key) inside the caller's
