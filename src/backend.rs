@@ -303,7 +303,9 @@ impl Db {
         offset: i64,
     ) -> Result<Vec<SessionMessage>> {
         match self {
-            Db::Sqlite(s) => crate::sdk::get_session_messages(&*s.reader()?, session, limit, offset),
+            Db::Sqlite(s) => {
+                crate::sdk::get_session_messages(&*s.reader()?, session, limit, offset)
+            }
             Db::Postgres(p) => crate::pg::sdk::get_session_messages(p, session, limit, offset),
         }
     }

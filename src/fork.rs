@@ -365,7 +365,8 @@ const LAST_METADATA: &str =
        AND (m.entry_session_id = ?3 OR m.entry_session_id IS NULL)
      ORDER BY m.row_id DESC LIMIT 1";
 
-const STORED_LINE: &str = "SELECT id, raw, checksum FROM rows WHERE transcript_id = ?1 AND uuid = ?2
+const STORED_LINE: &str =
+    "SELECT id, raw, checksum FROM rows WHERE transcript_id = ?1 AND uuid = ?2
        AND status = 0
      ORDER BY ordinal DESC LIMIT 1";
 

@@ -826,7 +826,9 @@ impl SdkSource for Sqlite<'_> {
     }
 
     fn lines(&mut self, rows: &[i64], each: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
-        let mut stmt = self.0.prepare_cached("SELECT raw FROM rows WHERE id = ?1")?;
+        let mut stmt = self
+            .0
+            .prepare_cached("SELECT raw FROM rows WHERE id = ?1")?;
         for (i, row) in rows.iter().enumerate() {
             stmt.query_row([row], |r| {
                 each(i, r.get_ref(0)?.as_bytes()?);
@@ -872,7 +874,9 @@ fn messages_of(
 ) -> Result<Vec<SessionMessage>> {
     let rows: Vec<i64> = entries.iter().map(|e| e.row).collect();
     let mut messages = vec![Value::Null; entries.len()];
-    src.lines(&rows, &mut |i, line| messages[i] = entries[i].message_in(line))?;
+    src.lines(&rows, &mut |i, line| {
+        messages[i] = entries[i].message_in(line)
+    })?;
     Ok(entries
         .iter()
         .zip(messages)

@@ -99,7 +99,10 @@ impl ForkBackend for PgStore {
         let origin = self.origin().clone();
         self.write(|tx| {
             let project: i64 = tx
-                .query_opt("SELECT project_id FROM sessions WHERE id = $1", &[&source.key])?
+                .query_opt(
+                    "SELECT project_id FROM sessions WHERE id = $1",
+                    &[&source.key],
+                )?
                 .ok_or_else(|| Error::SessionNotFound(source.session_id.clone()))?
                 .get(0);
             let key: Option<i64> = tx
