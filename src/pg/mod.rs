@@ -11,11 +11,13 @@
 
 pub mod catalog;
 pub mod export;
+pub mod fork;
 pub mod import;
 pub mod metadata;
 pub mod query;
 pub mod record;
 pub mod resume;
+pub mod sdk;
 pub mod search;
 pub mod sync;
 pub mod url;
