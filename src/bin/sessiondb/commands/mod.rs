@@ -115,14 +115,14 @@ fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
         | Command::Rename(_)
         | Command::Tag(_)
         | Command::Delete(_)
-        | Command::Append(_) => return Ok(()),
+        | Command::Append(_)
+        | Command::Serve(_) => return Ok(()),
         Command::Messages(_) => "messages",
         Command::Agents(_) => "agents",
         Command::Reindex(_) => "reindex",
         Command::Check(_) => "check",
         Command::Backup(_) => "backup",
         Command::Fork(_) => "fork",
-        Command::Serve(_) => "serve",
         Command::Restore(_) => "restore",
         Command::Launch(_) => "launch",
         Command::Watch(_) => "watch",
@@ -135,7 +135,7 @@ fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
     };
     Err(sessiondb::Error::Invalid(format!(
         "`{verb}` does not work on a PostgreSQL team store yet (import, export, sessions, \
-         info, resume, continue, search, rename, tag, delete and append do)"
+         info, resume, continue, search, rename, tag, delete, append and serve do)"
     ))
     .into())
 }
