@@ -211,6 +211,12 @@ pub async fn run(
         .await
         .map_err(std::io::Error::other)?
         .map_err(std::io::Error::other)?;
+    } else {
+        // A PostgreSQL connection closes by blocking on its own runtime: never on an async
+        // thread (the caller keeps a reference too, dropped outside the runtime).
+        tokio::task::spawn_blocking(move || drop(store))
+            .await
+            .map_err(std::io::Error::other)?;
     }
     Ok(stopped)
 }

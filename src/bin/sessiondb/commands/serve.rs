@@ -35,6 +35,9 @@ pub fn run(db: &Path, args: ServeArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    // The store is dropped here, after the runtime: a team store's connections close by
+    // blocking, which an async thread must not do.
+    let served = store.clone();
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -54,7 +57,7 @@ pub fn run(db: &Path, args: ServeArgs) -> anyhow::Result<()> {
             ..Config::default()
         };
         let grace = config.limits.shutdown_grace;
-        let stopped = http::run(listener, store, config, http::shutdown_signal())
+        let stopped = http::run(listener, served, config, http::shutdown_signal())
             .await
             .context("the server failed")?;
         if stopped.cut > 0 {
