@@ -221,10 +221,7 @@ impl Pool {
                     }
                 };
             }
-            state = self
-                .returned
-                .wait(state)
-                .unwrap_or_else(|p| p.into_inner());
+            state = self.returned.wait(state).unwrap_or_else(|p| p.into_inner());
         }
     }
 

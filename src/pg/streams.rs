@@ -191,7 +191,10 @@ impl StreamTx for Pg<'_, '_> {
         let mut rows = self.tx.query_raw(
             "SELECT ordinal, raw FROM rows
              WHERE transcript_id = $1 AND ordinal > $2 AND status = 0 ORDER BY ordinal",
-            [&transcript as &(dyn postgres::types::ToSql + Sync), &after_ordinal],
+            [
+                &transcript as &(dyn postgres::types::ToSql + Sync),
+                &after_ordinal,
+            ],
         )?;
         let mut last = after_ordinal;
         while let Some(row) = rows.next()? {
@@ -278,11 +281,7 @@ impl StreamTx for Pg<'_, '_> {
             .collect())
     }
 
-    fn summaries(
-        &mut self,
-        project_key: &str,
-        f: &mut dyn FnMut(&str, i64, &str),
-    ) -> Result<()> {
+    fn summaries(&mut self, project_key: &str, f: &mut dyn FnMut(&str, i64, &str)) -> Result<()> {
         let mut rows = self.tx.query_raw(
             "SELECT s.session_id, m.mtime, m.data FROM store_summaries m
              JOIN sessions s ON s.id = m.session_key JOIN projects p ON p.id = s.project_id

@@ -195,9 +195,9 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<Stopped> {
     let checkpointer = match &*store {
-        Db::Sqlite(s) => Some(
-            Checkpointer::start(s, Some(CHECKPOINT_PERIOD)).map_err(std::io::Error::other)?,
-        ),
+        Db::Sqlite(s) => {
+            Some(Checkpointer::start(s, Some(CHECKPOINT_PERIOD)).map_err(std::io::Error::other)?)
+        }
         Db::Postgres(_) => None,
     };
     let router = router(store.clone(), config.token, config.body_limit);
@@ -367,8 +367,7 @@ async fn append(State(state): State<AppState>, body: Body) -> ApiResult {
     blocking(move || {
         let started = Instant::now();
         let body: AppendBody<'_> = parse(&bytes)?;
-        let outcome = streams::append(
-                &*state.store, &body.key, &body.entries)?;
+        let outcome = streams::append(&*state.store, &body.key, &body.entries)?;
         let took = started.elapsed();
         let mut out = serde_json::to_vec(&outcome).map_err(Error::from)?;
         if body.fold && body.key.subpath.is_none() {
@@ -401,8 +400,7 @@ async fn load(State(state): State<AppState>, body: Body) -> ApiResult {
         let started = Instant::now();
         let body: KeyBody = parse(&bytes)?;
         let mut out = b"{\"entries\":".to_vec();
-        match streams::load(
-                &*state.store, &body.key)? {
+        match streams::load(&*state.store, &body.key)? {
             Some(entries) => out.extend_from_slice(&entries),
             None => out.extend_from_slice(b"null"),
         }
@@ -421,8 +419,7 @@ async fn list_sessions(State(state): State<AppState>, body: Body) -> ApiResult {
     let bytes = read_body(&state, body).await?;
     blocking(move || {
         let body: ProjectBody = parse(&bytes)?;
-        let sessions = streams::list_sessions(
-                &*state.store, &body.project_key)?;
+        let sessions = streams::list_sessions(&*state.store, &body.project_key)?;
         let out = serde_json::to_vec(&serde_json::json!({ "sessions": sessions }))
             .map_err(Error::from)?;
         Ok(json_response(StatusCode::OK, out))
@@ -436,7 +433,7 @@ async fn list_session_summaries(State(state): State<AppState>, body: Body) -> Ap
         let body: ProjectBody = parse(&bytes)?;
         let mut out = b"{\"summaries\":".to_vec();
         out.extend_from_slice(&streams::list_session_summaries(
-                &*state.store,
+            &*state.store,
             &body.project_key,
         )?);
         out.push(b'}');
@@ -449,8 +446,7 @@ async fn delete(State(state): State<AppState>, body: Body) -> ApiResult {
     let bytes = read_body(&state, body).await?;
     blocking(move || {
         let body: KeyBody = parse(&bytes)?;
-        let outcome = streams::delete(
-                &*state.store, &body.key)?;
+        let outcome = streams::delete(&*state.store, &body.key)?;
         let out = serde_json::to_vec(&outcome).map_err(Error::from)?;
         Ok(json_response(StatusCode::OK, out))
     })
@@ -473,8 +469,7 @@ async fn list_subkeys(State(state): State<AppState>, body: Body) -> ApiResult {
     blocking(move || {
         let body: SessionKeyBody = parse(&bytes)?;
         let subkeys =
-            streams::list_subkeys(
-                &*state.store, &body.key.project_key, &body.key.session_id)?;
+            streams::list_subkeys(&*state.store, &body.key.project_key, &body.key.session_id)?;
         let out =
             serde_json::to_vec(&serde_json::json!({ "subkeys": subkeys })).map_err(Error::from)?;
         Ok(json_response(StatusCode::OK, out))
@@ -487,8 +482,8 @@ async fn summary_pending(State(state): State<AppState>, body: Body) -> ApiResult
     blocking(move || {
         let body: SessionKeyBody = parse(&bytes)?;
         let mut out = b"{\"pending\":".to_vec();
-        match streams::summary_pending(
-                &*state.store, &body.key.project_key, &body.key.session_id)? {
+        match streams::summary_pending(&*state.store, &body.key.project_key, &body.key.session_id)?
+        {
             Some(p) => out.extend_from_slice(&p),
             None => out.extend_from_slice(b"null"),
         }
@@ -513,7 +508,7 @@ async fn summary_put(State(state): State<AppState>, body: Body) -> ApiResult {
     blocking(move || {
         let body: SummaryPutBody<'_> = parse(&bytes)?;
         if streams::summary_put(
-                &*state.store,
+            &*state.store,
             &body.key.project_key,
             &body.key.session_id,
             &SummaryPut {

@@ -226,15 +226,19 @@ pub trait StreamTx {
     /// The session's stored summary.
     fn summary(&mut self, session: i64) -> Result<Option<StoredSummary>>;
     /// Stores (or replaces) the session's summary.
-    fn put_summary(&mut self, session: i64, mtime: i64, data: &str, through: Watermark)
-        -> Result<()>;
+    fn put_summary(
+        &mut self,
+        session: i64,
+        mtime: i64,
+        data: &str,
+        through: Watermark,
+    ) -> Result<()>;
     /// The project's main streams with their mtimes (the larger of the API's and the
     /// catalog's), in the order the sessions were first written.
     fn main_streams(&mut self, project_key: &str) -> Result<Vec<StreamInfo>>;
     /// Calls `f` with each stored summary of the project (session id, mtime, data), in the
     /// order the sessions were first written.
-    fn summaries(&mut self, project_key: &str, f: &mut dyn FnMut(&str, i64, &str))
-        -> Result<()>;
+    fn summaries(&mut self, project_key: &str, f: &mut dyn FnMut(&str, i64, &str)) -> Result<()>;
     /// The session's live subpaths (not the main one), in the order first written.
     fn subpaths(&mut self, project_key: &str, session_id: &str) -> Result<Vec<String>>;
     /// Removes the session with everything stored for it; returns its transcript count.
@@ -891,11 +895,7 @@ impl StreamTx for Sqlite<'_, '_> {
         Ok(out)
     }
 
-    fn summaries(
-        &mut self,
-        project_key: &str,
-        f: &mut dyn FnMut(&str, i64, &str),
-    ) -> Result<()> {
+    fn summaries(&mut self, project_key: &str, f: &mut dyn FnMut(&str, i64, &str)) -> Result<()> {
         let mut stmt = self.0.prepare_cached(
             "SELECT s.session_id, m.mtime, m.data FROM store_summaries m
              JOIN sessions s ON s.id = m.session_key JOIN projects p ON p.id = s.project_id

@@ -50,8 +50,12 @@ impl Drop for Serve {
 
 fn post_to(addr: SocketAddr, path: &str, body: &Value) -> (u16, Value) {
     let (status, bytes) = request(addr, "POST", path, &[], body.to_string().as_bytes());
-    let answer = serde_json::from_slice(&bytes)
-        .unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {}", String::from_utf8_lossy(&bytes)));
+    let answer = serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+        panic!(
+            "{path}: not JSON ({e}): {}",
+            String::from_utf8_lossy(&bytes)
+        )
+    });
     (status, answer)
 }
 
@@ -114,15 +118,18 @@ fn scripted_session(server: &Serve) -> Vec<(Value, u16, Value)> {
     call("/v1/store/list_sessions", json!({"project_key": "proj"}));
     call("/v1/store/list_sessions", json!({"project_key": "nothing"}));
     call("/v1/store/list_subkeys", json!({"key": key("s1", None)}));
-    let pending = call("/v1/store/summary/pending", json!({"key": key("s1", None)}))["pending"]
-        .clone();
+    let pending =
+        call("/v1/store/summary/pending", json!({"key": key("s1", None)}))["pending"].clone();
     let put = json!({"key": key("s1", None), "expect": pending["watermark"],
         "through": pending["through"], "mtime": pending["mtime"], "data": {"folded": 1}});
     call("/v1/store/summary/put", put.clone());
     // The same fold again: the watermark moved, so it is refused.
     call("/v1/store/summary/put", put);
     call("/v1/store/summary/pending", json!({"key": key("s1", None)}));
-    call("/v1/store/list_session_summaries", json!({"project_key": "proj"}));
+    call(
+        "/v1/store/list_session_summaries",
+        json!({"project_key": "proj"}),
+    );
     // Bad input: a 400 naming the problem, and nothing stored.
     call(
         "/v1/store/append",
@@ -224,7 +231,10 @@ fn read_endpoints_work_and_the_rest_says_not_yet() {
     let local = dir.path().join("local.db");
     // The same sessions in both stores: imported into SQLite, imported into the team store.
     sessiondb_ok(&local, &["import", &samples().to_string_lossy()]);
-    sessiondb_ok(Path::new(&pg.url), &["import", &samples().to_string_lossy()]);
+    sessiondb_ok(
+        Path::new(&pg.url),
+        &["import", &samples().to_string_lossy()],
+    );
     let sqlite = Serve::start(local.to_str().expect("utf-8"));
     let team = Serve::start(&pg.url);
     let json_of = |server: &Serve, path: &str| -> Value {
@@ -336,11 +346,18 @@ fn stress_client(addr: SocketAddr, n: usize, deadline: Instant) -> Acknowledged 
         // all of them must be recognised.
         if i % 3 == 0 {
             if let Some((key, entries)) = previous.take() {
-                let (status, answer) =
-                    post_to(addr, "/v1/store/append", &json!({"key": key, "entries": entries}));
+                let (status, answer) = post_to(
+                    addr,
+                    "/v1/store/append",
+                    &json!({"key": key, "entries": entries}),
+                );
                 assert_eq!(status, 200, "{name}: {answer}");
                 assert_eq!(answer["appended"], 0, "{name} retry: {answer}");
-                assert_eq!(answer["duplicates"], entries.len(), "{name} retry: {answer}");
+                assert_eq!(
+                    answer["duplicates"],
+                    entries.len(),
+                    "{name} retry: {answer}"
+                );
                 ack.requests += 1;
                 continue;
             }
@@ -406,9 +423,8 @@ fn four_servers_and_a_sync_store_each_acknowledged_entry_once() {
         .enumerate()
         .flat_map(|(p, server)| {
             let addr = server.addr;
-            (0..8).map(move |c| {
-                std::thread::spawn(move || stress_client(addr, p * 8 + c, deadline))
-            })
+            (0..8)
+                .map(move |c| std::thread::spawn(move || stress_client(addr, p * 8 + c, deadline)))
         })
         .collect();
     // Meanwhile: the local store grows and is synced into the team store, again and again.
@@ -417,7 +433,10 @@ fn four_servers_and_a_sync_store_each_acknowledged_entry_once() {
         round += 1;
         let session = &local_sessions[round % local_sessions.len()];
         local
-            .append(session, &[user(&format!("local-{round}"), "written locally")])
+            .append(
+                session,
+                &[user(&format!("local-{round}"), "written locally")],
+            )
             .expect("local append");
         assert_success(&sessiondb(&local_path, &["sync", "--to", &pg.url]));
     }
@@ -494,7 +513,10 @@ fn four_servers_and_a_sync_store_each_acknowledged_entry_once() {
          {contested} contested uuids; {round} syncs",
         duration.as_secs(),
     );
-    assert!(requests > 32, "the clients made too few requests to mean anything");
+    assert!(
+        requests > 32,
+        "the clients made too few requests to mean anything"
+    );
     // The synced sessions are in the team store exactly as in the local one.
     let team = Db::open(&pg.url).expect("team store");
     for session in &local_sessions {
