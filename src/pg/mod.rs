@@ -36,7 +36,8 @@ const MIGRATION_LOCK: i64 = 0x5e55_10db;
 
 /// An open PostgreSQL team store.
 pub struct PgStore {
-    pool: Pool,
+    /// Boxed: the connection settings are large, and a [`crate::Db`] holds either store.
+    pool: Box<Pool>,
     /// The URL without its password: the only form that is shown.
     shown: String,
     origin: Origin,
@@ -112,7 +113,7 @@ impl PgStore {
         })?;
         migrate(&mut client)?;
         Ok(PgStore {
-            pool: Pool {
+            pool: Box::new(Pool {
                 config,
                 state: Mutex::new(PoolState {
                     idle: vec![client],
@@ -120,7 +121,7 @@ impl PgStore {
                     max: 1,
                 }),
                 returned: Condvar::new(),
-            },
+            }),
             shown,
             origin: Origin::current(),
         })
