@@ -1,7 +1,8 @@
 //! The HTTP/JSON API (axum on tokio), over either store ([`Db`]). Store work runs on tokio's
-//! blocking pool, never on the async threads. Every request first passes [`guard`](super::guard) (Host, cross-site,
-//! content type) and the connection limits of [`connections`](super::connections), then
-//! the bearer token check (when a token is set, in constant time), then its route.
+//! blocking pool, never on the async threads. Every request first passes
+//! [`guard`](super::guard) (Host, cross-site, content type) and the connection limits of
+//! [`connections`](super::connections), then the bearer token check (when a token is set,
+//! in constant time), then its route.
 
 use super::connections::{self, BodyTimeout, Limits, Stopped};
 use super::guard::{AllowedHost, Policy};
