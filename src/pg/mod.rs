@@ -19,12 +19,13 @@ pub mod record;
 pub mod resume;
 pub mod sdk;
 pub mod search;
+pub mod streams;
 pub mod sync;
 pub mod url;
 
 use crate::error::{Error, Result};
 use postgres::{Client, NoTls, Transaction};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 mod embedded {
     refinery::embed_migrations!("migrations_pg");
@@ -37,7 +38,8 @@ const MIGRATION_LOCK: i64 = 0x5e55_10db;
 
 /// An open PostgreSQL team store.
 pub struct PgStore {
-    client: Mutex<Client>,
+    /// Boxed: the connection settings are large, and a [`crate::Db`] holds either store.
+    pool: Box<Pool>,
     /// The URL without its password: the only form that is shown.
     shown: String,
     origin: Origin,
@@ -113,10 +115,30 @@ impl PgStore {
         })?;
         migrate(&mut client)?;
         Ok(PgStore {
-            client: Mutex::new(client),
+            pool: Box::new(Pool {
+                config,
+                state: Mutex::new(PoolState {
+                    idle: vec![client],
+                    open: 1,
+                    max: 1,
+                }),
+                returned: Condvar::new(),
+            }),
             shown,
             origin: Origin::current(),
         })
+    }
+
+    /// Lets up to `n` (at least 1) transactions run at once, each on a connection of its
+    /// own, opened when first needed (`serve` answers many clients at once; a CLI verb
+    /// needs one connection).
+    pub fn with_connections(self, n: usize) -> PgStore {
+        self.pool
+            .state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .max = n.max(1);
+        self
     }
 
     /// The database URL without its password.
@@ -134,7 +156,7 @@ impl PgStore {
     /// # Errors
     /// Whatever `f` returns, or a database error; the transaction is rolled back.
     pub fn write<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut client = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        let mut client = self.pool.take(&self.shown)?;
         let mut tx = client.transaction()?;
         let out = f(&mut tx)?;
         tx.commit()?;
@@ -147,7 +169,7 @@ impl PgStore {
     /// # Errors
     /// Whatever `f` returns, or a database error.
     pub fn read<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut client = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        let mut client = self.pool.take(&self.shown)?;
         let mut tx = client
             .build_transaction()
             .read_only(true)
@@ -156,6 +178,97 @@ impl PgStore {
         let out = f(&mut tx)?;
         tx.commit()?;
         Ok(out)
+    }
+}
+
+/// The connections of a store: idle ones are reused, new ones opened up to `max`, and a
+/// caller beyond that waits for one to come back.
+struct Pool {
+    config: postgres::Config,
+    state: Mutex<PoolState>,
+    returned: Condvar,
+}
+
+struct PoolState {
+    idle: Vec<Client>,
+    /// Connections open (idle or lent).
+    open: usize,
+    max: usize,
+}
+
+impl Pool {
+    /// A connection for one transaction, given back when the guard drops.
+    fn take(&self, shown: &str) -> Result<Lent<'_>> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(client) = state.idle.pop() {
+                return Ok(Lent {
+                    pool: self,
+                    client: Some(client),
+                });
+            }
+            if state.open < state.max {
+                state.open += 1;
+                drop(state);
+                return match self.config.connect(NoTls) {
+                    Ok(client) => Ok(Lent {
+                        pool: self,
+                        client: Some(client),
+                    }),
+                    Err(e) => {
+                        self.forget();
+                        Err(Error::CannotConnect {
+                            target: shown.to_owned(),
+                            reason: e.to_string(),
+                        })
+                    }
+                };
+            }
+            state = self.returned.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Counts a connection as gone (it failed to open, or broke), letting a new one open.
+    fn forget(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.open -= 1;
+        drop(state);
+        self.returned.notify_one();
+    }
+}
+
+/// A connection lent by the [`Pool`]; a broken one is closed instead of given back.
+struct Lent<'a> {
+    pool: &'a Pool,
+    client: Option<Client>,
+}
+
+impl std::ops::Deref for Lent<'_> {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        self.client.as_ref().expect("lent until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Lent<'_> {
+    fn deref_mut(&mut self) -> &mut Client {
+        self.client.as_mut().expect("lent until dropped")
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        let Some(client) = self.client.take() else {
+            return;
+        };
+        if client.is_closed() {
+            self.pool.forget();
+            return;
+        }
+        let mut state = self.pool.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.idle.push(client);
+        drop(state);
+        self.pool.returned.notify_one();
     }
 }
 

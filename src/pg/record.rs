@@ -117,22 +117,7 @@ pub(crate) fn write_line_bytes(
     if bytes.is_empty() {
         return Ok(());
     }
-    let last: Option<(i64, i64, bool)> = tx
-        .query_opt(
-            "SELECT id, ordinal, terminated FROM rows WHERE transcript_id = $1
-             ORDER BY ordinal DESC LIMIT 1",
-            &[&transcript],
-        )?
-        .map(|r| (r.get(0), r.get(1), r.get(2)));
-    let first = match last {
-        None => 0,
-        Some((id, ordinal, terminated)) => {
-            if !terminated {
-                tx.execute("UPDATE rows SET terminated = true WHERE id = $1", &[&id])?;
-            }
-            ordinal + 1
-        }
-    };
+    let first = next_ordinal(tx, transcript)?;
     let parsed: Vec<crate::import::Parsed<'_>> = bytes
         .iter()
         .map(|b| {
@@ -156,6 +141,27 @@ pub(crate) fn write_line_bytes(
         }
     }
     Ok(())
+}
+
+/// The ordinal that follows the transcript's last row (see [`crate::record`]'s): a last row
+/// without its newline gets one first, so that lines stored after it do not glue onto it.
+pub(crate) fn next_ordinal(tx: &mut Transaction<'_>, transcript: i64) -> Result<i64> {
+    let last: Option<(i64, i64, bool)> = tx
+        .query_opt(
+            "SELECT id, ordinal, terminated FROM rows WHERE transcript_id = $1
+             ORDER BY ordinal DESC LIMIT 1",
+            &[&transcript],
+        )?
+        .map(|r| (r.get(0), r.get(1), r.get(2)));
+    Ok(match last {
+        None => 0,
+        Some((id, ordinal, terminated)) => {
+            if !terminated {
+                tx.execute("UPDATE rows SET terminated = true WHERE id = $1", &[&id])?;
+            }
+            ordinal + 1
+        }
+    })
 }
 
 /// The stamp defaults of a transcript: the session-level fields of its last message.

@@ -1,19 +1,20 @@
-//! The HTTP/JSON API (axum on tokio). SQLite work runs on tokio's blocking pool, never on the
-//! async threads. Every request first passes [`guard`](super::guard) (Host, cross-site,
-//! content type) and the connection limits of [`connections`](super::connections), then
-//! the bearer token check (when a token is set, in constant time), then its route.
+//! The HTTP/JSON API (axum on tokio), over either store ([`Db`]). Store work runs on tokio's
+//! blocking pool, never on the async threads. Every request first passes
+//! [`guard`](super::guard) (Host, cross-site, content type) and the connection limits of
+//! [`connections`](super::connections), then the bearer token check (when a token is set,
+//! in constant time), then its route.
 
 use super::connections::{self, BodyTimeout, Limits, Stopped};
 use super::guard::{AllowedHost, Policy};
 use super::streams::{self, StreamKey, SummaryPut, Watermark};
 use super::web;
+use crate::backend::Db;
 use crate::checkpoint::Checkpointer;
 use crate::error::Error;
 use crate::model::SessionRef;
-use crate::query::{self, SessionFilter};
+use crate::query::SessionFilter;
 use crate::resume::ResumeOptions;
-use crate::search::{self, SearchQuery};
-use crate::store::Store;
+use crate::search::SearchQuery;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, Request, State};
@@ -58,7 +59,7 @@ impl Default for Config {
 
 #[derive(Clone)]
 struct AppState {
-    store: Arc<Store>,
+    store: Arc<Db>,
     token: Option<Arc<[u8]>>,
     body_limit: usize,
 }
@@ -141,11 +142,15 @@ fn pretty<T: serde::Serialize>(value: &T) -> std::result::Result<Vec<u8>, ApiErr
 /// The router: the SessionStore endpoints under `/v1/store/`, the read endpoints under `/v1/`,
 /// behind the token check. [`run`] puts the request guard and the connection limits in
 /// front of it: a route added here gets them without doing anything.
-fn router(store: Arc<Store>, token: Option<String>, body_limit: usize) -> Router {
+fn router(store: Arc<Db>, token: Option<String>, body_limit: usize) -> Router {
     let state = AppState {
         store,
         token: token.map(|t| Arc::from(t.into_bytes())),
         body_limit,
+    };
+    let pages = match web::WebState::new(state.store.clone(), state.token.clone()) {
+        Some(web_state) => web::router(web_state),
+        None => web::team_store_router(),
     };
     Router::new()
         .route("/v1/health", get(health))
@@ -164,10 +169,7 @@ fn router(store: Arc<Store>, token: Option<String>, body_limit: usize) -> Router
         .route("/v1/resume", get(resume))
         .route("/v1/messages", get(messages))
         .route("/v1/search", get(search))
-        .merge(super::web::router(super::web::WebState {
-            store: state.store.clone(),
-            token: state.token.clone(),
-        }))
+        .merge(pages)
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")
@@ -182,25 +184,41 @@ const CHECKPOINT_PERIOD: std::time::Duration = std::time::Duration::from_secs(1)
 /// Serves the API on `listener` until `shutdown` resolves, then closes the listener and
 /// lets requests in flight finish for up to [`Limits::shutdown_grace`] (an append that
 /// started commits whole; one whose body had not fully arrived changes nothing) before
-/// returning. WAL checkpoints run on a thread of their own meanwhile ([`Checkpointer`]).
+/// returning. On SQLite, WAL checkpoints run on a thread of their own meanwhile
+/// ([`Checkpointer`]).
 ///
 /// # Errors
 /// Fails when the checkpoint thread cannot start or stop.
 pub async fn run(
     listener: tokio::net::TcpListener,
-    store: Arc<Store>,
+    store: Arc<Db>,
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<Stopped> {
-    let checkpointer =
-        Checkpointer::start(&store, Some(CHECKPOINT_PERIOD)).map_err(std::io::Error::other)?;
+    let checkpointer = match &*store {
+        Db::Sqlite(s) => {
+            Some(Checkpointer::start(s, Some(CHECKPOINT_PERIOD)).map_err(std::io::Error::other)?)
+        }
+        Db::Postgres(_) => None,
+    };
     let router = router(store.clone(), config.token, config.body_limit);
     let policy = Arc::new(Policy::new(config.allowed_hosts));
     let stopped = connections::serve(listener, router, policy, config.limits, shutdown).await;
-    tokio::task::spawn_blocking(move || checkpointer.stop(&store))
+    if let Some(checkpointer) = checkpointer {
+        tokio::task::spawn_blocking(move || match &*store {
+            Db::Sqlite(s) => checkpointer.stop(s),
+            Db::Postgres(_) => Ok(()),
+        })
         .await
         .map_err(std::io::Error::other)?
         .map_err(std::io::Error::other)?;
+    } else {
+        // A PostgreSQL connection closes by blocking on its own runtime: never on an async
+        // thread (the caller keeps a reference too, dropped outside the runtime).
+        tokio::task::spawn_blocking(move || drop(store))
+            .await
+            .map_err(std::io::Error::other)?;
+    }
     Ok(stopped)
 }
 
@@ -350,12 +368,12 @@ async fn append(State(state): State<AppState>, body: Body) -> ApiResult {
     blocking(move || {
         let started = Instant::now();
         let body: AppendBody<'_> = parse(&bytes)?;
-        let outcome = streams::append(&state.store, &body.key, &body.entries)?;
+        let outcome = streams::append(&*state.store, &body.key, &body.entries)?;
         let took = started.elapsed();
         let mut out = serde_json::to_vec(&outcome).map_err(Error::from)?;
         if body.fold && body.key.subpath.is_none() {
             let pending = streams::summary_pending(
-                &state.store,
+                &*state.store,
                 &body.key.project_key,
                 &body.key.session_id,
             )?;
@@ -383,7 +401,7 @@ async fn load(State(state): State<AppState>, body: Body) -> ApiResult {
         let started = Instant::now();
         let body: KeyBody = parse(&bytes)?;
         let mut out = b"{\"entries\":".to_vec();
-        match streams::load(&state.store, &body.key)? {
+        match streams::load(&*state.store, &body.key)? {
             Some(entries) => out.extend_from_slice(&entries),
             None => out.extend_from_slice(b"null"),
         }
@@ -402,7 +420,7 @@ async fn list_sessions(State(state): State<AppState>, body: Body) -> ApiResult {
     let bytes = read_body(&state, body).await?;
     blocking(move || {
         let body: ProjectBody = parse(&bytes)?;
-        let sessions = streams::list_sessions(&state.store, &body.project_key)?;
+        let sessions = streams::list_sessions(&*state.store, &body.project_key)?;
         let out = serde_json::to_vec(&serde_json::json!({ "sessions": sessions }))
             .map_err(Error::from)?;
         Ok(json_response(StatusCode::OK, out))
@@ -416,7 +434,7 @@ async fn list_session_summaries(State(state): State<AppState>, body: Body) -> Ap
         let body: ProjectBody = parse(&bytes)?;
         let mut out = b"{\"summaries\":".to_vec();
         out.extend_from_slice(&streams::list_session_summaries(
-            &state.store,
+            &*state.store,
             &body.project_key,
         )?);
         out.push(b'}');
@@ -429,7 +447,7 @@ async fn delete(State(state): State<AppState>, body: Body) -> ApiResult {
     let bytes = read_body(&state, body).await?;
     blocking(move || {
         let body: KeyBody = parse(&bytes)?;
-        let outcome = streams::delete(&state.store, &body.key)?;
+        let outcome = streams::delete(&*state.store, &body.key)?;
         let out = serde_json::to_vec(&outcome).map_err(Error::from)?;
         Ok(json_response(StatusCode::OK, out))
     })
@@ -452,7 +470,7 @@ async fn list_subkeys(State(state): State<AppState>, body: Body) -> ApiResult {
     blocking(move || {
         let body: SessionKeyBody = parse(&bytes)?;
         let subkeys =
-            streams::list_subkeys(&state.store, &body.key.project_key, &body.key.session_id)?;
+            streams::list_subkeys(&*state.store, &body.key.project_key, &body.key.session_id)?;
         let out =
             serde_json::to_vec(&serde_json::json!({ "subkeys": subkeys })).map_err(Error::from)?;
         Ok(json_response(StatusCode::OK, out))
@@ -465,7 +483,8 @@ async fn summary_pending(State(state): State<AppState>, body: Body) -> ApiResult
     blocking(move || {
         let body: SessionKeyBody = parse(&bytes)?;
         let mut out = b"{\"pending\":".to_vec();
-        match streams::summary_pending(&state.store, &body.key.project_key, &body.key.session_id)? {
+        match streams::summary_pending(&*state.store, &body.key.project_key, &body.key.session_id)?
+        {
             Some(p) => out.extend_from_slice(&p),
             None => out.extend_from_slice(b"null"),
         }
@@ -490,7 +509,7 @@ async fn summary_put(State(state): State<AppState>, body: Body) -> ApiResult {
     blocking(move || {
         let body: SummaryPutBody<'_> = parse(&bytes)?;
         if streams::summary_put(
-            &state.store,
+            &*state.store,
             &body.key.project_key,
             &body.key.session_id,
             &SummaryPut {
@@ -567,14 +586,14 @@ async fn sessions(
             include_hidden: q.all,
             host: None,
         };
-        let sessions = query::list_sessions(&*state.store.reader()?, &filter)?;
+        let sessions = state.store.list_sessions(&filter)?;
         Ok(json_response(StatusCode::OK, pretty(&sessions)?))
     })
     .await
 }
 
-fn resolve(store: &Store, session: &str) -> std::result::Result<SessionRef, ApiError> {
-    Ok(query::resolve_session(&*store.reader()?, session)?)
+fn resolve(store: &Db, session: &str) -> std::result::Result<SessionRef, ApiError> {
+    Ok(store.resolve_session(session)?)
 }
 
 #[derive(Deserialize)]
@@ -638,13 +657,12 @@ async fn messages(
 ) -> ApiResult {
     let Query(q) = q.map_err(query_error)?;
     blocking(move || {
-        let conn = state.store.reader()?;
-        let session = query::resolve_session(&conn, &q.session)?;
+        let session = resolve(&state.store, &q.session)?;
         let messages = match q.agent.as_deref() {
-            Some(agent) => {
-                crate::sdk::get_subagent_messages(&conn, &session, agent, q.limit, q.offset)?
-            }
-            None => crate::sdk::get_session_messages(&conn, &session, q.limit, q.offset)?,
+            Some(agent) => state
+                .store
+                .subagent_messages(&session, agent, q.limit, q.offset)?,
+            None => state.store.session_messages(&session, q.limit, q.offset)?,
         };
         Ok(json_response(StatusCode::OK, pretty(&messages)?))
     })
@@ -692,10 +710,10 @@ async fn search(
             limit: q.limit,
             marks: Some(("**".to_owned(), "**".to_owned())),
         };
-        // Lines appended since the last search are still queued for the index. A write that
-        // fails (a full disk) must not fail the read: the queued lines are left out.
-        let _ = search::catch_up(&state.store);
-        let hits = search::search(&*state.store.reader()?, &query)?;
+        // On SQLite, lines appended since the last search are still queued for the index. A
+        // write that fails (a full disk) must not fail the read: the queued lines are left
+        // out.
+        let (hits, _caught_up) = state.store.search(&query)?;
         Ok(json_response(StatusCode::OK, pretty(&hits)?))
     })
     .await

@@ -16,12 +16,19 @@
 //! * an empty batch changes nothing (it creates no stream);
 //! * deleting a main key removes the session with every stream under it and its summary.
 //!
+//! The rules live here once; each backend answers the questions they ask in its own SQL
+//! ([`StreamTx`]: this module's SQLite statements, and `crate::pg::streams` for a team
+//! store), inside one transaction of its own ([`StreamStore`]). On PostgreSQL an append
+//! locks the session's row first (`SELECT … FOR UPDATE`), so the uuid rule holds across
+//! processes and machines.
+//!
 //! Summaries (the protocol's sidecar) are folded by the client with the SDK's own
 //! `fold_session_summary` and persisted verbatim: [`summary_pending`] hands out the stored
 //! lines the sidecar has not seen, [`summary_put`] stores the fold if nobody else folded in
 //! between (compare-and-swap on a watermark), so folds are serialised per session without a
 //! lock held across requests.
 
+use crate::backend::Db;
 use crate::catalog;
 use crate::error::{Error, Result};
 use crate::import::{insert_rows, project_record, upsert_session, Origin};
@@ -29,7 +36,7 @@ use crate::jsonl::{self, Envelope, Line, LineStatus};
 use crate::names::{self, NameKind};
 use crate::record;
 use crate::store::Store;
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -160,77 +167,165 @@ pub struct AppendOutcome {
     pub mtime: Option<i64>,
 }
 
-const SELECT_SESSION: &str = "SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id
-     WHERE p.key = ?1 AND s.session_id = ?2";
+/// A batch line to store: its bytes, its status and its envelope.
+pub type BatchLine<'a> = (Line<'a>, LineStatus, Envelope<'a>);
 
-const SELECT_STREAM: &str = "SELECT t.id FROM transcripts t
-     JOIN sessions s ON s.id = t.session_id JOIN projects p ON p.id = s.project_id
-     WHERE p.key = ?1 AND s.session_id = ?2 AND t.subpath = ?3 AND t.superseded_at IS NULL";
+/// A stored summary: its mtime, its data (JSON text) and the watermark of its fold.
+pub type StoredSummary = (i64, String, Watermark);
 
-const SELECT_LIVE_TRANSCRIPT: &str = "SELECT id FROM transcripts
-     WHERE session_id = ?1 AND subpath = ?2 AND superseded_at IS NULL";
-
-const SELECT_STORED_UUIDS: &str = "SELECT uuid FROM rows
-     WHERE transcript_id = ?1 AND uuid IN (SELECT value FROM json_each(?2))";
-
-/// The uuids of a batch that the stream already holds, in one statement.
-fn stored_uuids(
-    tx: &Transaction<'_>,
-    transcript: i64,
-    envelopes: &[Envelope<'_>],
-) -> Result<HashSet<String>> {
-    let uuids: Vec<&str> = envelopes
-        .iter()
-        .filter_map(|e| e.uuid.as_deref().filter(|u| !u.is_empty()))
-        .collect();
-    if uuids.is_empty() {
-        return Ok(HashSet::new());
-    }
-    let list = serde_json::to_string(&uuids)?;
-    let found = tx
-        .prepare_cached(SELECT_STORED_UUIDS)?
-        .query_map(params![transcript, list], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(found)
+/// The questions the protocol's rules ask a backend, inside one transaction. Each backend
+/// answers them in its own SQL; the rules ([`append`], [`load`], ...) are written once.
+pub trait StreamTx {
+    /// The session row of a project key and session id, if stored (locked for the rest of
+    /// a write transaction on a backend shared by many processes).
+    fn session(&mut self, project_key: &str, session_id: &str) -> Result<Option<i64>>;
+    /// The session row, created (with its project) when missing, and locked for the rest of
+    /// the transaction where other processes may write.
+    fn upsert_session(&mut self, project_key: &str, session_id: &str) -> Result<i64>;
+    /// The live transcript of a stream.
+    fn live_stream(&mut self, session: i64, subpath: &str) -> Result<Option<i64>>;
+    /// Creates the live transcript of a stream.
+    fn create_stream(&mut self, session: i64, subpath: &str, agent_id: Option<&str>)
+        -> Result<i64>;
+    /// The ordinal after the stream's last row (terminating an unterminated last row).
+    fn next_ordinal(&mut self, transcript: i64) -> Result<i64>;
+    /// Which of `uuids` the stream already holds.
+    fn stored_uuids(&mut self, transcript: i64, uuids: &[&str]) -> Result<HashSet<String>>;
+    /// Stores the lines from `ordinal` on as sessiondb's own (`local`) rows, with their
+    /// projections and side tables.
+    fn insert(
+        &mut self,
+        session_id: &str,
+        transcript: i64,
+        ordinal: i64,
+        batch: &[BatchLine<'_>],
+    ) -> Result<()>;
+    /// Records the project's cwd when it has none yet.
+    fn set_project_cwd(&mut self, session: i64, cwd: &str) -> Result<()>;
+    /// Sets a sub-agent transcript's sidecar (`meta_json`).
+    fn set_agent_meta(&mut self, transcript: i64, meta: &[u8]) -> Result<()>;
+    /// The stream's API write time (0 when it has none).
+    fn api_mtime(&mut self, transcript: i64) -> Result<i64>;
+    /// The session catalog's `last_modified` (0 when it has no row).
+    fn catalog_mtime(&mut self, session: i64) -> Result<i64>;
+    /// Sets the stream's API write time.
+    fn set_api_mtime(&mut self, transcript: i64, mtime: i64) -> Result<()>;
+    /// Recomputes the session's catalog row; `written` is when this write happened, for a
+    /// write that moves the session's `last_modified`.
+    fn refresh_catalog(&mut self, session: i64, written: Option<i64>) -> Result<()>;
+    /// Calls `f` with each readable stored line after `after_ordinal`, in order (a line
+    /// that fails its checksum is an error); returns the last ordinal seen.
+    fn each_line(
+        &mut self,
+        transcript: i64,
+        after_ordinal: i64,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<i64>;
+    /// The stream's largest ordinal.
+    fn max_ordinal(&mut self, transcript: i64) -> Result<Option<i64>>;
+    /// The session's stored summary.
+    fn summary(&mut self, session: i64) -> Result<Option<StoredSummary>>;
+    /// Stores (or replaces) the session's summary.
+    fn put_summary(
+        &mut self,
+        session: i64,
+        mtime: i64,
+        data: &str,
+        through: Watermark,
+    ) -> Result<()>;
+    /// The project's main streams with their mtimes (the larger of the API's and the
+    /// catalog's), in the order the sessions were first written.
+    fn main_streams(&mut self, project_key: &str) -> Result<Vec<StreamInfo>>;
+    /// Calls `f` with each stored summary of the project (session id, mtime, data), in the
+    /// order the sessions were first written.
+    fn summaries(&mut self, project_key: &str, f: &mut dyn FnMut(&str, i64, &str)) -> Result<()>;
+    /// The session's live subpaths (not the main one), in the order first written.
+    fn subpaths(&mut self, project_key: &str, session_id: &str) -> Result<Vec<String>>;
+    /// Removes the session with everything stored for it; returns its transcript count.
+    fn delete_session(&mut self, session: i64) -> Result<u64>;
+    /// Removes every version of one stream and its sidecar file; returns how many.
+    fn delete_stream(&mut self, session: i64, subpath: &str) -> Result<u64>;
 }
 
-/// The mtime a main stream shows: the API's own write time, or the catalog's
-/// `last_modified` (a file's mtime, or another sessiondb write) when that is later.
-const SELECT_MAIN_MTIME: &str = "SELECT max(coalesce((SELECT mtime FROM store_streams
-            WHERE transcript_id = ?1), 0),
-        coalesce((SELECT last_modified FROM catalog WHERE session_key = ?2), 0))";
+/// A store the protocol runs on: it opens the transactions [`StreamTx`] answers in.
+pub trait StreamStore {
+    /// Runs `f` in one write transaction, committed only when it succeeds.
+    ///
+    /// # Errors
+    /// `f`'s error, or a database error.
+    fn write_streams<T>(&self, f: impl FnOnce(&mut dyn StreamTx) -> Result<T>) -> Result<T>;
+    /// Runs `f` in one read transaction (one snapshot).
+    ///
+    /// # Errors
+    /// `f`'s error, or a database error.
+    fn read_streams<T>(&self, f: impl FnOnce(&mut dyn StreamTx) -> Result<T>) -> Result<T>;
+}
 
-const SELECT_SUB_MTIME: &str =
-    "SELECT coalesce((SELECT mtime FROM store_streams WHERE transcript_id = ?1), 0)";
+impl StreamStore for Store {
+    fn write_streams<T>(&self, f: impl FnOnce(&mut dyn StreamTx) -> Result<T>) -> Result<T> {
+        self.write(|tx| f(&mut Sqlite(tx)))
+    }
 
-const UPSERT_MTIME: &str = "INSERT INTO store_streams (transcript_id, mtime) VALUES (?1, ?2)
-     ON CONFLICT (transcript_id) DO UPDATE SET mtime = excluded.mtime";
+    fn read_streams<T>(&self, f: impl FnOnce(&mut dyn StreamTx) -> Result<T>) -> Result<T> {
+        let mut conn = self.reader()?;
+        let tx = conn.transaction()?;
+        f(&mut Sqlite(&tx))
+    }
+}
 
-/// `append(key, entries)`: stores the entries of one batch in one IMMEDIATE transaction.
+impl StreamStore for Db {
+    fn write_streams<T>(&self, f: impl FnOnce(&mut dyn StreamTx) -> Result<T>) -> Result<T> {
+        match self {
+            Db::Sqlite(s) => s.write_streams(f),
+            Db::Postgres(p) => p.write_streams(f),
+        }
+    }
+
+    fn read_streams<T>(&self, f: impl FnOnce(&mut dyn StreamTx) -> Result<T>) -> Result<T> {
+        match self {
+            Db::Sqlite(s) => s.read_streams(f),
+            Db::Postgres(p) => p.read_streams(f),
+        }
+    }
+}
+
+/// `append(key, entries)`: stores the entries of one batch in one transaction.
 ///
 /// # Errors
 /// [`Error::Invalid`] for a bad subpath or an entry that is not an object with a string
 /// `type` (nothing is stored then); database errors.
-pub fn append(store: &Store, key: &StreamKey, entries: &[&RawValue]) -> Result<AppendOutcome> {
+pub fn append(
+    store: &(impl StreamStore + ?Sized),
+    key: &StreamKey,
+    entries: &[&RawValue],
+) -> Result<AppendOutcome> {
     check_key(key)?;
     let lines = entry_lines(entries);
     let envelopes = check_entries(&lines)?;
     if lines.is_empty() {
         return Ok(AppendOutcome::default());
     }
-    store.write(|tx| {
-        let session = upsert_session(tx, &key.project_key, &key.session_id)?;
+    store.write_streams(|tx| {
+        let session = tx.upsert_session(&key.project_key, &key.session_id)?;
         let subpath = key.stored_subpath();
         let transcript = stream_for_write(tx, session, subpath)?;
-        let next = record::next_ordinal(tx, transcript)?;
+        let next = tx.next_ordinal(transcript)?;
         let mut outcome = AppendOutcome::default();
         let stored = if next > 0 {
-            stored_uuids(tx, transcript, &envelopes)?
+            let uuids: Vec<&str> = envelopes
+                .iter()
+                .filter_map(|e| e.uuid.as_deref().filter(|u| !u.is_empty()))
+                .collect();
+            if uuids.is_empty() {
+                HashSet::new()
+            } else {
+                tx.stored_uuids(transcript, &uuids)?
+            }
         } else {
             HashSet::new()
         };
         let mut seen: HashSet<&str> = HashSet::new();
-        let mut batch: Vec<(Line<'_>, LineStatus, Envelope<'_>)> = Vec::with_capacity(lines.len());
+        let mut batch: Vec<BatchLine<'_>> = Vec::with_capacity(lines.len());
         for (bytes, env) in lines.iter().zip(&envelopes) {
             if let Some(uuid) = env.uuid.as_deref().filter(|u| !u.is_empty()) {
                 if stored.contains(uuid) || !seen.insert(uuid) {
@@ -244,48 +339,30 @@ pub fn append(store: &Store, key: &StreamKey, entries: &[&RawValue]) -> Result<A
             };
             batch.push((line, LineStatus::Record, env.clone()));
         }
-        // Multi-row inserts under explicit ids, as import stores lines: one statement (and
-        // statement journal) per 64 lines instead of one per line. Their few distinct
-        // statements stay prepared.
-        tx.set_prepared_statement_cache_capacity(64);
-        let first: i64 = tx
-            .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
-            .query_row([], |r| r.get(0))?;
-        insert_rows(tx, transcript, next, first, &batch, Origin::Local)?;
-        let mut cwd: Option<&str> = None;
-        let mut agent_meta: Option<&[u8]> = None;
-        for (row, (line, _, env)) in (first..).zip(&batch) {
-            project_record(tx, transcript, row, line.bytes, env)?;
-            if cwd.is_none() {
-                cwd = env.cwd.as_deref().filter(|c| !c.is_empty());
-            }
-            if env.kind.as_deref() == Some("agent_metadata") {
-                agent_meta = Some(line.bytes);
-            }
-        }
         outcome.appended = batch.len() as u64;
         if outcome.appended == 0 {
             return Ok(outcome);
         }
+        tx.insert(&key.session_id, transcript, next, &batch)?;
+        let cwd = batch
+            .iter()
+            .find_map(|(_, _, env)| env.cwd.as_deref().filter(|c| !c.is_empty()));
         if let Some(cwd) = cwd {
-            tx.prepare_cached(
-                "UPDATE projects SET cwd = ?2
-                 WHERE id = (SELECT project_id FROM sessions WHERE id = ?1) AND cwd IS NULL",
-            )?
-            .execute(params![session, cwd])?;
+            tx.set_project_cwd(session, cwd)?;
         }
-        if let Some(meta) = agent_meta {
-            set_agent_meta(tx, transcript, meta)?;
+        let agent_meta = batch
+            .iter()
+            .rev()
+            .find(|(_, _, env)| env.kind.as_deref() == Some("agent_metadata"));
+        if let Some((line, _, _)) = agent_meta {
+            set_agent_meta(tx, transcript, line.bytes)?;
         }
         let previous = stream_mtime(tx, session, transcript, subpath.is_empty())?;
         let mtime = crate::time::now_ms().max(previous + 1);
-        tx.prepare_cached(UPSERT_MTIME)?
-            .execute(params![transcript, mtime])?;
-        if subpath.is_empty() {
-            catalog::touch_session(tx, session, mtime)?;
-        } else {
-            catalog::refresh_session(tx, session)?;
-        }
+        tx.set_api_mtime(transcript, mtime)?;
+        // A main stream's write moves the session's last_modified; a sub-agent's only
+        // changes what the catalog counts.
+        tx.refresh_catalog(session, subpath.is_empty().then_some(mtime))?;
         outcome.mtime = Some(mtime);
         Ok(outcome)
     })
@@ -293,81 +370,60 @@ pub fn append(store: &Store, key: &StreamKey, entries: &[&RawValue]) -> Result<A
 
 /// The sub-agent sidecar an `agent_metadata` entry carries: the entry without its `type`
 /// (what `agent-<id>.meta.json` held), so messages get `parent_tool_use_id` as from a file.
-fn set_agent_meta(tx: &Transaction<'_>, transcript: i64, entry: &[u8]) -> Result<()> {
+fn set_agent_meta(tx: &mut dyn StreamTx, transcript: i64, entry: &[u8]) -> Result<()> {
     let Some(serde_json::Value::Object(mut map)) = jsonl::parse_record(entry) else {
         return Ok(());
     };
     map.shift_remove("type");
     let meta = serde_json::to_vec(&map)?;
-    tx.prepare_cached("UPDATE transcripts SET meta_json = ?2 WHERE id = ?1")?
-        .execute(params![transcript, meta])?;
-    Ok(())
+    tx.set_agent_meta(transcript, &meta)
 }
 
-fn stream_mtime(conn: &Connection, session: i64, transcript: i64, main: bool) -> Result<i64> {
+/// The mtime a stream shows: the API's own write time; for a main stream the catalog's
+/// `last_modified` (a file's mtime, or another sessiondb write) when that is later.
+fn stream_mtime(tx: &mut dyn StreamTx, session: i64, transcript: i64, main: bool) -> Result<i64> {
+    let api = tx.api_mtime(transcript)?;
     Ok(if main {
-        conn.prepare_cached(SELECT_MAIN_MTIME)?
-            .query_row(params![transcript, session], |r| r.get(0))?
+        api.max(tx.catalog_mtime(session)?)
     } else {
-        conn.prepare_cached(SELECT_SUB_MTIME)?
-            .query_row([transcript], |r| r.get(0))?
+        api
     })
 }
 
 /// The live transcript of a stream, created when missing. A sub-agent subpath
 /// (`subagents/…/agent-<id>`) records its agent id, as an imported agent file does.
-fn stream_for_write(tx: &Transaction<'_>, session: i64, subpath: &str) -> Result<i64> {
-    if let Some(id) = tx
-        .prepare_cached(SELECT_LIVE_TRANSCRIPT)?
-        .query_row(params![session, subpath], |r| r.get(0))
-        .optional()?
-    {
+fn stream_for_write(tx: &mut dyn StreamTx, session: i64, subpath: &str) -> Result<i64> {
+    if let Some(id) = tx.live_stream(session, subpath)? {
         return Ok(id);
     }
     let agent_id = subpath
         .strip_prefix("subagents/")
         .and_then(|rest| rest.rsplit('/').next())
         .and_then(|name| name.strip_prefix("agent-"));
-    tx.prepare_cached(
-        "INSERT INTO transcripts (session_id, subpath, agent_id) VALUES (?1, ?2, ?3)",
-    )?
-    .execute(params![session, subpath, agent_id])?;
-    Ok(tx.last_insert_rowid())
+    tx.create_stream(session, subpath, agent_id)
 }
 
 /// Appends the stored entries of `transcript` from `after_ordinal` on to `out` as JSON array
 /// elements (comma-separated, no brackets). Blank and malformed lines of imported files are
 /// skipped; a BOM is dropped; a line that no longer matches its checksum is an error
-/// ([`Error::Damaged`]). Returns the last ordinal written and how many were written.
+/// ([`Error::Damaged`]). Returns the last ordinal seen and how many were written.
 fn write_entries(
-    conn: &Connection,
+    tx: &mut dyn StreamTx,
     transcript: i64,
     after_ordinal: i64,
     out: &mut Vec<u8>,
 ) -> Result<(i64, u64)> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT ordinal, raw, id, checksum FROM rows
-         WHERE transcript_id = ?1 AND ordinal > ?2 AND status = 0 ORDER BY ordinal",
-    )?;
-    let mut rows = stmt.query(params![transcript, after_ordinal])?;
-    let mut last = after_ordinal;
     let mut count = 0u64;
-    while let Some(row) = rows.next()? {
-        last = row.get(0)?;
-        let bytes = match row.get_ref(1)? {
-            rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b,
-            _ => continue,
-        };
-        crate::integrity::check_row(conn, row.get(2)?, bytes, row.get(3)?)?;
+    let last = tx.each_line(transcript, after_ordinal, &mut |bytes| {
         let Some(text) = jsonl::parse_text(bytes) else {
-            continue;
+            return;
         };
         if count > 0 {
             out.push(b',');
         }
         out.extend_from_slice(text.as_bytes());
         count += 1;
-    }
+    })?;
     Ok((last, count))
 }
 
@@ -376,25 +432,21 @@ fn write_entries(
 ///
 /// # Errors
 /// [`Error::Invalid`] for a bad subpath; database errors.
-pub fn load(store: &Store, key: &StreamKey) -> Result<Option<Vec<u8>>> {
+pub fn load(store: &(impl StreamStore + ?Sized), key: &StreamKey) -> Result<Option<Vec<u8>>> {
     check_key(key)?;
-    let mut conn = store.reader()?;
-    let tx = conn.transaction()?;
-    let Some(transcript) = tx
-        .prepare_cached(SELECT_STREAM)?
-        .query_row(
-            params![key.project_key, key.session_id, key.stored_subpath()],
-            |r| r.get::<_, i64>(0),
-        )
-        .optional()?
-    else {
-        return Ok(None);
-    };
-    let mut out = Vec::with_capacity(64 * 1024);
-    out.push(b'[');
-    write_entries(&tx, transcript, -1, &mut out)?;
-    out.push(b']');
-    Ok(Some(out))
+    store.read_streams(|tx| {
+        let Some(session) = tx.session(&key.project_key, &key.session_id)? else {
+            return Ok(None);
+        };
+        let Some(transcript) = tx.live_stream(session, key.stored_subpath())? else {
+            return Ok(None);
+        };
+        let mut out = Vec::with_capacity(64 * 1024);
+        out.push(b'[');
+        write_entries(tx, transcript, -1, &mut out)?;
+        out.push(b']');
+        Ok(Some(out))
+    })
 }
 
 /// A main stream of a project: the protocol's `SessionStoreListEntry`.
@@ -411,26 +463,21 @@ pub struct StreamInfo {
 ///
 /// # Errors
 /// Database errors.
-pub fn list_sessions(store: &Store, project_key: &str) -> Result<Vec<StreamInfo>> {
-    let conn = store.reader()?;
-    let out = conn
-        .prepare_cached(
-            "SELECT s.session_id, max(coalesce(ss.mtime, 0), coalesce(c.last_modified, 0))
-             FROM sessions s JOIN projects p ON p.id = s.project_id
-             JOIN transcripts t ON t.session_id = s.id AND t.subpath = ''
-                  AND t.superseded_at IS NULL
-             LEFT JOIN store_streams ss ON ss.transcript_id = t.id
-             LEFT JOIN catalog c ON c.session_key = s.id
-             WHERE p.key = ?1 ORDER BY s.id",
-        )?
-        .query_map([project_key], |r| {
-            Ok(StreamInfo {
-                session_id: r.get(0)?,
-                mtime: r.get(1)?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(out)
+pub fn list_sessions(
+    store: &(impl StreamStore + ?Sized),
+    project_key: &str,
+) -> Result<Vec<StreamInfo>> {
+    store.read_streams(|tx| tx.main_streams(project_key))
+}
+
+/// One summary as the protocol shows it: `{session_id, mtime, data}`, `data` verbatim.
+fn write_summary(out: &mut Vec<u8>, session_id: &str, mtime: i64, data: &str) -> Result<()> {
+    out.extend_from_slice(b"{\"session_id\":");
+    serde_json::to_writer(&mut *out, session_id)?;
+    out.extend_from_slice(format!(",\"mtime\":{mtime},\"data\":").as_bytes());
+    out.extend_from_slice(data.as_bytes());
+    out.push(b'}');
+    Ok(())
 }
 
 /// `list_session_summaries(project_key)`: the stored sidecars of the project as a JSON array
@@ -438,32 +485,27 @@ pub fn list_sessions(store: &Store, project_key: &str) -> Result<Vec<StreamInfo>
 ///
 /// # Errors
 /// Database errors.
-pub fn list_session_summaries(store: &Store, project_key: &str) -> Result<Vec<u8>> {
-    let conn = store.reader()?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT s.session_id, m.mtime, m.data FROM store_summaries m
-         JOIN sessions s ON s.id = m.session_key JOIN projects p ON p.id = s.project_id
-         WHERE p.key = ?1 ORDER BY s.id",
-    )?;
-    let mut rows = stmt.query([project_key])?;
-    let mut out = b"[".to_vec();
-    let mut first = true;
-    while let Some(row) = rows.next()? {
-        if !first {
-            out.push(b',');
+pub fn list_session_summaries(
+    store: &(impl StreamStore + ?Sized),
+    project_key: &str,
+) -> Result<Vec<u8>> {
+    store.read_streams(|tx| {
+        let mut out = b"[".to_vec();
+        let mut failed = None;
+        tx.summaries(project_key, &mut |session_id, mtime, data| {
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            if let Err(e) = write_summary(&mut out, session_id, mtime, data) {
+                failed.get_or_insert(e);
+            }
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
         }
-        first = false;
-        let session_id: String = row.get(0)?;
-        let mtime: i64 = row.get(1)?;
-        let data: String = row.get(2)?;
-        out.extend_from_slice(b"{\"session_id\":");
-        serde_json::to_writer(&mut out, &session_id)?;
-        out.extend_from_slice(format!(",\"mtime\":{mtime},\"data\":").as_bytes());
-        out.extend_from_slice(data.as_bytes());
-        out.push(b'}');
-    }
-    out.push(b']');
-    Ok(out)
+        out.push(b']');
+        Ok(out)
+    })
 }
 
 /// What `delete` removed.
@@ -478,59 +520,23 @@ pub struct DeleteOutcome {
 ///
 /// # Errors
 /// [`Error::Invalid`] for a bad subpath; database errors.
-pub fn delete(store: &Store, key: &StreamKey) -> Result<DeleteOutcome> {
+pub fn delete(store: &(impl StreamStore + ?Sized), key: &StreamKey) -> Result<DeleteOutcome> {
     check_key(key)?;
-    store.write(|tx| {
-        let Some(session) = tx
-            .prepare_cached(SELECT_SESSION)?
-            .query_row(params![key.project_key, key.session_id], |r| {
-                r.get::<_, i64>(0)
-            })
-            .optional()?
-        else {
+    store.write_streams(|tx| {
+        let Some(session) = tx.session(&key.project_key, &key.session_id)? else {
             return Ok(DeleteOutcome::default());
         };
-        match &key.subpath {
-            None => {
-                let streams: i64 = tx
-                    .prepare_cached("SELECT count(*) FROM transcripts WHERE session_id = ?1")?
-                    .query_row([session], |r| r.get(0))?;
-                tx.prepare_cached(
-                    "DELETE FROM source_files WHERE transcript_id IN
-                        (SELECT id FROM transcripts WHERE session_id = ?1)
-                     OR session_file_id IN (SELECT id FROM session_files WHERE session_id = ?1)",
-                )?
-                .execute([session])?;
-                tx.prepare_cached("DELETE FROM sessions WHERE id = ?1")?
-                    .execute([session])?;
-                Ok(DeleteOutcome {
-                    streams: streams as u64,
-                })
-            }
+        let streams = match &key.subpath {
+            None => tx.delete_session(session)?,
             Some(subpath) => {
-                let streams = tx
-                    .prepare_cached(
-                        "DELETE FROM transcripts WHERE session_id = ?1 AND subpath = ?2",
-                    )?
-                    .execute(params![session, subpath])?;
-                let sidecar = format!("{subpath}.meta.json");
-                tx.prepare_cached(
-                    "DELETE FROM source_files WHERE session_file_id IN
-                        (SELECT id FROM session_files WHERE session_id = ?1 AND relpath = ?2)",
-                )?
-                .execute(params![session, sidecar])?;
-                tx.prepare_cached(
-                    "DELETE FROM session_files WHERE session_id = ?1 AND relpath = ?2",
-                )?
-                .execute(params![session, sidecar])?;
+                let streams = tx.delete_stream(session, subpath)?;
                 if streams > 0 {
-                    catalog::refresh_session(tx, session)?;
+                    tx.refresh_catalog(session, None)?;
                 }
-                Ok(DeleteOutcome {
-                    streams: streams as u64,
-                })
+                streams
             }
-        }
+        };
+        Ok(DeleteOutcome { streams })
     })
 }
 
@@ -539,19 +545,12 @@ pub fn delete(store: &Store, key: &StreamKey) -> Result<DeleteOutcome> {
 ///
 /// # Errors
 /// Database errors.
-pub fn list_subkeys(store: &Store, project_key: &str, session_id: &str) -> Result<Vec<String>> {
-    let conn = store.reader()?;
-    let out = conn
-        .prepare_cached(
-            "SELECT t.subpath FROM transcripts t
-             JOIN sessions s ON s.id = t.session_id JOIN projects p ON p.id = s.project_id
-             WHERE p.key = ?1 AND s.session_id = ?2 AND t.subpath <> ''
-               AND t.superseded_at IS NULL
-             ORDER BY t.id",
-        )?
-        .query_map(params![project_key, session_id], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(out)
+pub fn list_subkeys(
+    store: &(impl StreamStore + ?Sized),
+    project_key: &str,
+    session_id: &str,
+) -> Result<Vec<String>> {
+    store.read_streams(|tx| tx.subpaths(project_key, session_id))
 }
 
 /// Which stored lines of a main stream a summary has folded.
@@ -572,83 +571,48 @@ pub struct Watermark {
 /// # Errors
 /// Database errors.
 pub fn summary_pending(
-    store: &Store,
+    store: &(impl StreamStore + ?Sized),
     project_key: &str,
     session_id: &str,
 ) -> Result<Option<Vec<u8>>> {
-    let mut conn = store.reader()?;
-    let tx = conn.transaction()?;
-    let Some(session) = tx
-        .prepare_cached(SELECT_SESSION)?
-        .query_row(params![project_key, session_id], |r| r.get::<_, i64>(0))
-        .optional()?
-    else {
-        return Ok(None);
-    };
-    let Some(transcript) = tx
-        .prepare_cached(SELECT_LIVE_TRANSCRIPT)?
-        .query_row(params![session, ""], |r| r.get::<_, i64>(0))
-        .optional()?
-    else {
-        return Ok(None);
-    };
-    let stored: Option<(i64, String, i64, i64)> = tx
-        .prepare_cached(
-            "SELECT mtime, data, folded_transcript, folded_ordinal FROM store_summaries
-             WHERE session_key = ?1",
-        )?
-        .query_row([session], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })
-        .optional()?;
-    let mtime = stream_mtime(&tx, session, transcript, true)?;
-    let mut out = b"{\"summary\":".to_vec();
-    let (watermark, after) = match &stored {
-        Some((m, data, t, o)) if *t == transcript => {
-            out.extend_from_slice(b"{\"session_id\":");
-            serde_json::to_writer(&mut out, session_id)?;
-            out.extend_from_slice(format!(",\"mtime\":{m},\"data\":").as_bytes());
-            out.extend_from_slice(data.as_bytes());
-            out.push(b'}');
-            (
-                Some(Watermark {
-                    transcript: *t,
-                    ordinal: *o,
-                }),
-                *o,
-            )
-        }
-        Some((_, _, t, o)) => {
-            // Another transcript (a re-imported file): fold it from the start.
-            out.extend_from_slice(b"null");
-            (
-                Some(Watermark {
-                    transcript: *t,
-                    ordinal: *o,
-                }),
-                -1,
-            )
-        }
-        None => {
-            out.extend_from_slice(b"null");
-            (None, -1)
-        }
-    };
-    out.extend_from_slice(b",\"watermark\":");
-    serde_json::to_writer(&mut out, &watermark)?;
-    out.extend_from_slice(b",\"entries\":[");
-    let (last, _) = write_entries(&tx, transcript, after, &mut out)?;
-    let max_ordinal: Option<i64> = tx
-        .prepare_cached("SELECT max(ordinal) FROM rows WHERE transcript_id = ?1")?
-        .query_row([transcript], |r| r.get(0))?;
-    let through = Watermark {
-        transcript,
-        ordinal: max_ordinal.unwrap_or(-1).max(last),
-    };
-    out.extend_from_slice(b"],\"through\":");
-    serde_json::to_writer(&mut out, &through)?;
-    out.extend_from_slice(format!(",\"mtime\":{mtime}}}").as_bytes());
-    Ok(Some(out))
+    store.read_streams(|tx| {
+        let Some(session) = tx.session(project_key, session_id)? else {
+            return Ok(None);
+        };
+        let Some(transcript) = tx.live_stream(session, "")? else {
+            return Ok(None);
+        };
+        let stored = tx.summary(session)?;
+        let mtime = stream_mtime(tx, session, transcript, true)?;
+        let mut out = b"{\"summary\":".to_vec();
+        let (watermark, after) = match &stored {
+            Some((m, data, w)) if w.transcript == transcript => {
+                write_summary(&mut out, session_id, *m, data)?;
+                (Some(*w), w.ordinal)
+            }
+            Some((_, _, w)) => {
+                // Another transcript (a re-imported file): fold it from the start.
+                out.extend_from_slice(b"null");
+                (Some(*w), -1)
+            }
+            None => {
+                out.extend_from_slice(b"null");
+                (None, -1)
+            }
+        };
+        out.extend_from_slice(b",\"watermark\":");
+        serde_json::to_writer(&mut out, &watermark)?;
+        out.extend_from_slice(b",\"entries\":[");
+        let (last, _) = write_entries(tx, transcript, after, &mut out)?;
+        let through = Watermark {
+            transcript,
+            ordinal: tx.max_ordinal(transcript)?.unwrap_or(-1).max(last),
+        };
+        out.extend_from_slice(b"],\"through\":");
+        serde_json::to_writer(&mut out, &through)?;
+        out.extend_from_slice(format!(",\"mtime\":{mtime}}}").as_bytes());
+        Ok(Some(out))
+    })
 }
 
 /// A fold to store: [`summary_put`]'s input.
@@ -672,7 +636,7 @@ pub struct SummaryPut<'a> {
 /// # Errors
 /// [`Error::Invalid`] when `data` is not a JSON object; database errors.
 pub fn summary_put(
-    store: &Store,
+    store: &(impl StreamStore + ?Sized),
     project_key: &str,
     session_id: &str,
     put: &SummaryPut<'_>,
@@ -681,52 +645,317 @@ pub fn summary_put(
     if !put.data.get().starts_with('{') {
         return Err(Error::Invalid("summary data must be a JSON object".into()));
     }
-    store.write(|tx| {
-        let Some(session) = tx
-            .prepare_cached(SELECT_SESSION)?
-            .query_row(params![project_key, session_id], |r| r.get::<_, i64>(0))
-            .optional()?
-        else {
+    store.write_streams(|tx| {
+        let Some(session) = tx.session(project_key, session_id)? else {
             return Ok(false);
         };
-        let live: Option<i64> = tx
-            .prepare_cached(SELECT_LIVE_TRANSCRIPT)?
-            .query_row(params![session, ""], |r| r.get(0))
-            .optional()?;
-        if live != Some(put.through.transcript) {
+        if tx.live_stream(session, "")? != Some(put.through.transcript) {
             return Ok(false);
         }
-        let current: Option<Watermark> = tx
-            .prepare_cached(
-                "SELECT folded_transcript, folded_ordinal FROM store_summaries
-                 WHERE session_key = ?1",
-            )?
-            .query_row([session], |r| {
-                Ok(Watermark {
-                    transcript: r.get(0)?,
-                    ordinal: r.get(1)?,
-                })
-            })
-            .optional()?;
+        let current = tx.summary(session)?.map(|(_, _, w)| w);
         if current != put.expect {
             return Ok(false);
         }
-        tx.prepare_cached(
-            "INSERT INTO store_summaries (session_key, mtime, data, folded_transcript, folded_ordinal)
-             VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (session_key) DO UPDATE SET mtime = excluded.mtime, data = excluded.data,
-                folded_transcript = excluded.folded_transcript,
-                folded_ordinal = excluded.folded_ordinal",
-        )?
-        .execute(params![
-            session,
-            put.mtime,
-            put.data.get(),
-            put.through.transcript,
-            put.through.ordinal
-        ])?;
+        tx.put_summary(session, put.mtime, put.data.get(), put.through)?;
         Ok(true)
     })
+}
+
+/// The SQLite statements of the protocol, inside one of the store's transactions.
+struct Sqlite<'a, 'b>(&'a Transaction<'b>);
+
+const SELECT_SESSION: &str = "SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id
+     WHERE p.key = ?1 AND s.session_id = ?2";
+
+const SELECT_LIVE_TRANSCRIPT: &str = "SELECT id FROM transcripts
+     WHERE session_id = ?1 AND subpath = ?2 AND superseded_at IS NULL";
+
+impl StreamTx for Sqlite<'_, '_> {
+    fn session(&mut self, project_key: &str, session_id: &str) -> Result<Option<i64>> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_SESSION)?
+            .query_row(params![project_key, session_id], |r| r.get(0))
+            .optional()?)
+    }
+
+    fn upsert_session(&mut self, project_key: &str, session_id: &str) -> Result<i64> {
+        upsert_session(self.0, project_key, session_id)
+    }
+
+    fn live_stream(&mut self, session: i64, subpath: &str) -> Result<Option<i64>> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_LIVE_TRANSCRIPT)?
+            .query_row(params![session, subpath], |r| r.get(0))
+            .optional()?)
+    }
+
+    fn create_stream(
+        &mut self,
+        session: i64,
+        subpath: &str,
+        agent_id: Option<&str>,
+    ) -> Result<i64> {
+        self.0
+            .prepare_cached(
+                "INSERT INTO transcripts (session_id, subpath, agent_id) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![session, subpath, agent_id])?;
+        Ok(self.0.last_insert_rowid())
+    }
+
+    fn next_ordinal(&mut self, transcript: i64) -> Result<i64> {
+        record::next_ordinal(self.0, transcript)
+    }
+
+    fn stored_uuids(&mut self, transcript: i64, uuids: &[&str]) -> Result<HashSet<String>> {
+        let list = serde_json::to_string(uuids)?;
+        let found = self
+            .0
+            .prepare_cached(
+                "SELECT uuid FROM rows
+                 WHERE transcript_id = ?1 AND uuid IN (SELECT value FROM json_each(?2))",
+            )?
+            .query_map(params![transcript, list], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(found)
+    }
+
+    fn insert(
+        &mut self,
+        _session_id: &str,
+        transcript: i64,
+        ordinal: i64,
+        batch: &[BatchLine<'_>],
+    ) -> Result<()> {
+        let tx = self.0;
+        // Multi-row inserts under explicit ids, as import stores lines: one statement (and
+        // statement journal) per 64 lines instead of one per line. Their few distinct
+        // statements stay prepared.
+        tx.set_prepared_statement_cache_capacity(64);
+        let first: i64 = tx
+            .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
+            .query_row([], |r| r.get(0))?;
+        insert_rows(tx, transcript, ordinal, first, batch, Origin::Local)?;
+        for (row, (line, _, env)) in (first..).zip(batch) {
+            project_record(tx, transcript, row, line.bytes, env)?;
+        }
+        Ok(())
+    }
+
+    fn set_project_cwd(&mut self, session: i64, cwd: &str) -> Result<()> {
+        self.0
+            .prepare_cached(
+                "UPDATE projects SET cwd = ?2
+                 WHERE id = (SELECT project_id FROM sessions WHERE id = ?1) AND cwd IS NULL",
+            )?
+            .execute(params![session, cwd])?;
+        Ok(())
+    }
+
+    fn set_agent_meta(&mut self, transcript: i64, meta: &[u8]) -> Result<()> {
+        self.0
+            .prepare_cached("UPDATE transcripts SET meta_json = ?2 WHERE id = ?1")?
+            .execute(params![transcript, meta])?;
+        Ok(())
+    }
+
+    fn api_mtime(&mut self, transcript: i64) -> Result<i64> {
+        Ok(self
+            .0
+            .prepare_cached(
+                "SELECT coalesce((SELECT mtime FROM store_streams WHERE transcript_id = ?1), 0)",
+            )?
+            .query_row([transcript], |r| r.get(0))?)
+    }
+
+    fn catalog_mtime(&mut self, session: i64) -> Result<i64> {
+        Ok(self
+            .0
+            .prepare_cached(
+                "SELECT coalesce((SELECT last_modified FROM catalog WHERE session_key = ?1), 0)",
+            )?
+            .query_row([session], |r| r.get(0))?)
+    }
+
+    fn set_api_mtime(&mut self, transcript: i64, mtime: i64) -> Result<()> {
+        self.0
+            .prepare_cached(
+                "INSERT INTO store_streams (transcript_id, mtime) VALUES (?1, ?2)
+                 ON CONFLICT (transcript_id) DO UPDATE SET mtime = excluded.mtime",
+            )?
+            .execute(params![transcript, mtime])?;
+        Ok(())
+    }
+
+    fn refresh_catalog(&mut self, session: i64, written: Option<i64>) -> Result<()> {
+        match written {
+            Some(at) => catalog::touch_session(self.0, session, at),
+            None => catalog::refresh_session(self.0, session),
+        }
+    }
+
+    fn each_line(
+        &mut self,
+        transcript: i64,
+        after_ordinal: i64,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<i64> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT ordinal, raw, id, checksum FROM rows
+             WHERE transcript_id = ?1 AND ordinal > ?2 AND status = 0 ORDER BY ordinal",
+        )?;
+        let mut rows = stmt.query(params![transcript, after_ordinal])?;
+        let mut last = after_ordinal;
+        while let Some(row) = rows.next()? {
+            last = row.get(0)?;
+            let bytes = match row.get_ref(1)? {
+                rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b,
+                _ => continue,
+            };
+            crate::integrity::check_row(self.0, row.get(2)?, bytes, row.get(3)?)?;
+            f(bytes);
+        }
+        Ok(last)
+    }
+
+    fn max_ordinal(&mut self, transcript: i64) -> Result<Option<i64>> {
+        Ok(self
+            .0
+            .prepare_cached("SELECT max(ordinal) FROM rows WHERE transcript_id = ?1")?
+            .query_row([transcript], |r| r.get(0))?)
+    }
+
+    fn summary(&mut self, session: i64) -> Result<Option<StoredSummary>> {
+        Ok(self
+            .0
+            .prepare_cached(
+                "SELECT mtime, data, folded_transcript, folded_ordinal FROM store_summaries
+                 WHERE session_key = ?1",
+            )?
+            .query_row([session], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    Watermark {
+                        transcript: r.get(2)?,
+                        ordinal: r.get(3)?,
+                    },
+                ))
+            })
+            .optional()?)
+    }
+
+    fn put_summary(
+        &mut self,
+        session: i64,
+        mtime: i64,
+        data: &str,
+        through: Watermark,
+    ) -> Result<()> {
+        self.0
+            .prepare_cached(
+                "INSERT INTO store_summaries
+                    (session_key, mtime, data, folded_transcript, folded_ordinal)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (session_key) DO UPDATE SET mtime = excluded.mtime,
+                    data = excluded.data, folded_transcript = excluded.folded_transcript,
+                    folded_ordinal = excluded.folded_ordinal",
+            )?
+            .execute(params![
+                session,
+                mtime,
+                data,
+                through.transcript,
+                through.ordinal
+            ])?;
+        Ok(())
+    }
+
+    fn main_streams(&mut self, project_key: &str) -> Result<Vec<StreamInfo>> {
+        let out = self
+            .0
+            .prepare_cached(
+                "SELECT s.session_id, max(coalesce(ss.mtime, 0), coalesce(c.last_modified, 0))
+                 FROM sessions s JOIN projects p ON p.id = s.project_id
+                 JOIN transcripts t ON t.session_id = s.id AND t.subpath = ''
+                      AND t.superseded_at IS NULL
+                 LEFT JOIN store_streams ss ON ss.transcript_id = t.id
+                 LEFT JOIN catalog c ON c.session_key = s.id
+                 WHERE p.key = ?1 ORDER BY s.id",
+            )?
+            .query_map([project_key], |r| {
+                Ok(StreamInfo {
+                    session_id: r.get(0)?,
+                    mtime: r.get(1)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(out)
+    }
+
+    fn summaries(&mut self, project_key: &str, f: &mut dyn FnMut(&str, i64, &str)) -> Result<()> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT s.session_id, m.mtime, m.data FROM store_summaries m
+             JOIN sessions s ON s.id = m.session_key JOIN projects p ON p.id = s.project_id
+             WHERE p.key = ?1 ORDER BY s.id",
+        )?;
+        let mut rows = stmt.query([project_key])?;
+        while let Some(row) = rows.next()? {
+            let session_id: String = row.get(0)?;
+            let data: String = row.get(2)?;
+            f(&session_id, row.get(1)?, &data);
+        }
+        Ok(())
+    }
+
+    fn subpaths(&mut self, project_key: &str, session_id: &str) -> Result<Vec<String>> {
+        let out = self
+            .0
+            .prepare_cached(
+                "SELECT t.subpath FROM transcripts t
+                 JOIN sessions s ON s.id = t.session_id JOIN projects p ON p.id = s.project_id
+                 WHERE p.key = ?1 AND s.session_id = ?2 AND t.subpath <> ''
+                   AND t.superseded_at IS NULL
+                 ORDER BY t.id",
+            )?
+            .query_map(params![project_key, session_id], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(out)
+    }
+
+    fn delete_session(&mut self, session: i64) -> Result<u64> {
+        let tx = self.0;
+        let streams: i64 = tx
+            .prepare_cached("SELECT count(*) FROM transcripts WHERE session_id = ?1")?
+            .query_row([session], |r| r.get(0))?;
+        tx.prepare_cached(
+            "DELETE FROM source_files WHERE transcript_id IN
+                (SELECT id FROM transcripts WHERE session_id = ?1)
+             OR session_file_id IN (SELECT id FROM session_files WHERE session_id = ?1)",
+        )?
+        .execute([session])?;
+        tx.prepare_cached("DELETE FROM sessions WHERE id = ?1")?
+            .execute([session])?;
+        Ok(streams as u64)
+    }
+
+    fn delete_stream(&mut self, session: i64, subpath: &str) -> Result<u64> {
+        let tx = self.0;
+        let streams = tx
+            .prepare_cached("DELETE FROM transcripts WHERE session_id = ?1 AND subpath = ?2")?
+            .execute(params![session, subpath])?;
+        let sidecar = format!("{subpath}.meta.json");
+        tx.prepare_cached(
+            "DELETE FROM source_files WHERE session_file_id IN
+                (SELECT id FROM session_files WHERE session_id = ?1 AND relpath = ?2)",
+        )?
+        .execute(params![session, sidecar])?;
+        tx.prepare_cached("DELETE FROM session_files WHERE session_id = ?1 AND relpath = ?2")?
+            .execute(params![session, sidecar])?;
+        Ok(streams as u64)
+    }
 }
 
 #[cfg(test)]

@@ -34,9 +34,14 @@ impl Server {
                 .expect("runtime");
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                http::run(listener, Arc::new(store), config, async {
-                    let _ = stopped.await;
-                })
+                http::run(
+                    listener,
+                    Arc::new(sessiondb::Db::Sqlite(store)),
+                    config,
+                    async {
+                        let _ = stopped.await;
+                    },
+                )
                 .await
                 .expect("serve");
             });

@@ -178,9 +178,14 @@ fn main() {
             .expect("runtime");
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-            http::run(listener, Arc::new(store), Config::default(), async {
-                let _ = stopped.await;
-            })
+            http::run(
+                listener,
+                Arc::new(sessiondb::Db::Sqlite(store)),
+                Config::default(),
+                async {
+                    let _ = stopped.await;
+                },
+            )
             .await
             .expect("serve");
         });

@@ -3,7 +3,9 @@
     SESSIONDB_BIN=target/debug/sessiondb python -m pytest tools/python
 
 * The conformance suite (`claude_agent_sdk.testing.run_session_store_conformance`) with
-  nothing skipped: every contract gets a fresh `sessiondb serve` on a new temporary database.
+  nothing skipped: every contract gets a fresh `sessiondb serve` on a new temporary database,
+  once on SQLite and once on PostgreSQL (a new database on the server `SESSIONDB_TEST_PG`
+  names, made with `psql`; skipped without it, a failure under CI).
 * Every public corpus session imported with the SDK's `import_session_to_store`: the SDK's
   store readers answer as its disk readers do, and the summary sidecar equals the SDK's fold
   of the whole session (the recorded goldens).
@@ -62,7 +64,7 @@ def binary() -> str:
 class Server:
     """`sessiondb serve` on a free loopback port with its own database."""
 
-    def __init__(self, db: Path, token: str | None = None) -> None:
+    def __init__(self, db: Path | str, token: str | None = None) -> None:
         args = [binary(), "--db", str(db), "serve", "--addr", "127.0.0.1:0"]
         # The token goes in the environment (the documented way): `--token` shows in `ps`.
         env = {k: v for k, v in os.environ.items() if k != "SESSIONDB_TOKEN"}
@@ -86,12 +88,58 @@ class Server:
             self.proc.stdout.close()
 
 
+class PgDatabases:
+    """Fresh databases on the PostgreSQL server `SESSIONDB_TEST_PG` names (with `psql`),
+    dropped at the end."""
+
+    def __init__(self, admin: str) -> None:
+        self.admin = admin
+        self.made: list[str] = []
+
+    def psql(self, sql: str) -> None:
+        subprocess.run(
+            ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", self.admin, "-c", sql],
+            check=True, stdin=subprocess.DEVNULL,
+        )
+
+    def new(self) -> str:
+        name = f"sessiondb_py_{os.getpid()}_{len(self.made)}_{threading.get_ident() % 10**6}"
+        self.psql(f"CREATE DATABASE {name}")
+        self.made.append(name)
+        base, _, query = self.admin.partition("?")
+        scheme, _, rest = base.partition("://")
+        authority = rest.split("/", 1)[0]
+        return f"{scheme}://{authority}/{name}" + (f"?{query}" if query else "")
+
+    def drop_all(self) -> None:
+        for name in self.made:
+            self.psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request):
+    """Where each test's servers keep their data: a SQLite file, or a fresh PostgreSQL
+    database (skipped without SESSIONDB_TEST_PG, except under CI where that fails)."""
+    if request.param == "sqlite":
+        yield None
+        return
+    admin = os.environ.get("SESSIONDB_TEST_PG")
+    if not admin:
+        if os.environ.get("CI"):
+            pytest.fail("SESSIONDB_TEST_PG is not set, so the team-store tests cannot run (CI is set)")
+        pytest.skip("SESSIONDB_TEST_PG is not set")
+    databases = PgDatabases(admin)
+    yield databases
+    databases.drop_all()
+
+
 @pytest.fixture
-def servers(tmp_path):
+def servers(tmp_path, backend):
     started: list[Server] = []
 
     def start(token: str | None = None) -> Server:
-        server = Server(tmp_path / f"s{len(started)}.db", token)
+        db = tmp_path / f"s{len(started)}.db" if backend is None else backend.new()
+        server = Server(db, token)
         started.append(server)
         return server
 

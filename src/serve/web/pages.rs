@@ -88,7 +88,7 @@ pub(crate) async fn sessions(
         let branch = nonempty(&p.branch);
         let since = nonempty(&p.since);
         let until = nonempty(&p.until);
-        let conn = state.store.reader()?;
+        let conn = state.store().reader()?;
         let filter = SessionFilter {
             project: project.clone(),
             tag: tag.clone(),
@@ -296,7 +296,7 @@ pub(crate) async fn search(
         let tag = nonempty(&p.tag);
         let role = nonempty(&p.role).filter(|r| r == "user" || r == "assistant");
         let tools = p.tools.is_some();
-        let projects = query::project_keys(&*state.store.reader()?)?;
+        let projects = query::project_keys(&*state.store().reader()?)?;
         let mut h = Html::new();
         h.raw("<h1>Search</h1><form class=\"filters\" method=\"get\" action=\"/search\" role=\"search\">")
             .raw("<label class=\"wide\">Words <input type=\"search\" name=\"q\" autofocus value=\"")
@@ -329,8 +329,8 @@ pub(crate) async fn search(
             };
             // As the API's search: a write that fails (a full disk) must not fail the read;
             // the queued lines are left out.
-            let _ = search::catch_up(&state.store);
-            let hits = search::search(&*state.store.reader()?, &query)?;
+            let _ = search::catch_up(state.store());
+            let hits = search::search(&*state.store().reader()?, &query)?;
             h.raw("<p class=\"count\">").num(hits.len()).raw(if hits.len() == 1 { " hit" } else { " hits" }).raw("</p>");
             h.raw("<ol class=\"hits\">");
             for hit in &hits {
@@ -411,9 +411,9 @@ pub(crate) async fn download(
     Path((project, session_id)): Path<(String, String)>,
 ) -> Response {
     blocking_page(move || {
-        let session = find_session(&state.store, &project, &session_id)?;
+        let session = find_session(state.store(), &project, &session_id)?;
         let mut out = Vec::new();
-        crate::export::export_session(&state.store, &session, &mut out)?;
+        crate::export::export_session(state.store(), &session, &mut out)?;
         let mut response = out.into_response();
         let h = response.headers_mut();
         h.insert(
@@ -471,8 +471,8 @@ where
         return r;
     }
     blocking_json(move || {
-        let session = find_session(&state.store, &project, &session_id)?;
-        action(&state.store, &session).map(json_ok)
+        let session = find_session(state.store(), &project, &session_id)?;
+        action(state.store(), &session).map(json_ok)
     })
     .await
 }

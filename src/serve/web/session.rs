@@ -822,8 +822,8 @@ pub(crate) async fn page_handler(
 ) -> Response {
     blocking_page(move || {
         let resume_view = params.view.as_deref() == Some("resume");
-        let session = find_session(&state.store, &project, &session_id)?;
-        let conn = state.store.reader()?;
+        let session = find_session(state.store(), &project, &session_id)?;
+        let conn = state.store().reader()?;
         let info = query::get_session_info(&conn, &session, None).ok();
         let agents = stored_agents(&conn, &session)?;
         let transcript = crate::export::main_transcript(&conn, &session)?;
@@ -832,7 +832,7 @@ pub(crate) async fn page_handler(
             _ => Vec::new(),
         };
         drop(conn);
-        let resumed = state.store.resume(&session, &ResumeOptions::default());
+        let resumed = state.store().resume(&session, &ResumeOptions::default());
         let records: Vec<Rec> = if resume_view {
             match &resumed {
                 Ok(r) => r
@@ -1114,8 +1114,8 @@ pub(crate) async fn agent_page(
         Err(e) => return super::bad_query(&e),
     };
     blocking_page(move || {
-        let session = find_session(&state.store, &project, &session_id)?;
-        let conn = state.store.reader()?;
+        let session = find_session(state.store(), &project, &session_id)?;
+        let conn = state.store().reader()?;
         let transcript = query::agent_transcript(&conn, &session, &agent)?.ok_or_else(|| {
             Error::NotFound(format!("no sub-agent {agent} in session {session_id}"))
         })?;
@@ -1221,8 +1221,8 @@ pub(crate) async fn tool_fragment(
         Err(e) => return super::bad_query(&e),
     };
     blocking_page(move || {
-        let session = find_session(&state.store, &project, &session_id)?;
-        let conn = state.store.reader()?;
+        let session = find_session(state.store(), &project, &session_id)?;
+        let conn = state.store().reader()?;
         let transcript = transcript_of(&conn, &session, params.agent.as_deref())?;
         let mut records = vec![Rec::from_line(stored_line(&conn, transcript, ordinal)?)];
         if let Some(at) = params.result {
@@ -1272,8 +1272,8 @@ pub(crate) async fn record_page(
     };
     blocking_page(move || {
         let agent = params.agent;
-        let session = find_session(&state.store, &project, &session_id)?;
-        let conn = state.store.reader()?;
+        let session = find_session(state.store(), &project, &session_id)?;
+        let conn = state.store().reader()?;
         let transcript = transcript_of(&conn, &session, agent.as_deref())?;
         let line = stored_line(&conn, transcript, ordinal)?;
         drop(conn);

@@ -118,11 +118,11 @@ fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
         | Command::Append(_)
         | Command::Messages(_)
         | Command::Agents(_)
-        | Command::Fork(_) => return Ok(()),
+        | Command::Fork(_)
+        | Command::Serve(_) => return Ok(()),
         Command::Reindex(_) => "reindex",
         Command::Check(_) => "check",
         Command::Backup(_) => "backup",
-        Command::Serve(_) => "serve",
         Command::Restore(_) => "restore",
         Command::Launch(_) => "launch",
         Command::Watch(_) => "watch",
@@ -135,8 +135,8 @@ fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
     };
     Err(sessiondb::Error::Invalid(format!(
         "`{verb}` does not work on a PostgreSQL team store yet (import, export, sessions, \
-         info, messages, agents, resume, continue, fork, search, rename, tag, delete and \
-         append do)"
+         info, messages, agents, resume, continue, fork, search, rename, tag, delete, append \
+         and serve do)"
     ))
     .into())
 }

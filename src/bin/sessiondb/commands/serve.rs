@@ -1,6 +1,7 @@
 //! `sessiondb serve [--addr 127.0.0.1:7878] [--token-file FILE] [--allow-host NAME]`: the
 //! HTTP/JSON API. The token comes from `--token-file`, `$SESSIONDB_TOKEN`, or `--token`
-//! (visible to other users in `ps`).
+//! (visible to other users in `ps`). `--db postgres://…` serves a team store (the web viewer
+//! excepted, whose pages say it does not run there yet).
 
 use crate::cli::ServeArgs;
 use anyhow::Context;
@@ -29,11 +30,14 @@ pub fn run(db: &Path, args: ServeArgs) -> anyhow::Result<()> {
              --token-file FILE (or SESSIONDB_TOKEN)"
         );
     }
-    let store = Arc::new(super::open(db)?);
+    let store = Arc::new(open_store(db)?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    // The store is dropped here, after the runtime: a team store's connections close by
+    // blocking, which an async thread must not do.
+    let served = store.clone();
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -53,7 +57,7 @@ pub fn run(db: &Path, args: ServeArgs) -> anyhow::Result<()> {
             ..Config::default()
         };
         let grace = config.limits.shutdown_grace;
-        let stopped = http::run(listener, store, config, http::shutdown_signal())
+        let stopped = http::run(listener, served, config, http::shutdown_signal())
             .await
             .context("the server failed")?;
         if stopped.cut > 0 {
@@ -68,6 +72,21 @@ pub fn run(db: &Path, args: ServeArgs) -> anyhow::Result<()> {
         }
         Ok::<_, anyhow::Error>(())
     })
+}
+
+/// How many PostgreSQL connections one `serve` process uses at most: appends to different
+/// sessions run at once, each on its own connection (several processes on one database
+/// each have their own).
+const TEAM_STORE_CONNECTIONS: usize = 8;
+
+/// The store to serve: a SQLite file (created when missing) or a team store.
+fn open_store(db: &Path) -> anyhow::Result<sessiondb::Db> {
+    match super::open_db(db)? {
+        sessiondb::Db::Postgres(p) => Ok(sessiondb::Db::Postgres(
+            p.with_connections(TEAM_STORE_CONNECTIONS),
+        )),
+        sqlite => Ok(sqlite),
+    }
 }
 
 /// The token: the file's first line, without its line end and surrounding blanks.
