@@ -45,13 +45,17 @@ seconds() {
     echo "$e - $s" | bc
 }
 imp_sqlite=$(seconds "$bin" -q --db "$sqlite" import "$tree")
+echo "import: SQLite $imp_sqlite s"
 imp_pg=$(seconds "$bin" -q --db "$pg" import "$tree")
+echo "import: PostgreSQL $imp_pg s"
 reimp_sqlite=$(seconds "$bin" -q --db "$sqlite" import "$tree")
 reimp_pg=$(seconds "$bin" -q --db "$pg" import "$tree")
+echo "re-import: SQLite $reimp_sqlite s, PostgreSQL $reimp_pg s"
+echo "load after the imports: $(uptime)"
 # Statistics for the planner, as autovacuum would gather them after a large import.
 psql "$pg" -qc "ANALYZE" >/dev/null
 
-big=$(ls -S "$tree"/*/*.jsonl | head -n 1)
+big=$(ls -S "$tree"/*/*.jsonl | head -n 1 || true)
 big_id=$(basename "$big" .jsonl)
 declare -A median
 measure() {

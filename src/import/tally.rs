@@ -130,13 +130,14 @@ mod tests {
 
     #[test]
     fn counts_malformed_lines_with_their_numbers_after_the_start() {
-        let (report, _) = tally(&[b"{\"type\":\"user\"}", b"not json", b"\n\n", b"{x"], 10);
-        assert_eq!(report.new_rows, 4);
+        let record: &[u8] = b"{\"type\":\"user\"}";
+        let (report, _) = tally(&[record, b"not json", b"\n\n", b"{x", record, record], 10);
+        assert_eq!(report.new_rows, 6);
         assert_eq!(report.malformed_lines, 2);
         let numbers: Vec<u64> = report.malformed.iter().map(|m| m.line).collect();
         // Line 11 is the record, 12 the malformed one, 13-15 the blank run, 16 the last.
         assert_eq!(numbers, [12, 16]);
-        assert!(report.suspicious_files.is_empty(), "2 of 3 is not most");
+        assert!(report.suspicious_files.is_empty(), "2 of 5 is not most");
     }
 
     #[test]
