@@ -69,7 +69,9 @@ const SELECT_BY_TITLE: &str = "SELECT s.id, p.key, s.session_id FROM catalog c
      JOIN sessions s ON s.id = c.session_key JOIN projects p ON p.id = s.project_id
      WHERE c.custom_title = ?1 ORDER BY p.key, s.session_id LIMIT 6";
 
-fn one_match(arg: &str, matches: Vec<SessionRef>) -> Result<SessionRef> {
+/// The one session `arg` names among `matches`, or why there is none (shared with the
+/// team store's lookup).
+pub(crate) fn one_match(arg: &str, matches: Vec<SessionRef>) -> Result<SessionRef> {
     match matches.len() {
         0 => Err(Error::SessionNotFound(arg.to_owned())),
         1 => Ok(matches.into_iter().next().expect("one match")),

@@ -1,5 +1,6 @@
 //! The catalog on PostgreSQL: the shared rules of [`crate::catalog`] over these statements.
 
+use super::prepared;
 use crate::catalog::{refresh_with, CatalogSource, Computed, Previous};
 use crate::error::Result;
 use postgres::fallible_iterator::FallibleIterator;
@@ -20,11 +21,12 @@ struct Pg<'a, 'b>(&'a mut Transaction<'b>);
 impl Pg<'_, '_> {
     fn scan(
         &mut self,
-        sql: &str,
+        sql: &'static str,
         params: &[&(dyn ToSql + Sync)],
         f: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<()> {
-        let mut rows = self.0.query_raw(sql, params.iter().copied())?;
+        let stmt = prepared(self.0, sql)?;
+        let mut rows = self.0.query_raw(&stmt, params.iter().copied())?;
         while let Some(row) = rows.next()? {
             if f(row.get::<_, &[u8]>(0)) {
                 break;
@@ -36,24 +38,26 @@ impl Pg<'_, '_> {
 
 impl CatalogSource for Pg<'_, '_> {
     fn session(&mut self, key: i64) -> Result<Option<(String, i64, Option<i64>)>> {
-        let row = self.0.query_opt(
+        let stmt = prepared(
+            self.0,
             "SELECT s.session_id, s.project_id,
                 (SELECT id FROM transcripts t WHERE t.session_id = s.id AND t.subpath = ''
                    AND t.superseded_at IS NULL)
              FROM sessions s WHERE s.id = $1",
-            &[&key],
         )?;
+        let row = self.0.query_opt(&stmt, &[&key])?;
         Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
     }
 
     fn previous(&mut self, key: i64) -> Result<Option<(Option<i64>, Previous)>> {
-        let row = self.0.query_opt(
+        let stmt = prepared(
+            self.0,
             "SELECT written_at, main_transcript, scanned_ordinal, base_size, base_messages,
                 first_line_sidechain, first_prompt, prompt_is_command, cwd, created_at,
                 first_timestamp, last_timestamp, git_branch
              FROM catalog WHERE session_key = $1",
-            &[&key],
         )?;
+        let row = self.0.query_opt(&stmt, &[&key])?;
         Ok(row.map(|r| {
             (
                 r.get(0),
@@ -76,22 +80,21 @@ impl CatalogSource for Pg<'_, '_> {
     }
 
     fn ledger(&mut self, transcript: i64) -> Result<Option<(i64, bool)>> {
-        let row = self.0.query_opt(
+        let stmt = prepared(
+            self.0,
             "SELECT mtime_ns, vanished FROM source_files WHERE transcript_id = $1
              ORDER BY id DESC LIMIT 1",
-            &[&transcript],
         )?;
+        let row = self.0.query_opt(&stmt, &[&transcript])?;
         Ok(row.map(|r| (r.get(0), r.get(1))))
     }
 
     fn max_ordinal(&mut self, transcript: i64) -> Result<Option<i64>> {
-        Ok(self
-            .0
-            .query_one(
-                "SELECT max(ordinal) FROM rows WHERE transcript_id = $1",
-                &[&transcript],
-            )?
-            .get(0))
+        let stmt = prepared(
+            self.0,
+            "SELECT max(ordinal) FROM rows WHERE transcript_id = $1",
+        )?;
+        Ok(self.0.query_one(&stmt, &[&transcript])?.get(0))
     }
 
     fn tail_totals(
@@ -100,59 +103,58 @@ impl CatalogSource for Pg<'_, '_> {
         from: i64,
         split: i64,
     ) -> Result<(i64, i64, i64, i64)> {
-        let r = self.0.query_one(
-            "SELECT
+        let stmt = prepared(self.0, "SELECT
                 coalesce(sum(CASE WHEN ordinal < $3 THEN length(raw) + terminated::int END), 0)::bigint,
                 count(*) FILTER (WHERE ordinal < $3 AND type IN ('user', 'assistant')
                     AND NOT is_sidechain AND NOT is_meta),
                 coalesce(sum(CASE WHEN ordinal >= $3 THEN length(raw) + terminated::int END), 0)::bigint,
                 count(*) FILTER (WHERE ordinal >= $3 AND type IN ('user', 'assistant')
                     AND NOT is_sidechain AND NOT is_meta)
-             FROM rows WHERE transcript_id = $1 AND ordinal >= $2",
-            &[&transcript, &from, &split],
-        )?;
+             FROM rows WHERE transcript_id = $1 AND ordinal >= $2")?;
+        let r = self.0.query_one(&stmt, &[&transcript, &from, &split])?;
         Ok((r.get(0), r.get(1), r.get(2), r.get(3)))
     }
 
     fn first_line(&mut self, transcript: i64) -> Result<Vec<u8>> {
-        Ok(self
-            .0
-            .query_one(
-                "SELECT raw FROM rows WHERE transcript_id = $1 ORDER BY ordinal LIMIT 1",
-                &[&transcript],
-            )?
-            .get(0))
+        let stmt = prepared(
+            self.0,
+            "SELECT raw FROM rows WHERE transcript_id = $1 ORDER BY ordinal LIMIT 1",
+        )?;
+        Ok(self.0.query_one(&stmt, &[&transcript])?.get(0))
     }
 
     fn last_metadata(&mut self, transcript: i64, kind: &str) -> Result<Option<String>> {
-        let row = self.0.query_opt(
+        let stmt = prepared(
+            self.0,
             "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
              WHERE m.transcript_id = $1 AND m.kind = $2 AND m.value IS NOT NULL AND m.value <> ''
              ORDER BY r.ordinal DESC LIMIT 1",
-            &[&transcript, &kind],
         )?;
+        let row = self.0.query_opt(&stmt, &[&transcript, &kind])?;
         Ok(row.map(|r| r.get(0)))
     }
 
     fn last_tag(&mut self, transcript: i64) -> Result<Option<Option<String>>> {
-        let row = self.0.query_opt(
+        let stmt = prepared(
+            self.0,
             "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
              WHERE m.transcript_id = $1 AND m.kind = 'tag' ORDER BY r.ordinal DESC LIMIT 1",
-            &[&transcript],
         )?;
+        let row = self.0.query_opt(&stmt, &[&transcript])?;
         Ok(row.map(|r| r.get(0)))
     }
 
     fn last_summary(&mut self, transcript: i64) -> Result<Option<String>> {
-        let row = self.0.query_opt(
+        let stmt = prepared(
+            self.0,
             "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
              WHERE m.transcript_id = $1 AND m.kind = 'summary' AND m.value IS NOT NULL
                AND m.value <> ''
                AND (m.leaf_uuid IS NULL OR EXISTS (SELECT 1 FROM rows x
                      WHERE x.transcript_id = $1 AND x.uuid = m.leaf_uuid))
              ORDER BY r.ordinal DESC LIMIT 1",
-            &[&transcript],
         )?;
+        let row = self.0.query_opt(&stmt, &[&transcript])?;
         Ok(row.map(|r| r.get(0)))
     }
 
@@ -194,32 +196,32 @@ impl CatalogSource for Pg<'_, '_> {
         transcript: i64,
         from: i64,
     ) -> Result<(Option<String>, Option<String>)> {
-        let r = self.0.query_one(
+        let stmt = prepared(
+            self.0,
             "SELECT
                 (SELECT timestamp FROM rows WHERE transcript_id = $1 AND ordinal >= $2
                    AND timestamp IS NOT NULL ORDER BY ordinal LIMIT 1),
                 (SELECT timestamp FROM rows WHERE transcript_id = $1 AND ordinal >= $2
                    AND timestamp IS NOT NULL ORDER BY ordinal DESC LIMIT 1)",
-            &[&transcript, &from],
         )?;
+        let r = self.0.query_one(&stmt, &[&transcript, &from])?;
         Ok((r.get(0), r.get(1)))
     }
 
     fn subagents(&mut self, key: i64) -> Result<i64> {
-        Ok(self
-            .0
-            .query_one(
-                "SELECT count(*) FROM transcripts
+        let stmt = prepared(
+            self.0,
+            "SELECT count(*) FROM transcripts
                  WHERE session_id = $1 AND agent_id IS NOT NULL AND superseded_at IS NULL
                    AND subpath LIKE 'subagents/%'",
-                &[&key],
-            )?
-            .get(0))
+        )?;
+        Ok(self.0.query_one(&stmt, &[&key])?.get(0))
     }
 
     fn upsert(&mut self, c: &Computed<'_>) -> Result<()> {
         let e = c.entry;
-        self.0.execute(
+        let stmt = prepared(
+            self.0,
             "INSERT INTO catalog (session_key, session_id, project_id, listed, summary,
                 custom_title, user_title, ai_title, last_prompt, summary_record, first_prompt,
                 git_branch, cwd, tag, created_at, first_timestamp, last_timestamp, last_modified,
@@ -245,6 +247,9 @@ impl CatalogSource for Pg<'_, '_> {
                 base_messages = excluded.base_messages,
                 first_line_sidechain = excluded.first_line_sidechain,
                 prompt_is_command = excluded.prompt_is_command",
+        )?;
+        self.0.execute(
+            &stmt,
             &[
                 &c.session_key,
                 &c.session_id,

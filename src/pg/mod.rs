@@ -24,8 +24,10 @@ pub mod sync;
 pub mod url;
 
 use crate::error::{Error, Result};
-use postgres::{Client, NoTls, Transaction};
-use std::sync::{Condvar, Mutex};
+use postgres::{Client, NoTls, Statement, Transaction};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex};
 
 mod embedded {
     refinery::embed_migrations!("migrations_pg");
@@ -115,17 +117,31 @@ impl PgStore {
         })?;
         migrate(&mut client)?;
         Ok(PgStore {
-            pool: Box::new(Pool {
-                config,
-                state: Mutex::new(PoolState {
-                    idle: vec![client],
-                    open: 1,
-                    max: 1,
-                }),
-                returned: Condvar::new(),
-            }),
+            pool: Box::new(Pool::new(config, Some(client))),
             shown,
             origin: Origin::current(),
+        })
+    }
+
+    /// A second store on the same database, as the same machine and account, with a
+    /// connection of its own: for work that several connections share (import writes
+    /// sessions over several at once).
+    ///
+    /// # Errors
+    /// [`Error::CannotConnect`] when the server refuses the connection.
+    pub fn another(&self) -> Result<PgStore> {
+        let client = self
+            .pool
+            .config
+            .connect(NoTls)
+            .map_err(|e| Error::CannotConnect {
+                target: self.shown.clone(),
+                reason: e.to_string(),
+            })?;
+        Ok(PgStore {
+            pool: Box::new(Pool::new(self.pool.config.clone(), Some(client))),
+            shown: self.shown.clone(),
+            origin: self.origin.clone(),
         })
     }
 
@@ -157,6 +173,7 @@ impl PgStore {
     /// Whatever `f` returns, or a database error; the transaction is rolled back.
     pub fn write<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut client = self.pool.take(&self.shown)?;
+        let _held = Held::enter(client.statements());
         let mut tx = client.transaction()?;
         let out = f(&mut tx)?;
         tx.commit()?;
@@ -170,6 +187,7 @@ impl PgStore {
     /// Whatever `f` returns, or a database error.
     pub fn read<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut client = self.pool.take(&self.shown)?;
+        let _held = Held::enter(client.statements());
         let mut tx = client
             .build_transaction()
             .read_only(true)
@@ -189,22 +207,52 @@ struct Pool {
     returned: Condvar,
 }
 
+/// A connection with the statements prepared on it.
+struct Conn {
+    client: Client,
+    statements: Statements,
+}
+
+impl Conn {
+    fn new(client: Client) -> Conn {
+        Conn {
+            client,
+            statements: Statements::default(),
+        }
+    }
+}
+
 struct PoolState {
-    idle: Vec<Client>,
+    idle: Vec<Conn>,
     /// Connections open (idle or lent).
     open: usize,
     max: usize,
 }
 
 impl Pool {
+    /// A pool of at most one connection (see [`PgStore::with_connections`]), starting with
+    /// `first` when given.
+    fn new(config: postgres::Config, first: Option<Client>) -> Pool {
+        let open = usize::from(first.is_some());
+        Pool {
+            config,
+            state: Mutex::new(PoolState {
+                idle: first.into_iter().map(Conn::new).collect(),
+                open,
+                max: 1,
+            }),
+            returned: Condvar::new(),
+        }
+    }
+
     /// A connection for one transaction, given back when the guard drops.
     fn take(&self, shown: &str) -> Result<Lent<'_>> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         loop {
-            if let Some(client) = state.idle.pop() {
+            if let Some(conn) = state.idle.pop() {
                 return Ok(Lent {
                     pool: self,
-                    client: Some(client),
+                    conn: Some(conn),
                 });
             }
             if state.open < state.max {
@@ -213,7 +261,7 @@ impl Pool {
                 return match self.config.connect(NoTls) {
                     Ok(client) => Ok(Lent {
                         pool: self,
-                        client: Some(client),
+                        conn: Some(Conn::new(client)),
                     }),
                     Err(e) => {
                         self.forget();
@@ -240,36 +288,91 @@ impl Pool {
 /// A connection lent by the [`Pool`]; a broken one is closed instead of given back.
 struct Lent<'a> {
     pool: &'a Pool,
-    client: Option<Client>,
+    conn: Option<Conn>,
+}
+
+impl Lent<'_> {
+    /// The statements prepared on this connection.
+    fn statements(&self) -> &Statements {
+        &self.conn.as_ref().expect("lent until dropped").statements
+    }
 }
 
 impl std::ops::Deref for Lent<'_> {
     type Target = Client;
     fn deref(&self) -> &Client {
-        self.client.as_ref().expect("lent until dropped")
+        &self.conn.as_ref().expect("lent until dropped").client
     }
 }
 
 impl std::ops::DerefMut for Lent<'_> {
     fn deref_mut(&mut self) -> &mut Client {
-        self.client.as_mut().expect("lent until dropped")
+        &mut self.conn.as_mut().expect("lent until dropped").client
     }
 }
 
 impl Drop for Lent<'_> {
     fn drop(&mut self) {
-        let Some(client) = self.client.take() else {
+        let Some(conn) = self.conn.take() else {
             return;
         };
-        if client.is_closed() {
+        if conn.client.is_closed() {
             self.pool.forget();
             return;
         }
         let mut state = self.pool.state.lock().unwrap_or_else(|p| p.into_inner());
-        state.idle.push(client);
+        state.idle.push(conn);
         drop(state);
         self.pool.returned.notify_one();
     }
+}
+
+/// Statements prepared on one connection, by their SQL text.
+type Statements = Arc<Mutex<HashMap<&'static str, Statement>>>;
+
+thread_local! {
+    /// The statements of the connection this thread's current [`PgStore::write`] or
+    /// [`PgStore::read`] holds (the connection is lent to this thread meanwhile, so no
+    /// other thread uses them).
+    static HELD: RefCell<Option<Statements>> = const { RefCell::new(None) };
+}
+
+/// Makes a store's statements the ones [`prepared`] uses on this thread until dropped.
+struct Held(Option<Statements>);
+
+impl Held {
+    fn enter(statements: &Statements) -> Held {
+        Held(HELD.with(|h| h.replace(Some(Arc::clone(statements)))))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        HELD.with(|h| *h.borrow_mut() = previous);
+    }
+}
+
+/// `sql` prepared on the connection of `tx`, once per connection: a statement sent as text
+/// costs a round trip to prepare it, then parsing and planning on the server, each time it
+/// runs (a third of the server's time in an import). Inside [`PgStore::write`] and
+/// [`PgStore::read`] the statement is kept for the connection's next uses; elsewhere it is
+/// prepared for this use only.
+///
+/// # Errors
+/// Fails when the server cannot prepare `sql`.
+pub(crate) fn prepared(tx: &mut Transaction<'_>, sql: &'static str) -> Result<Statement> {
+    let held = HELD.with(|h| h.borrow().clone());
+    let Some(statements) = held else {
+        return Ok(tx.prepare(sql)?);
+    };
+    let mut statements = statements.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(statement) = statements.get(sql) {
+        return Ok(statement.clone());
+    }
+    let statement = tx.prepare(sql)?;
+    statements.insert(sql, statement.clone());
+    Ok(statement)
 }
 
 /// Applies the embedded migrations, holding an advisory lock for the time.
