@@ -18,6 +18,7 @@ pub mod record;
 pub mod resume;
 pub mod search;
 pub mod sync;
+pub mod tls;
 pub mod url;
 
 use crate::error::{Error, Result};
@@ -92,23 +93,20 @@ impl PgStore {
     /// cannot be reached or refuses the login; [`Error::Migration`] when a migration fails.
     pub fn connect(url: &str) -> Result<PgStore> {
         let shown = url::redact(url);
-        let config: postgres::Config =
-            url.parse()
-                .map_err(|e: postgres::Error| Error::CannotConnect {
-                    target: shown.clone(),
-                    reason: e.to_string(),
-                })?;
-        if matches!(config.get_ssl_mode(), postgres::config::SslMode::Require) {
-            return Err(Error::CannotConnect {
-                target: shown,
-                reason: "sslmode=require: this build of sessiondb has no TLS support yet"
-                    .to_owned(),
-            });
-        }
-        let mut client = config.connect(NoTls).map_err(|e| Error::CannotConnect {
+        let cannot = |reason: String| Error::CannotConnect {
             target: shown.clone(),
-            reason: e.to_string(),
-        })?;
+            reason,
+        };
+        let request = tls::read_request(url).map_err(|e| cannot(e.to_string()))?;
+        let config: postgres::Config = request
+            .url
+            .parse()
+            .map_err(|e: postgres::Error| cannot(e.to_string()))?;
+        let connected = match tls::connector(&request).map_err(|e| cannot(e.to_string()))? {
+            None => config.connect(NoTls),
+            Some(tls) => config.connect(tls),
+        };
+        let mut client = connected.map_err(|e| cannot(connect_reason(&e, request.mode)))?;
         migrate(&mut client)?;
         Ok(PgStore {
             client: Mutex::new(client),
@@ -155,6 +153,28 @@ impl PgStore {
         tx.commit()?;
         Ok(out)
     }
+}
+
+/// Why a connection failed, in words that name the TLS setting when it is the cause.
+fn connect_reason(error: &postgres::Error, mode: tls::SslMode) -> String {
+    let said = error.to_string();
+    let source = std::error::Error::source(error).map(ToString::to_string);
+    let full = match &source {
+        Some(s) if !said.contains(s.as_str()) => format!("{said}: {s}"),
+        _ => said,
+    };
+    if full.contains("does not support TLS") {
+        let mode = match mode {
+            tls::SslMode::VerifyCa => "verify-ca",
+            tls::SslMode::VerifyFull => "verify-full",
+            _ => "require",
+        };
+        return format!(
+            "the server does not offer TLS and the URL asks for it (sslmode={mode}); \
+             turn on ssl in the server's configuration, or use sslmode=prefer"
+        );
+    }
+    full
 }
 
 /// Applies the embedded migrations, holding an advisory lock for the time.

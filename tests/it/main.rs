@@ -17,6 +17,7 @@ mod odd_json;
 mod opening;
 mod pg_store;
 mod pg_sync;
+mod pg_tls;
 mod restore;
 mod resume_attachments;
 mod resume_cli;
