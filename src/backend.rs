@@ -288,4 +288,28 @@ impl Db {
             Db::Postgres(p) => crate::pg::record::append_with(p, session, entries, options),
         }
     }
+
+    /// Rebuilds the search index and every catalog row (see [`crate::search::reindex`] and
+    /// [`crate::pg::reindex::reindex`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn reindex(&self) -> Result<crate::search::ReindexReport> {
+        match self {
+            Db::Sqlite(s) => crate::search::reindex(s),
+            Db::Postgres(p) => crate::pg::reindex::reindex(p),
+        }
+    }
+
+    /// Checks what can go stale or be damaged and, with `repair`, repairs it (see
+    /// [`crate::check::check`] and [`crate::pg::check::check`]).
+    ///
+    /// # Errors
+    /// A database error that stops the check itself.
+    pub fn check(&self, repair: bool) -> Result<crate::check::CheckReport> {
+        match self {
+            Db::Sqlite(s) => crate::check::check(s, repair),
+            Db::Postgres(p) => crate::pg::check::check(p, repair),
+        }
+    }
 }

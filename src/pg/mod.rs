@@ -10,11 +10,13 @@
 //! constraints (`ON CONFLICT`), never by a check and then an insert.
 
 pub mod catalog;
+pub mod check;
 pub mod export;
 pub mod import;
 pub mod metadata;
 pub mod query;
 pub mod record;
+pub mod reindex;
 pub mod resume;
 pub mod search;
 pub mod sync;

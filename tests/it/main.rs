@@ -15,6 +15,7 @@ mod local_writes;
 mod names;
 mod odd_json;
 mod opening;
+mod pg_admin;
 mod pg_store;
 mod pg_sync;
 mod pg_tls;

@@ -115,11 +115,11 @@ fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
         | Command::Rename(_)
         | Command::Tag(_)
         | Command::Delete(_)
-        | Command::Append(_) => return Ok(()),
+        | Command::Append(_)
+        | Command::Reindex(_)
+        | Command::Check(_) => return Ok(()),
         Command::Messages(_) => "messages",
         Command::Agents(_) => "agents",
-        Command::Reindex(_) => "reindex",
-        Command::Check(_) => "check",
         Command::Backup(_) => "backup",
         Command::Fork(_) => "fork",
         Command::Serve(_) => "serve",
