@@ -312,4 +312,30 @@ impl Db {
             Db::Postgres(p) => crate::pg::check::check(p, repair),
         }
     }
+
+    /// Writes a stored session into Claude Code's folder (see [`crate::restore::restore`]).
+    ///
+    /// # Errors
+    /// As [`crate::restore::restore`].
+    pub fn restore(
+        &self,
+        session: &SessionRef,
+        options: &crate::restore::RestoreOptions,
+    ) -> Result<crate::restore::RestoreReport> {
+        match self {
+            Db::Sqlite(s) => crate::restore::restore(s, session, options),
+            Db::Postgres(p) => crate::pg::restore::restore(p, session, options),
+        }
+    }
+
+    /// The session's recorded cwd (see [`crate::restore::recorded_cwd`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn recorded_cwd(&self, session: &SessionRef) -> Result<Option<String>> {
+        match self {
+            Db::Sqlite(s) => crate::restore::recorded_cwd(&*s.reader()?, session),
+            Db::Postgres(p) => crate::pg::restore::recorded_cwd(p, session),
+        }
+    }
 }

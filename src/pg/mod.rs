@@ -17,6 +17,7 @@ pub mod metadata;
 pub mod query;
 pub mod record;
 pub mod reindex;
+pub mod restore;
 pub mod resume;
 pub mod search;
 pub mod sync;

@@ -45,7 +45,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     };
     let db = database_path(cli.db)?;
     if is_team_store(&db) {
-        refuse_on_team_store(&cli.command)?;
+        refuse_on_team_store(&cli.command, &db)?;
     }
     match cli.command {
         Command::Import(args) => import::run(&db, args),
@@ -103,7 +103,7 @@ pub fn is_team_store(db: &std::path::Path) -> bool {
 
 /// The verbs that do not work on a team store yet fail before anything is opened (a URL
 /// must never be taken for a file name and created).
-fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
+fn refuse_on_team_store(command: &Command, db: &std::path::Path) -> anyhow::Result<()> {
     let verb = match command {
         Command::Import(_)
         | Command::Export(_)
@@ -117,15 +117,26 @@ fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
         | Command::Delete(_)
         | Command::Append(_)
         | Command::Reindex(_)
-        | Command::Check(_) => return Ok(()),
+        | Command::Check(_)
+        | Command::Restore(_)
+        | Command::Launch(_)
+        | Command::Watch(_) => return Ok(()),
         Command::Messages(_) => "messages",
         Command::Agents(_) => "agents",
-        Command::Backup(_) => "backup",
+        Command::Backup(_) => {
+            // A copy of a team store is PostgreSQL's business: `backup` copies a SQLite file
+            // page by page, and a team store's consistent copy is what pg_dump makes.
+            return Err(sessiondb::Error::Invalid(format!(
+                "`backup` copies a SQLite store; back a team store up with PostgreSQL's own \
+                 tools: pg_dump --format=custom --file=FILE '{}' (pg_restore reads it back), \
+                 or the server's continuous archiving. `export --all --out DIR` writes every \
+                 session's files",
+                shown(db)
+            ))
+            .into());
+        }
         Command::Fork(_) => "fork",
         Command::Serve(_) => "serve",
-        Command::Restore(_) => "restore",
-        Command::Launch(_) => "launch",
-        Command::Watch(_) => "watch",
         Command::Completions(_)
         | Command::Man
         | Command::Capture(_)
@@ -135,7 +146,8 @@ fn refuse_on_team_store(command: &Command) -> anyhow::Result<()> {
     };
     Err(sessiondb::Error::Invalid(format!(
         "`{verb}` does not work on a PostgreSQL team store yet (import, export, sessions, \
-         info, resume, continue, search, rename, tag, delete and append do)"
+         info, resume, continue, search, rename, tag, delete, append, reindex, check, \
+         restore, launch and watch do)"
     ))
     .into())
 }
