@@ -16,6 +16,10 @@ use postgres::Transaction;
 /// Lines read and compared per round trip.
 const BATCH: i32 = 500;
 
+// The statements below name their rows twice, by the join and by `r.id = ANY($1)`: the
+// second lets the planner reach them through the primary key (a join with an `unnest` alone
+// was planned as a scan of the whole table per batch).
+
 /// Rebuilds every line's search vector and every catalog row (see the module docs).
 ///
 /// # Errors
@@ -68,7 +72,7 @@ pub(crate) fn rebuild_search(tx: &mut Transaction<'_>, key: i64) -> Result<u64> 
          FROM (SELECT u.id, {SEARCH_VECTOR} AS v
                FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::text[])
                  AS u(id, indexed, body, tools)) f
-         WHERE r.id = f.id AND r.search IS DISTINCT FROM f.v"
+         WHERE r.id = ANY($1) AND r.id = f.id AND r.search IS DISTINCT FROM f.v"
     );
     let mut written = 0;
     for_each_batch(tx, key, &mut |tx, batch| {
@@ -89,7 +93,7 @@ pub(crate) fn stale_search(tx: &mut Transaction<'_>, key: i64) -> Result<(Vec<i6
          JOIN (SELECT u.id, {SEARCH_VECTOR} AS v
                FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::text[])
                  AS u(id, indexed, body, tools)) f ON f.id = r.id
-         WHERE r.search IS DISTINCT FROM f.v ORDER BY r.id"
+         WHERE r.id = ANY($1) AND r.search IS DISTINCT FROM f.v ORDER BY r.id"
     );
     let mut stale = Vec::new();
     let mut compared = 0;
