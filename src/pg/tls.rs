@@ -65,7 +65,11 @@ pub fn read_request(url: &str) -> Result<TlsRequest> {
     let mut mode = SslMode::Prefer;
     let mut root_cert = None;
     let mut kept = Vec::new();
-    for param in query.into_iter().flat_map(|q| q.split('&')) {
+    for param in query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter(|p| !p.is_empty())
+    {
         let (key, value) = param.split_once('=').unwrap_or((param, ""));
         match key {
             "sslmode" => {
@@ -300,6 +304,8 @@ mod tests {
             r.url,
             "postgres://u:pw@h/db?application_name=x&sslmode=require"
         );
+        let r = read_request("postgres://h/db?&").unwrap();
+        assert_eq!(r.url, "postgres://h/db?sslmode=prefer");
         let r = read_request("postgres://h/db").unwrap();
         assert_eq!(
             (r.mode, r.url.as_str()),
