@@ -5,11 +5,14 @@
 
 use crate::error::Result;
 use crate::export::{ExportReport, OnDamage};
+use crate::fork::{ForkOptions, ForkOrigin, Forked};
 use crate::model::{ImportReport, Progress, SessionRef};
 use crate::pg::{url::is_postgres_url, PgStore};
 use crate::query::{SessionFilter, SessionInfo};
 use crate::resume::{ResumeOptions, Resumed};
+use crate::sdk::SessionMessage;
 use crate::Store;
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -336,6 +339,90 @@ impl Db {
         match self {
             Db::Sqlite(s) => crate::restore::recorded_cwd(&*s.reader()?, session),
             Db::Postgres(p) => crate::pg::restore::recorded_cwd(p, session),
+        }
+    }
+
+    /// The SDK's `get_session_messages` (see [`crate::sdk::get_session_messages`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn session_messages(
+        &self,
+        session: &SessionRef,
+        limit: Option<i64>,
+        offset: i64,
+    ) -> Result<Vec<SessionMessage>> {
+        match self {
+            Db::Sqlite(s) => {
+                crate::sdk::get_session_messages(&*s.reader()?, session, limit, offset)
+            }
+            Db::Postgres(p) => crate::pg::sdk::get_session_messages(p, session, limit, offset),
+        }
+    }
+
+    /// The SDK's `get_subagent_messages` (see [`crate::sdk::get_subagent_messages`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn subagent_messages(
+        &self,
+        session: &SessionRef,
+        agent_id: &str,
+        limit: Option<i64>,
+        offset: i64,
+    ) -> Result<Vec<SessionMessage>> {
+        match self {
+            Db::Sqlite(s) => {
+                crate::sdk::get_subagent_messages(&*s.reader()?, session, agent_id, limit, offset)
+            }
+            Db::Postgres(p) => {
+                crate::pg::sdk::get_subagent_messages(p, session, agent_id, limit, offset)
+            }
+        }
+    }
+
+    /// The SDK's `list_subagents` (see [`crate::sdk::list_subagents`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn list_subagents(&self, session: &SessionRef) -> Result<Vec<String>> {
+        match self {
+            Db::Sqlite(s) => crate::sdk::list_subagents(&*s.reader()?, session),
+            Db::Postgres(p) => crate::pg::sdk::list_subagents(p, session),
+        }
+    }
+
+    /// The recorded `timestamp` of each record of a session, by uuid (see
+    /// [`crate::query::record_timestamps`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn record_timestamps(&self, session: &SessionRef) -> Result<HashMap<String, String>> {
+        match self {
+            Db::Sqlite(s) => crate::query::record_timestamps(&*s.reader()?, session),
+            Db::Postgres(p) => p.read(|tx| crate::pg::query::record_timestamps(tx, session)),
+        }
+    }
+
+    /// Forks a stored session into a new one (see [`Store::fork`]).
+    ///
+    /// # Errors
+    /// As [`Store::fork`].
+    pub fn fork(&self, source: &SessionRef, options: &ForkOptions) -> Result<Forked> {
+        match self {
+            Db::Sqlite(s) => s.fork(source, options),
+            Db::Postgres(p) => crate::pg::fork::fork(p, source, options),
+        }
+    }
+
+    /// Where a session made by [`Db::fork`] came from (see [`crate::fork::fork_origin`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn fork_origin(&self, session: &SessionRef) -> Result<Option<ForkOrigin>> {
+        match self {
+            Db::Sqlite(s) => crate::fork::fork_origin(&*s.reader()?, session),
+            Db::Postgres(p) => crate::pg::fork::fork_origin(p, session),
         }
     }
 }

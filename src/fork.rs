@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::export::main_transcript;
 use crate::model::SessionRef;
 use crate::record::{self, Stamp};
-use crate::resume::ResumeOptions;
+use crate::resume::{ResumeOptions, Resumed};
 use crate::store::Store;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
@@ -86,41 +86,57 @@ const REAPPENDED: &[&str] = &[
     "pr-link",
 ];
 
-const LAST_METADATA: &str =
-    "SELECT r.raw, r.id, r.checksum FROM metadata m JOIN rows r ON r.id = m.row_id
-     WHERE m.transcript_id = ?1 AND m.kind = ?2
-       AND (m.entry_session_id = ?3 OR m.entry_session_id IS NULL)
-     ORDER BY m.row_id DESC LIMIT 1";
+/// What a fork reads and writes, once per backend; [`fork_with`] holds the rules.
+pub(crate) trait ForkBackend {
+    /// Resumes a stored session (see [`Store::resume`]).
+    fn resume(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed>;
+    /// The stored line of the source main transcript's last metadata record of each of
+    /// `kinds`, among the records keyed by `keyed_by` or by no session; `None` where there
+    /// is none (or no main transcript).
+    fn last_metadata(
+        &self,
+        source: &SessionRef,
+        kinds: &[&str],
+        keyed_by: &str,
+    ) -> Result<Vec<Option<Vec<u8>>>>;
+    /// The stored line of each of `uuids` in the source's main transcript: the last
+    /// well-formed line with that uuid; `None` where there is none.
+    fn stored_lines(&self, source: &SessionRef, uuids: &[&str]) -> Result<Vec<Option<Vec<u8>>>>;
+    /// Stores the new session in the source's project, its lines and its origin, and its
+    /// catalog row, in one transaction; returns the new session's key.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the session id is already used in the project.
+    fn write_fork(&self, source: &SessionRef, fork: &NewFork<'_>) -> Result<i64>;
+}
 
-/// The source's last record of each re-appended kind, re-keyed to `new_id`, skipping
-/// empty values (an empty title or tag clears it).
+/// A fork ready to be stored.
+pub(crate) struct NewFork<'a> {
+    /// The new session id.
+    pub session_id: &'a str,
+    /// Its lines, as written.
+    pub lines: &'a [Vec<u8>],
+    /// The `--up-to` record asked for.
+    pub up_to: Option<&'a str>,
+    /// The source message the fork ends at.
+    pub leaf_uuid: Option<&'a str>,
+    /// When the fork is made, epoch ms.
+    pub created_at: i64,
+}
+
+/// The source's last record of each re-appended kind (`stored`, in [`REAPPENDED`] order
+/// without `custom-title` when `title` is given), re-keyed to `new_id`, skipping empty
+/// values (an empty title or tag clears it).
 fn inherited_metadata(
-    conn: &Connection,
-    transcript: i64,
-    keyed_by: &str,
+    stored: &[(&str, Option<Vec<u8>>)],
     new_id: &str,
     title: Option<&str>,
-) -> Result<Vec<Value>> {
+) -> Vec<Value> {
     let mut out = Vec::new();
-    let mut stmt = conn.prepare_cached(LAST_METADATA)?;
-    for kind in REAPPENDED {
-        if *kind == "custom-title" {
-            if let Some(title) = title {
-                out.push(
-                    json!({"type": "custom-title", "customTitle": title, "sessionId": new_id}),
-                );
-                continue;
-            }
-        }
-        let stored: Option<(Vec<u8>, i64, Option<i64>)> = stmt
-            .query_row(params![transcript, kind, keyed_by], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })
-            .optional()?;
-        if let Some((raw, id, checksum)) = &stored {
-            crate::integrity::check_row(conn, *id, raw, *checksum)?;
-        }
-        let raw = stored.map(|(raw, _, _)| raw);
+    if let Some(title) = title {
+        out.push(json!({"type": "custom-title", "customTitle": title, "sessionId": new_id}));
+    }
+    for (kind, raw) in stored {
         let Some(Value::Object(mut record)) = raw.as_deref().and_then(crate::jsonl::parse_record)
         else {
             continue;
@@ -158,36 +174,299 @@ fn inherited_metadata(
         }
         out.push(Value::Object(record));
     }
-    Ok(out)
+    out
 }
 
-/// A message of the fork written on the bytes of the source line it comes from (the one
-/// with its uuid in `transcript`): only the fields fork changed are serialized, so what the
+/// A message of the fork written on the bytes of the source line it comes from (`stored`,
+/// the one with its uuid): only the fields fork changed are serialized, so what the
 /// in-memory view cannot hold as written (a lone surrogate escape, deep nesting, a number's
 /// spelling) reaches the fork byte for byte (see [`crate::jsonl::patch`]).
-fn on_stored_bytes(conn: &Connection, transcript: i64, line: &Value) -> Result<Vec<u8>> {
-    let (Some(record), Some(uuid)) = (line.as_object(), line.get("uuid").and_then(Value::as_str))
-    else {
+fn on_stored_bytes(stored: Option<&[u8]>, line: &Value) -> Result<Vec<u8>> {
+    let (Some(record), Some(raw)) = (line.as_object(), stored) else {
         return Ok(serde_json::to_vec(line)?);
     };
-    let stored: Option<(i64, Vec<u8>, Option<i64>)> = conn
-        .prepare_cached(
-            "SELECT id, raw, checksum FROM rows WHERE transcript_id = ?1 AND uuid = ?2
-               AND status = 0
-             ORDER BY ordinal DESC LIMIT 1",
-        )?
-        .query_row(params![transcript, uuid], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .optional()?;
-    let Some((id, raw, checksum)) = stored else {
-        return Ok(serde_json::to_vec(line)?);
-    };
-    crate::integrity::check_row(conn, id, &raw, checksum)?;
-    match crate::jsonl::patch::patch_object(&raw, record) {
+    match crate::jsonl::patch::patch_object(raw, record) {
         Some(bytes) => Ok(bytes),
         None => Ok(serde_json::to_vec(line)?),
     }
+}
+
+/// Forks a stored session on either backend (see [`Store::fork`]).
+pub(crate) fn fork_with(
+    store: &impl ForkBackend,
+    source: &SessionRef,
+    options: &ForkOptions,
+) -> Result<Forked> {
+    let title = match options.title.as_deref().map(str::trim) {
+        Some("") => return Err(Error::Invalid("title must be non-empty".into())),
+        other => other,
+    };
+    let new_id = match &options.session_id {
+        Some(id) => {
+            crate::names::check_uuid(id)?;
+            id.clone()
+        }
+        None => uuid::Uuid::new_v4().to_string(),
+    };
+    let resumed = store.resume(source, &ResumeOptions::default())?;
+    let on_chain = match options.up_to.as_deref() {
+        None => true,
+        Some(u) => resumed
+            .messages
+            .iter()
+            .any(|m| m.get("uuid").and_then(Value::as_str) == Some(u)),
+    };
+    // A message of the resumed conversation: cut after it (the SDK's up_to_message_id).
+    // Any other message (a dead branch): the conversation that ends at it.
+    let resumed = if on_chain {
+        resumed
+    } else {
+        store.resume(
+            source,
+            &ResumeOptions {
+                at: options.up_to.clone(),
+                ..ResumeOptions::default()
+            },
+        )?
+    };
+    let mut messages: Vec<&Value> = resumed
+        .messages
+        .iter()
+        .filter(|m| m.get("synthetic") != Some(&Value::Bool(true)))
+        .filter(|m| m.get("type").and_then(Value::as_str) != Some("progress"))
+        .collect();
+    if let Some(up_to) = options.up_to.as_deref() {
+        if let Some(i) = messages
+            .iter()
+            .position(|m| m.get("uuid").and_then(Value::as_str) == Some(up_to))
+        {
+            messages.truncate(i + 1);
+        }
+    }
+    let leaf_uuid = messages
+        .last()
+        .and_then(|m| m.get("uuid").and_then(Value::as_str))
+        .map(str::to_owned);
+    if messages.is_empty() {
+        return Err(Error::NotFound(format!(
+            "session {} has no conversation to fork",
+            source.session_id
+        )));
+    }
+    let keyed_by = messages
+        .iter()
+        .rev()
+        .find_map(|m| m.get("sessionId").and_then(Value::as_str))
+        .unwrap_or(&source.session_id)
+        .to_owned();
+    let kinds: Vec<&str> = REAPPENDED
+        .iter()
+        .copied()
+        .filter(|k| title.is_none() || *k != "custom-title")
+        .collect();
+    let stored_metadata = store.last_metadata(source, &kinds, &keyed_by)?;
+    let stored_metadata: Vec<(&str, Option<Vec<u8>>)> =
+        kinds.iter().copied().zip(stored_metadata).collect();
+    let mut lines = inherited_metadata(&stored_metadata, &new_id, title);
+    let replacements: Vec<Value> = resumed
+        .content_replacements
+        .iter()
+        .filter(|r| r.get("agentId").is_none())
+        .cloned()
+        .collect();
+    if !replacements.is_empty() {
+        lines.push(json!({
+            "type": "content-replacement",
+            "sessionId": new_id,
+            "replacements": replacements,
+        }));
+    }
+    let kept: std::collections::HashSet<&str> = messages
+        .iter()
+        .filter_map(|m| m.get("uuid").and_then(Value::as_str))
+        .collect();
+    for snapshot in &resumed.file_history {
+        let Some(message_id) = snapshot.get("messageId").cloned() else {
+            continue;
+        };
+        if !message_id.as_str().is_some_and(|id| kept.contains(id)) {
+            continue;
+        }
+        lines.push(json!({
+            "type": "file-history-snapshot",
+            "messageId": message_id,
+            "snapshot": snapshot,
+            "isSnapshotUpdate": false,
+        }));
+    }
+    let stamp = Stamp {
+        session_id: new_id.clone(),
+        defaults: Map::new(),
+        fork: true,
+    };
+    let chain: Vec<Value> = messages.into_iter().cloned().collect();
+    for (i, entry) in chain.iter().enumerate() {
+        record::check_entry(entry).map_err(|m| {
+            Error::Invalid(format!(
+                "message {} of session {} cannot be re-recorded: {m}",
+                i + 1,
+                source.session_id
+            ))
+        })?;
+    }
+    let planned = record::plan(&chain, &stamp, |_| Ok(false), || Ok(None))?;
+    let written_messages = planned.messages as usize;
+    let mut bytes: Vec<Vec<u8>> = lines
+        .iter()
+        .map(serde_json::to_vec)
+        .collect::<serde_json::Result<_>>()?;
+    let uuids: Vec<&str> = planned
+        .lines
+        .iter()
+        .filter_map(|l| l.get("uuid").and_then(Value::as_str))
+        .collect();
+    let mut stored = store.stored_lines(source, &uuids)?.into_iter();
+    for line in &planned.lines {
+        let raw = match line.get("uuid").and_then(Value::as_str) {
+            Some(_) => stored.next().flatten(),
+            None => None,
+        };
+        bytes.push(on_stored_bytes(raw.as_deref(), line)?);
+    }
+    lines.extend(planned.lines);
+    let key = store.write_fork(
+        source,
+        &NewFork {
+            session_id: &new_id,
+            lines: &bytes,
+            up_to: options.up_to.as_deref(),
+            leaf_uuid: leaf_uuid.as_deref(),
+            created_at: crate::time::now_ms(),
+        },
+    )?;
+    Ok(Forked {
+        session_id: new_id.clone(),
+        project: source.project.clone(),
+        source_session_id: source.session_id.clone(),
+        leaf_uuid,
+        messages: written_messages,
+        lines: lines.len(),
+        session: SessionRef {
+            key,
+            project: source.project.clone(),
+            session_id: new_id,
+        },
+    })
+}
+
+const LAST_METADATA: &str =
+    "SELECT r.raw, r.id, r.checksum FROM metadata m JOIN rows r ON r.id = m.row_id
+     WHERE m.transcript_id = ?1 AND m.kind = ?2
+       AND (m.entry_session_id = ?3 OR m.entry_session_id IS NULL)
+     ORDER BY m.row_id DESC LIMIT 1";
+
+const STORED_LINE: &str =
+    "SELECT id, raw, checksum FROM rows WHERE transcript_id = ?1 AND uuid = ?2
+       AND status = 0
+     ORDER BY ordinal DESC LIMIT 1";
+
+/// The SQLite store's reads and write; each stored line read is checked against its
+/// checksum.
+impl ForkBackend for Store {
+    fn resume(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
+        Store::resume(self, session, options)
+    }
+
+    fn last_metadata(
+        &self,
+        source: &SessionRef,
+        kinds: &[&str],
+        keyed_by: &str,
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        let conn = self.reader()?;
+        let Some(transcript) = main_transcript(&conn, source)? else {
+            return Ok(vec![None; kinds.len()]);
+        };
+        let mut stmt = conn.prepare_cached(LAST_METADATA)?;
+        let mut out = Vec::with_capacity(kinds.len());
+        for kind in kinds {
+            let stored: Option<(Vec<u8>, i64, Option<i64>)> = stmt
+                .query_row(params![transcript, kind, keyed_by], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .optional()?;
+            if let Some((raw, id, checksum)) = &stored {
+                crate::integrity::check_row(&conn, *id, raw, *checksum)?;
+            }
+            out.push(stored.map(|(raw, _, _)| raw));
+        }
+        Ok(out)
+    }
+
+    fn stored_lines(&self, source: &SessionRef, uuids: &[&str]) -> Result<Vec<Option<Vec<u8>>>> {
+        let conn = self.reader()?;
+        let Some(transcript) = main_transcript(&conn, source)? else {
+            return Ok(vec![None; uuids.len()]);
+        };
+        let mut stmt = conn.prepare_cached(STORED_LINE)?;
+        let mut out = Vec::with_capacity(uuids.len());
+        for uuid in uuids {
+            let stored: Option<(i64, Vec<u8>, Option<i64>)> = stmt
+                .query_row(params![transcript, uuid], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .optional()?;
+            if let Some((id, raw, checksum)) = &stored {
+                crate::integrity::check_row(&conn, *id, raw, *checksum)?;
+            }
+            out.push(stored.map(|(_, raw, _)| raw));
+        }
+        Ok(out)
+    }
+
+    fn write_fork(&self, source: &SessionRef, fork: &NewFork<'_>) -> Result<i64> {
+        self.write(|tx| {
+            let project: i64 = tx
+                .prepare_cached("SELECT project_id FROM sessions WHERE id = ?1")?
+                .query_row([source.key], |r| r.get(0))?;
+            let inserted = tx
+                .prepare_cached(
+                    "INSERT INTO sessions (project_id, session_id) VALUES (?1, ?2)
+                     ON CONFLICT (project_id, session_id) DO NOTHING",
+                )?
+                .execute(params![project, fork.session_id])?;
+            if inserted == 0 {
+                return Err(used_id(fork.session_id, source));
+            }
+            let key = tx.last_insert_rowid();
+            let transcript = record::main_transcript_for_write(tx, key)?;
+            record::write_line_bytes(tx, transcript, fork.lines)?;
+            tx.prepare_cached(
+                "INSERT INTO forks (session_key, source_session_key, source_project,
+                    source_session_id, up_to_uuid, leaf_uuid, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                key,
+                source.key,
+                source.project,
+                source.session_id,
+                fork.up_to,
+                fork.leaf_uuid,
+                fork.created_at
+            ])?;
+            catalog::touch_session(tx, key, fork.created_at)?;
+            Ok(key)
+        })
+    }
+}
+
+/// The error for a `--session-id` already used in the source's project.
+pub(crate) fn used_id(session_id: &str, source: &SessionRef) -> Error {
+    Error::Invalid(format!(
+        "session id {session_id} is already used in project {}",
+        source.project
+    ))
 }
 
 impl Store {
@@ -202,188 +481,7 @@ impl Store {
     /// in the project; [`Error::BadName`] for a session id that is not a UUID (nothing is
     /// written); database errors.
     pub fn fork(&self, source: &SessionRef, options: &ForkOptions) -> Result<Forked> {
-        let title = match options.title.as_deref().map(str::trim) {
-            Some("") => return Err(Error::Invalid("title must be non-empty".into())),
-            other => other,
-        };
-        let new_id = match &options.session_id {
-            Some(id) => {
-                crate::names::check_uuid(id)?;
-                id.clone()
-            }
-            None => uuid::Uuid::new_v4().to_string(),
-        };
-        let resumed = self.resume(source, &ResumeOptions::default())?;
-        let on_chain = match options.up_to.as_deref() {
-            None => true,
-            Some(u) => resumed
-                .messages
-                .iter()
-                .any(|m| m.get("uuid").and_then(Value::as_str) == Some(u)),
-        };
-        // A message of the resumed conversation: cut after it (the SDK's up_to_message_id).
-        // Any other message (a dead branch): the conversation that ends at it.
-        let resumed = if on_chain {
-            resumed
-        } else {
-            self.resume(
-                source,
-                &ResumeOptions {
-                    at: options.up_to.clone(),
-                    ..ResumeOptions::default()
-                },
-            )?
-        };
-        let mut messages: Vec<&Value> = resumed
-            .messages
-            .iter()
-            .filter(|m| m.get("synthetic") != Some(&Value::Bool(true)))
-            .filter(|m| m.get("type").and_then(Value::as_str) != Some("progress"))
-            .collect();
-        if let Some(up_to) = options.up_to.as_deref() {
-            if let Some(i) = messages
-                .iter()
-                .position(|m| m.get("uuid").and_then(Value::as_str) == Some(up_to))
-            {
-                messages.truncate(i + 1);
-            }
-        }
-        let leaf_uuid = messages
-            .last()
-            .and_then(|m| m.get("uuid").and_then(Value::as_str))
-            .map(str::to_owned);
-        if messages.is_empty() {
-            return Err(Error::NotFound(format!(
-                "session {} has no conversation to fork",
-                source.session_id
-            )));
-        }
-        let keyed_by = messages
-            .iter()
-            .rev()
-            .find_map(|m| m.get("sessionId").and_then(Value::as_str))
-            .unwrap_or(&source.session_id)
-            .to_owned();
-        let mut lines = {
-            let conn = self.reader()?;
-            match main_transcript(&conn, source)? {
-                Some(t) => inherited_metadata(&conn, t, &keyed_by, &new_id, title)?,
-                None => Vec::new(),
-            }
-        };
-        let replacements: Vec<Value> = resumed
-            .content_replacements
-            .iter()
-            .filter(|r| r.get("agentId").is_none())
-            .cloned()
-            .collect();
-        if !replacements.is_empty() {
-            lines.push(json!({
-                "type": "content-replacement",
-                "sessionId": new_id,
-                "replacements": replacements,
-            }));
-        }
-        let kept: std::collections::HashSet<&str> = messages
-            .iter()
-            .filter_map(|m| m.get("uuid").and_then(Value::as_str))
-            .collect();
-        for snapshot in &resumed.file_history {
-            let Some(message_id) = snapshot.get("messageId").cloned() else {
-                continue;
-            };
-            if !message_id.as_str().is_some_and(|id| kept.contains(id)) {
-                continue;
-            }
-            lines.push(json!({
-                "type": "file-history-snapshot",
-                "messageId": message_id,
-                "snapshot": snapshot,
-                "isSnapshotUpdate": false,
-            }));
-        }
-        let stamp = Stamp {
-            session_id: new_id.clone(),
-            defaults: Map::new(),
-            fork: true,
-        };
-        let chain: Vec<Value> = messages.into_iter().cloned().collect();
-        for (i, entry) in chain.iter().enumerate() {
-            record::check_entry(entry).map_err(|m| {
-                Error::Invalid(format!(
-                    "message {} of session {} cannot be re-recorded: {m}",
-                    i + 1,
-                    source.session_id
-                ))
-            })?;
-        }
-        let planned = record::plan(&chain, &stamp, |_| Ok(false), || Ok(None))?;
-        let written_messages = planned.messages as usize;
-        let mut bytes: Vec<Vec<u8>> = lines
-            .iter()
-            .map(serde_json::to_vec)
-            .collect::<serde_json::Result<_>>()?;
-        {
-            let conn = self.reader()?;
-            let transcript = main_transcript(&conn, source)?;
-            for line in &planned.lines {
-                bytes.push(match transcript {
-                    Some(t) => on_stored_bytes(&conn, t, line)?,
-                    None => serde_json::to_vec(line)?,
-                });
-            }
-        }
-        lines.extend(planned.lines);
-        let now = crate::time::now_ms();
-        let key = self.write(|tx| {
-            let project: i64 = tx
-                .prepare_cached("SELECT project_id FROM sessions WHERE id = ?1")?
-                .query_row([source.key], |r| r.get(0))?;
-            let inserted = tx
-                .prepare_cached(
-                    "INSERT INTO sessions (project_id, session_id) VALUES (?1, ?2)
-                     ON CONFLICT (project_id, session_id) DO NOTHING",
-                )?
-                .execute(params![project, new_id])?;
-            if inserted == 0 {
-                return Err(Error::Invalid(format!(
-                    "session id {new_id} is already used in project {}",
-                    source.project
-                )));
-            }
-            let key = tx.last_insert_rowid();
-            let transcript = record::main_transcript_for_write(tx, key)?;
-            record::write_line_bytes(tx, transcript, &bytes)?;
-            tx.prepare_cached(
-                "INSERT INTO forks (session_key, source_session_key, source_project,
-                    source_session_id, up_to_uuid, leaf_uuid, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?
-            .execute(params![
-                key,
-                source.key,
-                source.project,
-                source.session_id,
-                options.up_to,
-                leaf_uuid,
-                now
-            ])?;
-            catalog::touch_session(tx, key, now)?;
-            Ok(key)
-        })?;
-        Ok(Forked {
-            session_id: new_id.clone(),
-            project: source.project.clone(),
-            source_session_id: source.session_id.clone(),
-            leaf_uuid,
-            messages: written_messages,
-            lines: lines.len(),
-            session: SessionRef {
-                key,
-                project: source.project.clone(),
-                session_id: new_id,
-            },
-        })
+        fork_with(self, source, options)
     }
 }
 

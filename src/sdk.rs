@@ -746,6 +746,36 @@ pub fn page<T>(items: Vec<T>, limit: Option<i64>, offset: i64) -> Vec<T> {
     items.into_iter().skip(start).take(stop - start).collect()
 }
 
+/// The reads the SDK readers need, once per backend: the rules above (entries, chains,
+/// paging, the sub-agents' order) use them and hold no SQL. The SQLite store's are below
+/// ([`get_session_messages`] and its siblings); the team store's are in `pg::sdk`.
+pub(crate) trait SdkSource {
+    /// The live main transcript of a session when it is a non-empty file (the SDK finds
+    /// nothing for a missing or 0-byte file).
+    fn main_transcript(&mut self, session: &SessionRef) -> Result<Option<i64>>;
+    /// Calls `each(row, line)` for every stored line of `transcript` that import found to
+    /// be a well-formed record (status 0) of an entry type, in file order.
+    fn entry_lines(&mut self, transcript: i64, each: &mut dyn FnMut(i64, &[u8])) -> Result<()>;
+    /// Calls `each(i, line)` with the stored line of `rows[i]`, for every `i`.
+    fn lines(&mut self, rows: &[i64], each: &mut dyn FnMut(usize, &[u8])) -> Result<()>;
+    /// The live transcripts that have an agent id and a subpath starting with
+    /// `subagents/` (as SQLite's `LIKE` matches it: ASCII letters in any case), in any
+    /// order.
+    fn subagents(&mut self, session: &SessionRef) -> Result<Vec<StoredSubagent>>;
+}
+
+/// A sub-agent transcript as stored.
+pub(crate) struct StoredSubagent {
+    /// Its `transcripts.id`.
+    pub transcript: i64,
+    /// The agent id.
+    pub agent_id: String,
+    /// Its path in the session folder, without `.jsonl` (`subagents/agent-x`).
+    pub subpath: String,
+    /// The `.meta.json` sidecar's bytes.
+    pub meta: Option<Vec<u8>>,
+}
+
 const SELECT_MAIN: &str = "SELECT id FROM transcripts
      WHERE session_id = ?1 AND subpath = '' AND superseded_at IS NULL";
 
@@ -761,53 +791,97 @@ const SELECT_SUBAGENTS: &str = "SELECT id, agent_id, subpath, meta_json FROM tra
      WHERE session_id = ?1 AND agent_id IS NOT NULL AND superseded_at IS NULL
        AND subpath LIKE 'subagents/%'";
 
-fn entries_of(conn: &Connection, transcript: i64) -> Result<Vec<Entry>> {
-    let mut stmt = conn.prepare_cached(SELECT_ENTRY_ROWS)?;
-    let mut rows = stmt.query([transcript])?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next()? {
-        let bytes = match row.get_ref(1)? {
-            rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b,
-            _ => continue,
+/// The SQLite store's [`SdkSource`].
+struct Sqlite<'c>(&'c Connection);
+
+impl SdkSource for Sqlite<'_> {
+    fn main_transcript(&mut self, session: &SessionRef) -> Result<Option<i64>> {
+        let Some(id) = self
+            .0
+            .prepare_cached(SELECT_MAIN)?
+            .query_row([session.key], |r| r.get::<_, i64>(0))
+            .optional()?
+        else {
+            return Ok(None);
         };
+        let non_empty: bool = self
+            .0
+            .prepare_cached(SELECT_NON_EMPTY)?
+            .query_row([id], |r| r.get(0))?;
+        Ok(non_empty.then_some(id))
+    }
+
+    fn entry_lines(&mut self, transcript: i64, each: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+        let mut stmt = self.0.prepare_cached(SELECT_ENTRY_ROWS)?;
+        let mut rows = stmt.query([transcript])?;
+        while let Some(row) = rows.next()? {
+            match row.get_ref(1)? {
+                rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => {
+                    each(row.get(0)?, b);
+                }
+                _ => continue,
+            }
+        }
+        Ok(())
+    }
+
+    fn lines(&mut self, rows: &[i64], each: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
+        let mut stmt = self
+            .0
+            .prepare_cached("SELECT raw FROM rows WHERE id = ?1")?;
+        for (i, row) in rows.iter().enumerate() {
+            stmt.query_row([row], |r| {
+                each(i, r.get_ref(0)?.as_bytes()?);
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+
+    fn subagents(&mut self, session: &SessionRef) -> Result<Vec<StoredSubagent>> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_SUBAGENTS)?
+            .query_map([session.key], |r| {
+                Ok(StoredSubagent {
+                    transcript: r.get(0)?,
+                    agent_id: r.get(1)?,
+                    subpath: r.get(2)?,
+                    meta: r.get(3)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+fn entries_of(src: &mut impl SdkSource, transcript: i64) -> Result<Vec<Entry>> {
+    let mut out = Vec::new();
+    src.entry_lines(transcript, &mut |row, bytes| {
         if let Some(mut entry) = parse_stored_entry(bytes) {
-            entry.row = row.get(0)?;
+            entry.row = row;
             out.push(entry);
         }
-    }
+    })?;
     Ok(out)
 }
 
 /// The messages of `entries`, each `message` read from its stored line.
 fn messages_of(
-    conn: &Connection,
+    src: &mut impl SdkSource,
     entries: &[&Entry],
     tool_use: Option<&str>,
     agent: Option<&str>,
 ) -> Result<Vec<SessionMessage>> {
-    let mut stmt = conn.prepare_cached("SELECT raw FROM rows WHERE id = ?1")?;
-    let mut out = Vec::with_capacity(entries.len());
-    for e in entries {
-        let message = stmt.query_row([e.row], |r| Ok(e.message_in(r.get_ref(0)?.as_bytes()?)))?;
-        out.push(e.to_message(message, tool_use, agent));
-    }
-    Ok(out)
-}
-
-/// The live main transcript of a session when it is a non-empty file (the SDK finds
-/// nothing for a missing or 0-byte file).
-fn main_transcript(conn: &Connection, session: &SessionRef) -> Result<Option<i64>> {
-    let Some(id) = conn
-        .prepare_cached(SELECT_MAIN)?
-        .query_row([session.key], |r| r.get::<_, i64>(0))
-        .optional()?
-    else {
-        return Ok(None);
-    };
-    let non_empty: bool = conn
-        .prepare_cached(SELECT_NON_EMPTY)?
-        .query_row([id], |r| r.get(0))?;
-    Ok(non_empty.then_some(id))
+    let rows: Vec<i64> = entries.iter().map(|e| e.row).collect();
+    let mut messages = vec![Value::Null; entries.len()];
+    src.lines(&rows, &mut |i, line| {
+        messages[i] = entries[i].message_in(line)
+    })?;
+    Ok(entries
+        .iter()
+        .zip(messages)
+        .map(|(e, message)| e.to_message(message, tool_use, agent))
+        .collect())
 }
 
 /// `get_session_messages(session, limit, offset)`.
@@ -820,46 +894,41 @@ pub fn get_session_messages(
     limit: Option<i64>,
     offset: i64,
 ) -> Result<Vec<SessionMessage>> {
-    let Some(main) = main_transcript(conn, session)? else {
-        return Ok(Vec::new());
-    };
-    let entries = entries_of(conn, main)?;
-    let chain = page(visible_chain(&entries), limit, offset);
-    messages_of(conn, &chain, None, None)
+    session_messages_with(&mut Sqlite(conn), session, limit, offset)
 }
 
-/// A sub-agent transcript of a session.
-#[derive(Debug, Clone)]
-struct Subagent {
-    transcript: i64,
-    agent_id: String,
-    meta: Option<Vec<u8>>,
+/// [`get_session_messages`] over either store.
+pub(crate) fn session_messages_with(
+    src: &mut impl SdkSource,
+    session: &SessionRef,
+    limit: Option<i64>,
+    offset: i64,
+) -> Result<Vec<SessionMessage>> {
+    let Some(main) = src.main_transcript(session)? else {
+        return Ok(Vec::new());
+    };
+    let entries = entries_of(src, main)?;
+    let chain = page(visible_chain(&entries), limit, offset);
+    messages_of(src, &chain, None, None)
 }
 
 /// Sub-agents in the SDK's order: a depth-first walk of `subagents/` with each folder's
 /// entries sorted by name.
-fn subagents_of(conn: &Connection, session: &SessionRef) -> Result<Vec<Subagent>> {
-    if main_transcript(conn, session)?.is_none() {
+fn subagents_of(src: &mut impl SdkSource, session: &SessionRef) -> Result<Vec<StoredSubagent>> {
+    if src.main_transcript(session)?.is_none() {
         return Ok(Vec::new());
     }
-    let mut found: Vec<(Vec<String>, Subagent)> = conn
-        .prepare_cached(SELECT_SUBAGENTS)?
-        .query_map([session.key], |r| {
-            let subpath: String = r.get(2)?;
-            let mut parts: Vec<String> = subpath.split('/').map(str::to_owned).collect();
+    let mut found: Vec<(Vec<String>, StoredSubagent)> = src
+        .subagents(session)?
+        .into_iter()
+        .map(|s| {
+            let mut parts: Vec<String> = s.subpath.split('/').map(str::to_owned).collect();
             if let Some(last) = parts.last_mut() {
                 last.push_str(".jsonl");
             }
-            Ok((
-                parts,
-                Subagent {
-                    transcript: r.get(0)?,
-                    agent_id: r.get(1)?,
-                    meta: r.get(3)?,
-                },
-            ))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+            (parts, s)
+        })
+        .collect();
     found.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(found.into_iter().map(|(_, s)| s).collect())
 }
@@ -869,7 +938,15 @@ fn subagents_of(conn: &Connection, session: &SessionRef) -> Result<Vec<Subagent>
 /// # Errors
 /// Fails on a database error.
 pub fn list_subagents(conn: &Connection, session: &SessionRef) -> Result<Vec<String>> {
-    Ok(subagents_of(conn, session)?
+    list_subagents_with(&mut Sqlite(conn), session)
+}
+
+/// [`list_subagents`] over either store.
+pub(crate) fn list_subagents_with(
+    src: &mut impl SdkSource,
+    session: &SessionRef,
+) -> Result<Vec<String>> {
+    Ok(subagents_of(src, session)?
         .into_iter()
         .map(|s| s.agent_id)
         .collect())
@@ -887,10 +964,21 @@ pub fn get_subagent_messages(
     limit: Option<i64>,
     offset: i64,
 ) -> Result<Vec<SessionMessage>> {
+    subagent_messages_with(&mut Sqlite(conn), session, agent_id, limit, offset)
+}
+
+/// [`get_subagent_messages`] over either store.
+pub(crate) fn subagent_messages_with(
+    src: &mut impl SdkSource,
+    session: &SessionRef,
+    agent_id: &str,
+    limit: Option<i64>,
+    offset: i64,
+) -> Result<Vec<SessionMessage>> {
     if agent_id.is_empty() {
         return Ok(Vec::new());
     }
-    let Some(agent) = subagents_of(conn, session)?
+    let Some(agent) = subagents_of(src, session)?
         .into_iter()
         .find(|s| s.agent_id == agent_id)
     else {
@@ -911,13 +999,13 @@ pub fn get_subagent_messages(
             .map(str::to_owned)
     };
     let (tool_use, parent_agent) = (field("toolUseId"), field("parentAgentId"));
-    let entries = entries_of(conn, agent.transcript)?;
+    let entries = entries_of(src, agent.transcript)?;
     let chain: Vec<&Entry> = subagent_chain(&entries)
         .into_iter()
         .filter(|e| e.kind == "user" || e.kind == "assistant")
         .collect();
     let chain = page(chain, limit, offset);
-    messages_of(conn, &chain, tool_use.as_deref(), parent_agent.as_deref())
+    messages_of(src, &chain, tool_use.as_deref(), parent_agent.as_deref())
 }
 
 /// A JSON value from UTF-8 bytes, as `JSON.parse` (and Python's `json`) accept it: see

@@ -12,6 +12,7 @@
 pub mod catalog;
 pub mod check;
 pub mod export;
+pub mod fork;
 pub mod import;
 pub mod metadata;
 pub mod query;
@@ -19,6 +20,7 @@ pub mod record;
 pub mod reindex;
 pub mod restore;
 pub mod resume;
+pub mod sdk;
 pub mod search;
 pub mod sync;
 pub mod tls;

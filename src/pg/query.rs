@@ -235,3 +235,24 @@ pub fn all_session_ids(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
         .map(|r| r.get(0))
         .collect())
 }
+
+/// The `timestamp` of every record with a uuid in the session's live transcripts (see
+/// [`crate::query::record_timestamps`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn record_timestamps(
+    tx: &mut Transaction<'_>,
+    session: &SessionRef,
+) -> Result<std::collections::HashMap<String, String>> {
+    Ok(tx
+        .query(
+            "SELECT r.uuid, r.timestamp FROM rows r JOIN transcripts t ON t.id = r.transcript_id
+             WHERE t.session_id = $1 AND t.superseded_at IS NULL
+               AND r.uuid IS NOT NULL AND r.timestamp IS NOT NULL",
+            &[&session.key],
+        )?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect())
+}

@@ -99,7 +99,22 @@ fn write_lines(
     session_id: &str,
     lines: &[Value],
 ) -> Result<()> {
-    if lines.is_empty() {
+    let bytes: Vec<Vec<u8>> = lines
+        .iter()
+        .map(serde_json::to_vec)
+        .collect::<serde_json::Result<_>>()?;
+    write_line_bytes(tx, transcript, session_id, &bytes)
+}
+
+/// Stores lines given as bytes after the transcript's last row, as local lines with their
+/// projections, side-table rows and search vectors (as import stores a line).
+pub(crate) fn write_line_bytes(
+    tx: &mut Transaction<'_>,
+    transcript: i64,
+    session_id: &str,
+    bytes: &[Vec<u8>],
+) -> Result<()> {
+    if bytes.is_empty() {
         return Ok(());
     }
     let last: Option<(i64, i64, bool)> = tx
@@ -118,10 +133,6 @@ fn write_lines(
             ordinal + 1
         }
     };
-    let bytes: Vec<Vec<u8>> = lines
-        .iter()
-        .map(serde_json::to_vec)
-        .collect::<serde_json::Result<_>>()?;
     let parsed: Vec<crate::import::Parsed<'_>> = bytes
         .iter()
         .map(|b| {

@@ -3,7 +3,7 @@
 
 use super::export::{main_transcript, write_transcript_mapped};
 use super::PgStore;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::export::safe_relative;
 use crate::model::SessionRef;
 use crate::restore::{CwdRewrite, Planned, RestoreOptions, RestoreReport, RestoreSource};
@@ -12,8 +12,7 @@ use crate::restore::{CwdRewrite, Planned, RestoreOptions, RestoreReport, Restore
 /// [`crate::restore::restore`]).
 ///
 /// # Errors
-/// As [`crate::restore::restore`]; `as_new` with a different file in the way is refused
-/// (a team store does not fork here yet).
+/// As [`crate::restore::restore`].
 pub fn restore(
     store: &PgStore,
     session: &SessionRef,
@@ -122,11 +121,7 @@ impl RestoreSource for PgStore {
         Ok((files, rewritten))
     }
 
-    fn fork(&self, _session: &SessionRef) -> Result<SessionRef> {
-        Err(Error::Invalid(
-            "not restored: a different file is in the way, and --as-new cannot fork on a team \
-             store yet; move that file aside, or restore into another --config-dir"
-                .to_owned(),
-        ))
+    fn fork(&self, session: &SessionRef) -> Result<SessionRef> {
+        Ok(super::fork::fork(self, session, &crate::fork::ForkOptions::default())?.session)
     }
 }

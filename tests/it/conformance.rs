@@ -41,6 +41,14 @@ pub fn backends(what: &str) -> Vec<Backend> {
 }
 
 impl Backend {
+    /// What `--db` names for the binary: the SQLite file, or the team store's URL.
+    pub fn target(&self) -> PathBuf {
+        match &self._pg {
+            Some(pg) => PathBuf::from(&pg.url),
+            None => self._dir.path().join("sessions.db"),
+        }
+    }
+
     /// Makes the store empty again: a new SQLite file, or the team store's tables emptied.
     pub fn reset(&mut self) {
         match &self._pg {
@@ -423,5 +431,586 @@ fn rename_tag_and_delete_on_every_backend() {
             "{} and {} restore different metadata",
             pair[0].0, pair[1].0
         );
+    }
+}
+
+/// The SDK readers (`messages`, `agents`) against the Agent SDK's goldens on every backend:
+/// every session's messages (whole and paged), its sub-agents and each sub-agent's messages
+/// (whole and paged) are the SDK's (the goldens list no known difference for these), and
+/// both backends answer alike.
+#[test]
+fn sdk_goldens_messages_and_agents_on_every_backend() {
+    use crate::sdk_goldens::{compare_messages, ids, oracle_dir, paging_args, read_json};
+    let Some((oracle, _)) = oracle_dir() else {
+        return;
+    };
+    slow(
+        "conformance::sdk_goldens_messages_and_agents_on_every_backend",
+        "imports the SDK goldens' tree and reads every session on each backend",
+    );
+    let manifest = read_json(&oracle.join("manifest.json"));
+    let tree = tempfile::tempdir().expect("temp dir");
+    let projects = crate::sdk_goldens::rebuild_tree(&oracle, &manifest, tree.path());
+    let mut goldens: Vec<PathBuf> = std::fs::read_dir(oracle.join("goldens/sessions"))
+        .expect("sessions dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    goldens.sort();
+    let mut answers = Vec::new();
+    for b in backends("sdk_goldens_messages_and_agents_on_every_backend") {
+        import_all(&b, std::slice::from_ref(&projects));
+        let mut failures = Vec::new();
+        let mut answer = Vec::new();
+        let (mut agents_seen, mut messages_seen) = (0, 0);
+        for path in &goldens {
+            let g = read_json(path);
+            let sid = g["session_id"].as_str().expect("sid");
+            let project = g["project_dir"].as_str().expect("project");
+            let session =
+                b.db.resolve_session(&format!("{project}/{sid}"))
+                    .unwrap_or_else(|e| panic!("{}: {sid}: {e}", b.name));
+            let full = g["messages_full_payload"].as_bool().unwrap_or(false);
+            let messages = b.db.session_messages(&session, None, 0).expect("messages");
+            messages_seen += messages.len();
+            if let Some(m) = compare_messages(&g["get_session_messages"], &messages, full) {
+                failures.push(format!("{sid}: messages: {m}"));
+            }
+            answer.push(serde_json::to_value(&messages).expect("json"));
+            for (key, want) in g["get_session_messages_paging"]
+                .as_object()
+                .expect("paging")
+            {
+                let (limit, offset) = paging_args(key);
+                let got: Vec<String> =
+                    b.db.session_messages(&session, limit, offset)
+                        .expect("page")
+                        .into_iter()
+                        .map(|m| m.uuid)
+                        .collect();
+                if got != ids(want) {
+                    failures.push(format!("{sid}: messages {key}: {got:?} != {want}"));
+                }
+            }
+            let agents = b.db.list_subagents(&session).expect("agents");
+            if serde_json::json!(agents) != g["list_subagents"] {
+                failures.push(format!(
+                    "{sid}: agents {agents:?} != {}",
+                    g["list_subagents"]
+                ));
+            }
+            answer.push(serde_json::json!(agents));
+            for (agent, a) in g["subagents"].as_object().expect("subagents") {
+                agents_seen += 1;
+                let got =
+                    b.db.subagent_messages(&session, agent, None, 0)
+                        .expect("agent messages");
+                if let Some(m) = compare_messages(&a["get_subagent_messages"], &got, false) {
+                    failures.push(format!("{sid}/{agent}: {m}"));
+                }
+                answer.push(serde_json::to_value(&got).expect("json"));
+                for (key, want) in a["paging"].as_object().expect("paging") {
+                    let (limit, offset) = paging_args(key);
+                    let got: Vec<String> =
+                        b.db.subagent_messages(&session, agent, limit, offset)
+                            .expect("page")
+                            .into_iter()
+                            .map(|m| m.uuid)
+                            .collect();
+                    if got != ids(want) {
+                        failures.push(format!("{sid}/{agent}: {key}: {got:?} != {want}"));
+                    }
+                }
+            }
+            for agent in ["", "nope"] {
+                let got =
+                    b.db.subagent_messages(&session, agent, None, 0)
+                        .expect("agent messages");
+                assert!(got.is_empty(), "{}: {sid}: agent {agent:?}", b.name);
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{}: {} differences from the SDK:\n{}",
+            b.name,
+            failures.len(),
+            failures.join("\n")
+        );
+        assert!(
+            goldens.len() >= 40 && messages_seen > 1_000 && agents_seen >= 4,
+            "{}: {} sessions, {messages_seen} messages, {agents_seen} agents compared",
+            b.name,
+            goldens.len()
+        );
+        answers.push((b.name, answer));
+    }
+    for pair in answers.windows(2) {
+        assert!(
+            pair[0].1 == pair[1].1,
+            "{} and {} read different messages",
+            pair[0].0,
+            pair[1].0
+        );
+    }
+}
+
+/// The records of JSONL bytes, read as the store reads them (a lone surrogate escape too).
+fn records(bytes: &[u8]) -> Vec<Value> {
+    sessiondb::jsonl::split_lines(bytes)
+        .filter(|l| !l.bytes.is_empty())
+        .map(|l| sessiondb::jsonl::parse_record(l.bytes).expect("a JSON record"))
+        .collect()
+}
+
+/// A fork's lines with the `pr-link` timestamp (the time of the fork) taken out: the rest
+/// must be the same bytes on every backend.
+fn fork_bytes(b: &Backend, session: &sessiondb::model::SessionRef) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    b.db.export_session(session, &mut out, OnDamage::Fail)
+        .unwrap_or_else(|e| panic!("{}: export the fork: {e}", b.name));
+    out.split(|c| *c == b'\n')
+        .map(|line| match serde_json::from_slice::<Value>(line) {
+            Ok(v) if v["type"] == "pr-link" => {
+                serde_json::to_vec(&crate::fork::without(&v, "timestamp")).expect("json")
+            }
+            _ => line.to_vec(),
+        })
+        .collect()
+}
+
+/// The fork id used where a case names none: the same on every backend, so that the
+/// forks' bytes can be compared.
+const FORK_ID: &str = "f0000000-0000-4000-8000-00000000f0f0";
+
+/// Every oracle case forked on every backend (ended at the case's `--resume-session-at`):
+/// the fork resumes to what the real CLI sent for the source, its origin is recorded, both
+/// backends write the same bytes, and for the fork cases the re-recorded messages are the
+/// ones the CLI wrote into its own fork file (same keys in the same order, same values but
+/// `promptId`).
+#[test]
+fn every_fork_case_on_every_backend() {
+    use crate::fork::{cli_fork_file, flags, jsonl, without};
+    use sessiondb::fork::ForkOptions;
+    let Some(shared) = shared_dir("the conformance fork cases") else {
+        return;
+    };
+    slow(
+        "conformance::every_fork_case_on_every_backend",
+        "imports, forks and resumes every oracle case on each backend",
+    );
+    let mut stores = backends("every_fork_case_on_every_backend");
+    let mut failures = Vec::new();
+    let (mut checked, mut against_cli) = (0, 0);
+    for case in crate::resume_cli::cases(&shared) {
+        let dir = tempfile::tempdir().expect("tmp");
+        let projects = crate::resume_cli::lay_out(&case, dir.path());
+        let project = case.str("project_dir_name").expect("project");
+        let target = case.str("target_session_id").expect("target");
+        let fork_case = case.str("mode") == Some("fork");
+        let new_id = match case.str("new_session_id") {
+            Some(id) if fork_case => id,
+            _ => FORK_ID,
+        };
+        let cli_file = if fork_case {
+            cli_fork_file(&shared, &case)
+        } else {
+            None
+        };
+        let mut written = Vec::new();
+        for b in &mut stores {
+            b.reset();
+            import_all(b, std::slice::from_ref(&projects));
+            let source =
+                b.db.resolve_session(&format!("{project}/{target}"))
+                    .expect("session");
+            let options = ForkOptions {
+                up_to: case.str("resume_session_at").map(str::to_owned),
+                session_id: Some(new_id.to_owned()),
+                ..ForkOptions::default()
+            };
+            let forked = match b.db.fork(&source, &options) {
+                Ok(f) => f,
+                Err(e) => {
+                    failures.push(format!("{}: {}: fork: {e}", case.name(), b.name));
+                    continue;
+                }
+            };
+            assert_eq!(forked.session_id, new_id);
+            let view =
+                b.db.resume(&forked.session, &flags(&case))
+                    .expect("resume the fork")
+                    .api_view();
+            if Value::Array(view) != case.expected_view() {
+                failures.push(format!("{}: {}: API view differs", case.name(), b.name));
+            }
+            let origin =
+                b.db.fork_origin(&forked.session)
+                    .expect("origin")
+                    .expect("a fork has an origin");
+            assert_eq!(
+                (origin.session_id.as_str(), origin.up_to.as_deref()),
+                (target, options.up_to.as_deref()),
+                "{}: {}",
+                case.name(),
+                b.name
+            );
+            // A second fork with the same id is refused and writes nothing.
+            assert!(b.db.fork(&source, &options).is_err(), "{}", b.name);
+            let bytes = fork_bytes(b, &forked.session);
+            if let Some(cli_file) = &cli_file {
+                let source_uuids: std::collections::HashSet<String> = jsonl(
+                    &std::fs::read(projects.join(project).join(format!("{target}.jsonl")))
+                        .expect("source"),
+                )
+                .iter()
+                .filter_map(|r| r["uuid"].as_str().map(str::to_owned))
+                .collect();
+                let theirs: Vec<Value> = jsonl(&std::fs::read(cli_file).expect("cli file"))
+                    .into_iter()
+                    .filter(|r| r["uuid"].as_str().is_some_and(|u| source_uuids.contains(u)))
+                    .collect();
+                let ours: Vec<Value> = jsonl(&bytes.join(&b'\n'))
+                    .into_iter()
+                    .filter(|r| r["uuid"].is_string())
+                    .collect();
+                let keys = |v: &Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>());
+                let same = ours.len() == theirs.len()
+                    && ours.iter().zip(&theirs).all(|(o, t)| {
+                        keys(o) == keys(t) && without(o, "promptId") == without(t, "promptId")
+                    });
+                if !same {
+                    failures.push(format!(
+                        "{}: {}: the fork's messages are not the CLI's",
+                        case.name(),
+                        b.name
+                    ));
+                }
+                against_cli += 1;
+            }
+            written.push((b.name, bytes));
+        }
+        checked += 1;
+        for pair in written.windows(2) {
+            if pair[0].1 != pair[1].1 {
+                failures.push(format!(
+                    "{}: {} and {} write different forks",
+                    case.name(),
+                    pair[0].0,
+                    pair[1].0
+                ));
+            }
+        }
+    }
+    assert!(checked >= 60, "only {checked} cases");
+    assert!(
+        against_cli >= 5,
+        "only {against_cli} CLI fork files compared"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `--up-to` and `--title` as the SDK's `fork_session` on every backend: the fork's visible
+/// messages are the ones the SDK's fork copied, the title is trimmed, the origin recorded.
+#[test]
+fn sdk_forks_on_every_backend() {
+    use sessiondb::fork::ForkOptions;
+    let Some(shared) = shared_dir("the conformance SDK forks") else {
+        return;
+    };
+    let index: Value = serde_json::from_str(
+        &std::fs::read_to_string(shared.join("oracle/sdk/mutations/index.json")).expect("index"),
+    )
+    .expect("json");
+    let mut stores = backends("sdk_forks_on_every_backend");
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for s in index["sessions"].as_array().expect("sessions") {
+        let sid = s["session_id"].as_str().expect("sid");
+        let mutations: Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                shared.join(format!("oracle/sdk/mutations/{sid}/mutations.json")),
+            )
+            .expect("mutations"),
+        )
+        .expect("json");
+        let dir = tempfile::tempdir().expect("tmp");
+        let Some(projects) = crate::fork::mutation_session(&shared, sid, dir.path()) else {
+            continue;
+        };
+        for b in &mut stores {
+            b.reset();
+            import_all(b, std::slice::from_ref(&projects));
+            let source = b.db.resolve_session(sid).expect("session");
+            for fork in mutations["forks"].as_array().expect("forks") {
+                let kwargs = &fork["kwargs"];
+                let options = ForkOptions {
+                    up_to: kwargs["up_to_message_id"].as_str().map(str::to_owned),
+                    title: kwargs["title"].as_str().map(str::to_owned),
+                    session_id: None,
+                };
+                let forked = b.db.fork(&source, &options).expect("fork");
+                let visible: Vec<String> =
+                    b.db.session_messages(&forked.session, None, 0)
+                        .expect("messages")
+                        .into_iter()
+                        .map(|m| m.uuid)
+                        .collect();
+                let want: Vec<String> = fork["fork_messages_forkedFrom"]
+                    .as_array()
+                    .expect("forkedFrom")
+                    .iter()
+                    .map(|v| v.as_str().expect("uuid").to_owned())
+                    .collect();
+                checked += 1;
+                if visible != want {
+                    failures.push(format!(
+                        "{}: {sid} {}: {} visible messages, the SDK's fork has {}",
+                        b.name,
+                        fork["call"],
+                        visible.len(),
+                        want.len()
+                    ));
+                }
+                let info = b.db.session_info(&forked.session, None).expect("info");
+                if let Some(title) = &options.title {
+                    assert_eq!(
+                        info.custom_title.as_deref(),
+                        Some(title.trim()),
+                        "{}",
+                        b.name
+                    );
+                }
+                let origin =
+                    b.db.fork_origin(&forked.session)
+                        .expect("origin")
+                        .expect("a fork has an origin");
+                assert_eq!(origin.session_id, sid, "{}", b.name);
+                assert_eq!(origin.up_to, options.up_to, "{}", b.name);
+            }
+        }
+    }
+    assert!(checked >= 15, "only {checked} SDK forks compared");
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// What a fork inherits and drops, and its refusals, on every backend: the same records
+/// (title, tag, pr-link with a fresh timestamp, re-keyed replacements; no worktree state,
+/// no plan slug), byte for byte but for that timestamp.
+#[test]
+fn fork_inherits_and_refuses_alike_on_every_backend() {
+    use sessiondb::fork::ForkOptions;
+    let dir = tempfile::tempdir().expect("tmp");
+    let project = dir.path().join("projects/-w");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let sid = "s0000000-0000-4000-8000-000000000001";
+    // A message spelled in ways the in-memory view cannot keep: the fork must keep them.
+    let spelled = r#""content":"h\u00e9llo \ud800","n":1.50"#;
+    let small = crate::fork::SMALL.replace(r#""content":"hello""#, spelled);
+    assert_ne!(small, crate::fork::SMALL);
+    std::fs::write(project.join(format!("{sid}.jsonl")), small).expect("write");
+    let mut written = Vec::new();
+    for b in backends("fork_inherits_and_refuses_alike_on_every_backend") {
+        import_all(&b, &[dir.path().join("projects")]);
+        let source = b.db.resolve_session(sid).expect("session");
+        let forked =
+            b.db.fork(
+                &source,
+                &ForkOptions {
+                    session_id: Some(FORK_ID.to_owned()),
+                    ..ForkOptions::default()
+                },
+            )
+            .expect("fork");
+        let lines = records(&fork_bytes(&b, &forked.session).join(&b'\n'));
+        let kinds: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "custom-title",
+                "tag",
+                "pr-link",
+                "content-replacement",
+                "user",
+                "assistant"
+            ],
+            "{}",
+            b.name
+        );
+        assert_eq!(lines[1]["tag"], "final", "{}", b.name);
+        assert_eq!(lines[3]["sessionId"], FORK_ID, "{}", b.name);
+        assert!(lines[4].get("slug").is_none(), "{}", b.name);
+        assert_eq!(lines[5]["requestSessionId"], sid, "{}", b.name);
+        let mut exported = Vec::new();
+        b.db.export_session(&forked.session, &mut exported, OnDamage::Fail)
+            .expect("export");
+        let pr_link = &records(&exported)[2];
+        assert!(
+            pr_link["timestamp"].is_string() && pr_link["timestamp"] != "2026-01-01T00:00:00.000Z",
+            "{}: pr-link gets a fresh timestamp: {pr_link}",
+            b.name
+        );
+        let exported = String::from_utf8_lossy(&exported);
+        assert!(
+            exported.contains(spelled),
+            "{}: the message keeps its stored bytes",
+            b.name
+        );
+        let resumed =
+            b.db.resume(&forked.session, &ResumeOptions::default())
+                .expect("resume");
+        assert!(
+            resumed.metadata.get("worktree_state").is_none(),
+            "{}",
+            b.name
+        );
+        assert_eq!(resumed.content_replacements.len(), 1, "{}", b.name);
+        let info = b.db.session_info(&forked.session, None).expect("info");
+        assert_eq!(
+            info.custom_title.as_deref(),
+            Some("Old title"),
+            "{}",
+            b.name
+        );
+        assert_eq!(info.tag.as_deref(), Some("final"), "{}", b.name);
+        // Refusals: a used id, a record that is not in the session, an empty title.
+        let refused = |options: ForkOptions| b.db.fork(&source, &options).err();
+        let used = refused(ForkOptions {
+            session_id: Some(FORK_ID.to_owned()),
+            ..ForkOptions::default()
+        });
+        assert!(
+            matches!(&used, Some(sessiondb::Error::Invalid(m)) if m.contains("already used")),
+            "{}: {used:?}",
+            b.name
+        );
+        let unknown = refused(ForkOptions {
+            up_to: Some("nope".to_owned()),
+            ..ForkOptions::default()
+        });
+        assert!(
+            unknown.is_some_and(|e| e.to_string().contains("nope")),
+            "{}",
+            b.name
+        );
+        assert!(
+            refused(ForkOptions {
+                title: Some("  ".to_owned()),
+                ..ForkOptions::default()
+            })
+            .is_some(),
+            "{}",
+            b.name
+        );
+        assert_eq!(
+            listing(&b).len(),
+            2,
+            "{}: only the first fork was stored",
+            b.name
+        );
+        written.push((b.name, fork_bytes(&b, &forked.session)));
+    }
+    for pair in written.windows(2) {
+        assert!(
+            pair[0].1 == pair[1].1,
+            "{} and {} write different forks",
+            pair[0].0,
+            pair[1].0
+        );
+    }
+}
+
+/// `messages`, `agents` and `fork` through the binary on every backend print the same
+/// answers; `fork --write-back` on a team store warns and writes nothing to the files.
+#[test]
+fn messages_agents_and_fork_through_the_cli_on_every_backend() {
+    let samples = samples();
+    let session = "8e1f3a52-6c7b-4091-8b2c-3d4e5f6a7b82";
+    let mut outputs = Vec::new();
+    for b in backends("messages_agents_and_fork_through_the_cli_on_every_backend") {
+        let db = b.target();
+        sessiondb_ok(&db, &["import".as_ref(), samples.as_os_str()]);
+        let agents = sessiondb_ok(&db, &["agents", session, "--json"]);
+        let ids: Vec<String> = serde_json::from_slice(&agents).expect("agents JSON");
+        assert_eq!(ids.len(), 1, "{}: {ids:?}", b.name);
+        let plain = sessiondb_ok(&db, &["agents", session]);
+        let messages = sessiondb_ok(&db, &["messages", session, "--json"]);
+        let all: Vec<Value> = serde_json::from_slice(&messages).expect("messages JSON");
+        assert!(all.len() > 2, "{}", b.name);
+        let paged = sessiondb_ok(
+            &db,
+            &[
+                "messages", session, "--json", "--limit", "2", "--offset", "1",
+            ],
+        );
+        let paged: Vec<Value> = serde_json::from_slice(&paged).expect("JSON");
+        assert_eq!(paged[..], all[1..3], "{}", b.name);
+        let agent = sessiondb_ok(&db, &["messages", session, "--agent", &ids[0], "--json"]);
+        assert!(
+            serde_json::from_slice::<Vec<Value>>(&agent).is_ok_and(|a| !a.is_empty()),
+            "{}",
+            b.name
+        );
+        let text = sessiondb_ok(&db, &["messages", session, "--no-pager"]);
+        let out = sessiondb(
+            &db,
+            &[
+                "fork",
+                session,
+                "--json",
+                "--session-id",
+                FORK_ID,
+                "--title",
+                "Branch",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            b.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let forked: Value = serde_json::from_slice(&out.stdout).expect("fork JSON");
+        assert_eq!(forked["session_id"], FORK_ID, "{}", b.name);
+        let fork_messages = sessiondb_ok(&db, &["messages", FORK_ID, "--json"]);
+        if b.name == "postgres" {
+            let out = sessiondb(&db, &["fork", session, "--write-back"]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{err}");
+            assert!(err.contains("not written back"), "{err}");
+        }
+        outputs.push((
+            b.name,
+            [
+                agents,
+                plain,
+                messages,
+                agent,
+                text,
+                out.stdout,
+                fork_messages,
+            ],
+        ));
+    }
+    for pair in outputs.windows(2) {
+        for (i, what) in [
+            "agents --json",
+            "agents",
+            "messages --json",
+            "messages --agent",
+            "messages",
+            "fork --json",
+            "messages of the fork",
+        ]
+        .iter()
+        .enumerate()
+        {
+            assert!(
+                pair[0].1[i] == pair[1].1[i],
+                "{what}: {} and {} print differently:\n{}\n---\n{}",
+                pair[0].0,
+                pair[1].0,
+                String::from_utf8_lossy(&pair[0].1[i]),
+                String::from_utf8_lossy(&pair[1].1[i])
+            );
+        }
     }
 }

@@ -31,7 +31,7 @@ fn stdout_json(out: &std::process::Output, what: &str) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
-fn jsonl(bytes: &[u8]) -> Vec<Value> {
+pub fn jsonl(bytes: &[u8]) -> Vec<Value> {
     bytes
         .split(|b| *b == b'\n')
         .filter(|l| !l.is_empty())
@@ -70,7 +70,7 @@ fn every_fork_case_forks_then_resumes_to_the_cli_api_view() {
 }
 
 /// The later step of a case's scenario that holds the file the CLI wrote for the fork.
-fn cli_fork_file(shared: &Path, case: &Case) -> Option<PathBuf> {
+pub fn cli_fork_file(shared: &Path, case: &Case) -> Option<PathBuf> {
     let new_id = case.str("new_session_id")?;
     let project = case.str("project_dir_name")?;
     let scenario = case.str("scenario")?;
@@ -86,7 +86,7 @@ fn cli_fork_file(shared: &Path, case: &Case) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn without(v: &Value, key: &str) -> Value {
+pub fn without(v: &Value, key: &str) -> Value {
     let mut v = v.clone();
     if let Some(o) = v.as_object_mut() {
         o.remove(key);
@@ -174,7 +174,7 @@ fn fork_lines_are_the_lines_the_cli_wrote() {
     assert!(compared >= 5, "only {compared} CLI fork files compared");
 }
 
-fn flags(case: &Case) -> ResumeOptions {
+pub fn flags(case: &Case) -> ResumeOptions {
     ResumeOptions {
         at: None,
         interactive: case.json["interactive"].as_bool() == Some(true),
@@ -230,7 +230,7 @@ fn a_fork_of_every_case_resumes_like_its_source() {
 }
 
 /// Writes one corpus session of the SDK mutations into a projects tree.
-fn mutation_session(shared: &Path, sid: &str, root: &Path) -> Option<PathBuf> {
+pub fn mutation_session(shared: &Path, sid: &str, root: &Path) -> Option<PathBuf> {
     let manifest: Value = serde_json::from_str(
         &std::fs::read_to_string(shared.join("oracle/sdk/manifest.json")).ok()?,
     )
@@ -326,7 +326,7 @@ fn up_to_and_title_follow_the_sdk_fork() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-const SMALL: &str = r#"{"type":"custom-title","customTitle":"Old title","sessionId":"s0000000-0000-4000-8000-000000000001"}
+pub const SMALL: &str = r#"{"type":"custom-title","customTitle":"Old title","sessionId":"s0000000-0000-4000-8000-000000000001"}
 {"type":"tag","tag":"keep","sessionId":"s0000000-0000-4000-8000-000000000001"}
 {"type":"worktree-state","worktreeSession":{"worktreePath":"/w/tree","originalCwd":"/w"},"sessionId":"s0000000-0000-4000-8000-000000000001"}
 {"type":"pr-link","sessionId":"s0000000-0000-4000-8000-000000000001","prNumber":7,"prUrl":"https://example.invalid/pr/7","prRepository":"o/r","timestamp":"2026-01-01T00:00:00.000Z"}

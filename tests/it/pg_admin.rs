@@ -243,18 +243,39 @@ fn restore_from_a_team_store_writes_its_bytes_and_mtimes_and_never_overwrites() 
     assert_eq!(report["written"], 0, "{report}");
     assert_eq!(report["unchanged"], 4, "{report}");
 
-    // A different file in the way stays as it is, with or without --as-new.
+    // A different file in the way stays as it is; --as-new restores a fork instead.
     let main = restored.join(PROJECT).join(format!("{WITH_AGENT}.jsonl"));
     std::fs::write(&main, b"{\"type\":\"user\"}\n").expect("write");
-    for extra in [None, Some("--as-new")] {
-        let mut args = vec!["restore", WITH_AGENT, "--config-dir", &config_arg];
-        args.extend(extra);
-        let out = sessiondb(&db.url, &args);
-        assert!(!out.status.success());
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("not restored"), "{err}");
-        assert_eq!(std::fs::read(&main).unwrap(), b"{\"type\":\"user\"}\n");
-    }
+    let out = sessiondb(
+        &db.url,
+        &["restore", WITH_AGENT, "--config-dir", &config_arg],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not restored"), "{err}");
+    assert_eq!(std::fs::read(&main).unwrap(), b"{\"type\":\"user\"}\n");
+    let report: serde_json::Value = serde_json::from_str(&ok(&sessiondb(
+        &db.url,
+        &[
+            "restore",
+            WITH_AGENT,
+            "--config-dir",
+            &config_arg,
+            "--as-new",
+            "--json",
+        ],
+    )))
+    .expect("JSON");
+    assert_eq!(report["forked_from"], WITH_AGENT, "{report}");
+    let fork = report["session_id"].as_str().expect("id");
+    assert_ne!(fork, WITH_AGENT);
+    assert_eq!(std::fs::read(&main).unwrap(), b"{\"type\":\"user\"}\n");
+    let forked = restored.join(PROJECT).join(format!("{fork}.jsonl"));
+    let exported = sessiondb(&db.url, &["export", fork]);
+    assert_eq!(
+        std::fs::read(&forked).expect("fork restored"),
+        ok(&exported).as_bytes()
+    );
 }
 
 #[test]

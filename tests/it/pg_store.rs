@@ -126,8 +126,15 @@ fn cli_verbs_on_a_team_store_record_and_filter_the_origin_host() {
     );
     let view: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert!(view.as_array().is_some_and(|v| !v.is_empty()));
-    // A verb that does not work on a team store yet says so and creates nothing.
     let out = sessiondb(&url, "beta", &["messages", id]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).is_empty());
+    // A verb that does not work on a team store yet says so and creates nothing.
+    let out = sessiondb(&url, "beta", &["reindex"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("team store"), "{err}");

@@ -309,12 +309,12 @@ struct Fixture {
     shared_corpus: bool,
 }
 
-fn read_json(path: &Path) -> Value {
+pub fn read_json(path: &Path) -> Value {
     let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn oracle_dir() -> Option<(PathBuf, bool)> {
+pub fn oracle_dir() -> Option<(PathBuf, bool)> {
     if let Some(dir) = std::env::var_os("SESSIONDB_SDK_ORACLE") {
         return Some((PathBuf::from(dir), false));
     }
@@ -331,7 +331,7 @@ fn oracle_dir() -> Option<(PathBuf, bool)> {
 }
 
 /// Rebuilds the projects tree of a manifest (what `rebuild_tree.py` does) under `root`.
-fn rebuild_tree(oracle: &Path, manifest: &Value, root: &Path) -> PathBuf {
+pub fn rebuild_tree(oracle: &Path, manifest: &Value, root: &Path) -> PathBuf {
     let shared_parent = oracle.join("../../..");
     let mut roots: BTreeMap<String, PathBuf> = BTreeMap::new();
     for (k, v) in manifest["corpus_roots"].as_object().expect("corpus_roots") {
@@ -486,7 +486,7 @@ fn sorted(v: &Value) -> Value {
 }
 
 /// Compares messages with the goldens' message objects; returns the first mismatch.
-fn compare_messages(want: &Value, got: &[sdk::SessionMessage], full: bool) -> Option<String> {
+pub fn compare_messages(want: &Value, got: &[sdk::SessionMessage], full: bool) -> Option<String> {
     let want = want.as_array().expect("messages");
     let wu: Vec<&str> = want
         .iter()
@@ -532,7 +532,7 @@ fn compare_messages(want: &Value, got: &[sdk::SessionMessage], full: bool) -> Op
 }
 
 /// `"limit=3,offset=2"` → (limit, offset).
-fn paging_args(key: &str) -> (Option<i64>, i64) {
+pub fn paging_args(key: &str) -> (Option<i64>, i64) {
     let (mut limit, mut offset) = (None, 0);
     for part in key.split(',') {
         let (k, v) = part.split_once('=').expect("k=v");
@@ -546,7 +546,7 @@ fn paging_args(key: &str) -> (Option<i64>, i64) {
     (limit, offset)
 }
 
-fn ids(v: &Value) -> Vec<String> {
+pub fn ids(v: &Value) -> Vec<String> {
     v.as_array()
         .expect("array")
         .iter()

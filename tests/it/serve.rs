@@ -714,6 +714,18 @@ pub(crate) fn spawn_serve(
     (child, addr)
 }
 
+/// Reads one response head (status line and headers) byte by byte, so that nothing after it
+/// is taken from the stream.
+fn read_head(stream: &mut TcpStream) -> String {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).expect("response head");
+        head.push(byte[0]);
+    }
+    String::from_utf8_lossy(&head).into_owned()
+}
+
 pub(crate) fn terminate(child: &std::process::Child) {
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -750,11 +762,16 @@ fn sigterm_lets_an_append_in_flight_finish() {
         .collect();
     let body = json!({"key": key("big", None), "entries": entries}).to_string();
     let mut stream = TcpStream::connect(addr).expect("connect");
+    // `Expect: 100-continue` makes the server say when the handler starts reading the body:
+    // only then is the append surely in flight (a connection still waiting in the accept
+    // queue when the signal comes is closed unanswered, as on any server).
     let head = format!(
-        "POST /v1/store/append HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        "POST /v1/store/append HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nConnection: close\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
         body.len()
     );
     stream.write_all(head.as_bytes()).unwrap();
+    let interim = read_head(&mut stream);
+    assert!(interim.starts_with("HTTP/1.1 100"), "{interim:?}");
     stream.write_all(body.as_bytes()).unwrap();
     terminate(&child);
     let (status, answer) = read_response(stream);

@@ -2,15 +2,13 @@
 
 use crate::cli::AgentsArgs;
 use crate::output::print_json;
-use sessiondb::{query, sdk};
 use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: AgentsArgs) -> anyhow::Result<()> {
-    let store = super::open_read(db)?;
-    let conn = store.reader()?;
-    let session = query::resolve_session(&conn, &args.session)?;
-    let agents = sdk::list_subagents(&conn, &session)?;
+    let store = super::open_db_read(db)?;
+    let session = store.resolve_session(&args.session)?;
+    let agents = store.list_subagents(&session)?;
     if args.json {
         return print_json(&agents);
     }

@@ -3,17 +3,27 @@
 use crate::cli::ForkArgs;
 use crate::output::print_json;
 use sessiondb::fork::ForkOptions;
-use sessiondb::{query, write_back};
+use sessiondb::{write_back, Db};
 use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: ForkArgs) -> anyhow::Result<()> {
-    let store = super::open_existing(db)?;
-    let source = query::resolve_session(&*store.reader()?, &args.session)?;
-    let write_back = super::write_back_wanted(&args.write_back)?;
-    if write_back {
-        write_back::check(&store, &source)?;
-    }
+    let store = super::open_db_existing(db)?;
+    let source = store.resolve_session(&args.session)?;
+    // Only a SQLite store writes the fork for Claude Code on this machine (as rename and
+    // tag write back): a team store's session may come from another machine.
+    let write_back = match &store {
+        Db::Sqlite(s) if super::write_back_wanted(&args.write_back)? => {
+            write_back::check(s, &source)?;
+            Some(s)
+        }
+        Db::Sqlite(_) => None,
+        Db::Postgres(_) => {
+            // Warns when the flags or the config ask for a write-back.
+            super::write_back_target(&store, &source, &args.write_back)?;
+            None
+        }
+    };
     let forked = store.fork(
         &source,
         &ForkOptions {
@@ -22,8 +32,8 @@ pub fn run(db: &Path, args: ForkArgs) -> anyhow::Result<()> {
             session_id: args.session_id,
         },
     )?;
-    if write_back {
-        let path = write_back::write_new(&store, &source, &forked.session)?;
+    if let Some(s) = write_back {
+        let path = write_back::write_new(s, &source, &forked.session)?;
         eprintln!("written for Claude Code to {}", path.display());
     }
     if args.json {
@@ -35,7 +45,7 @@ pub fn run(db: &Path, args: ForkArgs) -> anyhow::Result<()> {
         source.project,
         source.session_id,
         forked.session_id,
-        db.display()
+        super::shown(db)
     ));
     Ok(())
 }

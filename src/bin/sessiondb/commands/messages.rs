@@ -7,25 +7,24 @@ use crate::output::OUT_BUFFER;
 use crate::style::{self, Pager};
 use serde_json::Value;
 use sessiondb::jsonl::pretty::Pretty;
-use sessiondb::{query, sdk};
+use sessiondb::sdk;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
 pub fn run(db: &Path, args: MessagesArgs) -> anyhow::Result<()> {
-    let store = super::open_read(db)?;
-    let conn = store.reader()?;
-    let session = query::resolve_session(&conn, &args.session)?;
+    let store = super::open_db_read(db)?;
+    let session = store.resolve_session(&args.session)?;
     let limit = args.limit.filter(|n| *n > 0);
     let messages = match args.agent.as_deref() {
-        Some(agent) => sdk::get_subagent_messages(&conn, &session, agent, limit, args.offset)?,
-        None => sdk::get_session_messages(&conn, &session, limit, args.offset)?,
+        Some(agent) => store.subagent_messages(&session, agent, limit, args.offset)?,
+        None => store.session_messages(&session, limit, args.offset)?,
     };
     if args.json {
         return print_messages_json(&messages);
     }
-    let times = query::record_timestamps(&conn, &session)?;
-    drop(conn);
+    let times = store.record_timestamps(&session)?;
+    drop(store);
     let view = View {
         full: args.full,
         width: style::terminal_width(),

@@ -116,13 +116,14 @@ fn refuse_on_team_store(command: &Command, db: &std::path::Path) -> anyhow::Resu
         | Command::Tag(_)
         | Command::Delete(_)
         | Command::Append(_)
+        | Command::Messages(_)
+        | Command::Agents(_)
+        | Command::Fork(_)
         | Command::Reindex(_)
         | Command::Check(_)
         | Command::Restore(_)
         | Command::Launch(_)
         | Command::Watch(_) => return Ok(()),
-        Command::Messages(_) => "messages",
-        Command::Agents(_) => "agents",
         Command::Backup(_) => {
             // A copy of a team store is PostgreSQL's business: `backup` copies a SQLite file
             // page by page, and a team store's consistent copy is what pg_dump makes.
@@ -135,7 +136,6 @@ fn refuse_on_team_store(command: &Command, db: &std::path::Path) -> anyhow::Resu
             ))
             .into());
         }
-        Command::Fork(_) => "fork",
         Command::Serve(_) => "serve",
         Command::Completions(_)
         | Command::Man
@@ -146,8 +146,8 @@ fn refuse_on_team_store(command: &Command, db: &std::path::Path) -> anyhow::Resu
     };
     Err(sessiondb::Error::Invalid(format!(
         "`{verb}` does not work on a PostgreSQL team store yet (import, export, sessions, \
-         info, resume, continue, search, rename, tag, delete, append, reindex, check, \
-         restore, launch and watch do)"
+         info, messages, agents, resume, continue, fork, search, rename, tag, delete, \
+         append, reindex, check, restore, launch and watch do)"
     ))
     .into())
 }

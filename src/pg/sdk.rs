@@ -1,0 +1,148 @@
+//! The SDK readers (`messages`, `agents`) on the team store: the statements behind
+//! [`crate::sdk::SdkSource`]; the chains, the paging and the sub-agents' order are the
+//! shared ones of [`crate::sdk`].
+
+use super::PgStore;
+use crate::error::Result;
+use crate::model::SessionRef;
+use crate::sdk::{SdkSource, SessionMessage, StoredSubagent};
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::Transaction;
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// `get_session_messages` (see [`crate::sdk::get_session_messages`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn get_session_messages(
+    store: &PgStore,
+    session: &SessionRef,
+    limit: Option<i64>,
+    offset: i64,
+) -> Result<Vec<SessionMessage>> {
+    store.read(|tx| crate::sdk::session_messages_with(&mut Pg::new(tx), session, limit, offset))
+}
+
+/// `list_subagents` (see [`crate::sdk::list_subagents`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn list_subagents(store: &PgStore, session: &SessionRef) -> Result<Vec<String>> {
+    store.read(|tx| crate::sdk::list_subagents_with(&mut Pg::new(tx), session))
+}
+
+/// `get_subagent_messages` (see [`crate::sdk::get_subagent_messages`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn get_subagent_messages(
+    store: &PgStore,
+    session: &SessionRef,
+    agent_id: &str,
+    limit: Option<i64>,
+    offset: i64,
+) -> Result<Vec<SessionMessage>> {
+    store.read(|tx| {
+        crate::sdk::subagent_messages_with(&mut Pg::new(tx), session, agent_id, limit, offset)
+    })
+}
+
+/// The team store's [`SdkSource`]. The lines of the last transcript read are kept, so that
+/// the messages returned are cut from them instead of being fetched a second time: one
+/// query brings a session's lines over the network once.
+struct Pg<'a, 'b> {
+    tx: &'a mut Transaction<'b>,
+    /// The entry lines of the last transcript read, one after another.
+    kept: Vec<u8>,
+    /// Where each of them is in `kept`, by row id.
+    at: HashMap<i64, Range<usize>>,
+}
+
+impl<'a, 'b> Pg<'a, 'b> {
+    fn new(tx: &'a mut Transaction<'b>) -> Self {
+        Pg {
+            tx,
+            kept: Vec::new(),
+            at: HashMap::new(),
+        }
+    }
+}
+
+impl SdkSource for Pg<'_, '_> {
+    fn main_transcript(&mut self, session: &SessionRef) -> Result<Option<i64>> {
+        Ok(self
+            .tx
+            .query_opt(
+                "SELECT t.id FROM transcripts t
+                 WHERE t.session_id = $1 AND t.subpath = '' AND t.superseded_at IS NULL
+                   AND EXISTS (SELECT 1 FROM rows r WHERE r.transcript_id = t.id
+                               AND (length(r.raw) > 0 OR r.terminated))",
+                &[&session.key],
+            )?
+            .map(|r| r.get(0)))
+    }
+
+    fn entry_lines(&mut self, transcript: i64, each: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+        self.kept.clear();
+        self.at.clear();
+        let mut rows = self.tx.query_raw(
+            "SELECT id, raw FROM rows
+             WHERE transcript_id = $1 AND status = 0
+               AND type IN ('user', 'assistant', 'progress', 'system', 'attachment')
+             ORDER BY ordinal",
+            [&transcript],
+        )?;
+        while let Some(row) = rows.next()? {
+            let (id, raw): (i64, &[u8]) = (row.get(0), row.get(1));
+            each(id, raw);
+            let start = self.kept.len();
+            self.kept.extend_from_slice(raw);
+            self.at.insert(id, start..self.kept.len());
+        }
+        Ok(())
+    }
+
+    fn lines(&mut self, rows: &[i64], each: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
+        let mut missing = Vec::new();
+        for (i, row) in rows.iter().enumerate() {
+            match self.at.get(row) {
+                Some(range) => each(i, &self.kept[range.clone()]),
+                None => missing.push(*row),
+            }
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let index: HashMap<i64, usize> = rows.iter().enumerate().map(|(i, r)| (*r, i)).collect();
+        let mut found = self
+            .tx
+            .query_raw("SELECT id, raw FROM rows WHERE id = ANY($1)", [&missing])?;
+        while let Some(row) = found.next()? {
+            if let Some(i) = index.get(&row.get::<_, i64>(0)) {
+                each(*i, row.get(1));
+            }
+        }
+        Ok(())
+    }
+
+    fn subagents(&mut self, session: &SessionRef) -> Result<Vec<StoredSubagent>> {
+        // `ILIKE`: SQLite's `LIKE` ignores the case of ASCII letters.
+        Ok(self
+            .tx
+            .query(
+                "SELECT id, agent_id, subpath, meta_json FROM transcripts
+                 WHERE session_id = $1 AND agent_id IS NOT NULL AND superseded_at IS NULL
+                   AND subpath ILIKE 'subagents/%'",
+                &[&session.key],
+            )?
+            .iter()
+            .map(|r| StoredSubagent {
+                transcript: r.get(0),
+                agent_id: r.get(1),
+                subpath: r.get(2),
+                meta: r.get(3),
+            })
+            .collect())
+    }
+}
