@@ -292,6 +292,56 @@ impl Db {
         }
     }
 
+    /// Rebuilds the search index and every catalog row (see [`crate::search::reindex`] and
+    /// [`crate::pg::reindex::reindex`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn reindex(&self) -> Result<crate::search::ReindexReport> {
+        match self {
+            Db::Sqlite(s) => crate::search::reindex(s),
+            Db::Postgres(p) => crate::pg::reindex::reindex(p),
+        }
+    }
+
+    /// Checks what can go stale or be damaged and, with `repair`, repairs it (see
+    /// [`crate::check::check`] and [`crate::pg::check::check`]).
+    ///
+    /// # Errors
+    /// A database error that stops the check itself.
+    pub fn check(&self, repair: bool) -> Result<crate::check::CheckReport> {
+        match self {
+            Db::Sqlite(s) => crate::check::check(s, repair),
+            Db::Postgres(p) => crate::pg::check::check(p, repair),
+        }
+    }
+
+    /// Writes a stored session into Claude Code's folder (see [`crate::restore::restore`]).
+    ///
+    /// # Errors
+    /// As [`crate::restore::restore`].
+    pub fn restore(
+        &self,
+        session: &SessionRef,
+        options: &crate::restore::RestoreOptions,
+    ) -> Result<crate::restore::RestoreReport> {
+        match self {
+            Db::Sqlite(s) => crate::restore::restore(s, session, options),
+            Db::Postgres(p) => crate::pg::restore::restore(p, session, options),
+        }
+    }
+
+    /// The session's recorded cwd (see [`crate::restore::recorded_cwd`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn recorded_cwd(&self, session: &SessionRef) -> Result<Option<String>> {
+        match self {
+            Db::Sqlite(s) => crate::restore::recorded_cwd(&*s.reader()?, session),
+            Db::Postgres(p) => crate::pg::restore::recorded_cwd(p, session),
+        }
+    }
+
     /// The SDK's `get_session_messages` (see [`crate::sdk::get_session_messages`]).
     ///
     /// # Errors

@@ -1,7 +1,7 @@
 //! The catalog on PostgreSQL: the shared rules of [`crate::catalog`] over these statements.
 
 use super::prepared;
-use crate::catalog::{refresh_with, CatalogSource, Computed, Previous};
+use crate::catalog::{computed, refresh_with, CatalogSource, Computed, Previous, COLUMNS};
 use crate::error::Result;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
@@ -14,6 +14,85 @@ use postgres::Transaction;
 /// Fails on a database error.
 pub fn refresh_session(tx: &mut Transaction<'_>, key: i64, written: Option<i64>) -> Result<()> {
     refresh_with(&mut Pg(tx), key, written)
+}
+
+/// The columns of a session's catalog row that differ from a recomputation from all its
+/// lines (`check`), as [`crate::catalog::stale_columns`] on SQLite; `["(missing)"]` when it
+/// has no row.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn stale_columns(tx: &mut Transaction<'_>, key: i64) -> Result<Vec<&'static str>> {
+    let want = computed(&mut Pg(tx), key, None, true, |_, c| Ok(Some(as_text(c))))?;
+    let Some(want) = want else {
+        return Ok(Vec::new());
+    };
+    let sql = format!(
+        "SELECT {} FROM catalog WHERE session_key = $1",
+        COLUMNS
+            .iter()
+            .map(|c| format!("{c}::text"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let Some(row) = tx.query_opt(&sql, &[&key])? else {
+        return Ok(vec!["(missing)"]);
+    };
+    Ok(COLUMNS
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| row.get::<_, Option<String>>(*i) != want[*i])
+        .map(|(_, name)| *name)
+        .collect())
+}
+
+/// Recomputes a session's catalog row from all its lines, ignoring the incremental
+/// watermark (`reindex`, `check --repair`).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn rebuild_session(tx: &mut Transaction<'_>, key: i64) -> Result<()> {
+    computed(&mut Pg(tx), key, None, true, |src, c| src.upsert(c))
+}
+
+/// A computed row in [`COLUMNS`]' order, each value as PostgreSQL's `::text` writes it.
+fn as_text(c: &Computed<'_>) -> Vec<Option<String>> {
+    let e = c.entry;
+    let int = |v: i64| Some(v.to_string());
+    let opt_int = |v: Option<i64>| v.map(|v| v.to_string());
+    let boolean = |v: bool| Some(if v { "true" } else { "false" }.to_owned());
+    vec![
+        int(c.session_key),
+        Some(c.session_id.to_owned()),
+        int(c.project_id),
+        boolean(e.listed),
+        e.summary.clone(),
+        e.custom_title.clone(),
+        e.user_title.clone(),
+        e.ai_title.clone(),
+        e.last_prompt.clone(),
+        e.summary_record.clone(),
+        e.first_prompt.clone(),
+        e.git_branch.clone(),
+        e.cwd.clone(),
+        e.tag.clone(),
+        opt_int(e.created_at),
+        e.first_timestamp.clone(),
+        e.last_timestamp.clone(),
+        int(c.last_modified),
+        opt_int(c.written_at),
+        int(e.file_size),
+        int(e.message_count),
+        int(c.subagents),
+        Some(e.source_state.to_owned()),
+        Some(c.name_text.to_owned()),
+        opt_int(e.main_transcript),
+        int(e.scanned_ordinal),
+        int(e.base_size),
+        int(e.base_messages),
+        boolean(e.first_line_sidechain),
+        boolean(e.prompt_is_command),
+    ]
 }
 
 struct Pg<'a, 'b>(&'a mut Transaction<'b>);

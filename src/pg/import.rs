@@ -772,6 +772,52 @@ fn indexed_text(text: Option<&str>) -> Option<String> {
     Some(super::search::words(&text[..end]))
 }
 
+/// A line's search vector from the columns `u.indexed`, `u.body` and `u.tools` (as
+/// [`search_columns`] gives them): body weighted A, tool text D, NULL for a line that is not
+/// searched. Import, `reindex` and `check` use this one expression.
+pub(crate) const SEARCH_VECTOR: &str = search_vector!();
+
+/// [`SEARCH_VECTOR`] as a literal, for statements assembled with `concat!` (a prepared
+/// statement's text must be `'static`).
+macro_rules! search_vector {
+    () => {
+        "CASE WHEN u.indexed THEN
+                setweight(to_tsvector('simple', coalesce(u.body, '')), 'A')
+                || setweight(to_tsvector('simple', coalesce(u.tools, '')), 'D')
+            END"
+    };
+}
+use search_vector;
+
+/// Whether a line is searched and the words of its two columns, as its search vector is
+/// made of them; `ahead` is the text the shared reader already took from it, if any.
+pub(crate) fn search_columns(
+    status: LineStatus,
+    env: &crate::jsonl::Envelope<'_>,
+    raw: &[u8],
+    ahead: Option<&SearchText>,
+) -> (bool, Option<String>, Option<String>) {
+    match search_of(status, env, raw, ahead) {
+        None => (false, None, None),
+        Some(s) => (
+            true,
+            indexed_text(s.body.as_deref()),
+            indexed_text(s.tools.as_deref()),
+        ),
+    }
+}
+
+/// [`search_columns`] of a stored line, read afresh (`reindex`, `check`).
+pub(crate) fn search_columns_of(raw: &[u8]) -> (bool, Option<String>, Option<String>) {
+    let (status, env) = crate::jsonl::Envelope::parse(raw);
+    let ahead = if crate::search::is_indexed(status, &env) {
+        crate::jsonl::search_text(raw)
+    } else {
+        None
+    };
+    search_columns(status, &env, raw, ahead.as_ref())
+}
+
 /// The searchable text of a line the search index takes, by the shared reader; a line
 /// longer than [`crate::search::MAX_PARSED_LINE`] is indexed by its first
 /// [`crate::search::INDEXED_PREFIX`] bytes (SQLite's V9 rule).
@@ -907,29 +953,27 @@ pub(crate) fn insert_lines(
             col.push(v);
         }
         unknown_fields.push(i64::from(env.unknown_fields));
-        let search = search_of(*st, env, line.bytes, search.as_ref());
-        indexed.push(search.is_some());
-        let (b, t) = search.map_or((None, None), |s| (s.body, s.tools));
-        bodies.push(indexed_text(b.as_deref()));
-        tools.push(indexed_text(t.as_deref()));
+        let (is_indexed, body, tool) = search_columns(*st, env, line.bytes, search.as_ref());
+        indexed.push(is_indexed);
+        bodies.push(body);
+        tools.push(tool);
     }
     let [kind, uuid, parent, logical, entry_session, agent, timestamp, subtype, message, role, source_tool] =
         &text_cols;
     let [sidechain, meta, compact, api_error, unknown_type] = &bool_cols;
     let stmt = prepared(
         tx,
-        "INSERT INTO rows (transcript_id, ordinal, raw, terminated, status, type, uuid,
+        concat!(
+            "INSERT INTO rows (transcript_id, ordinal, raw, terminated, status, type, uuid,
             parent_uuid, logical_parent_uuid, is_sidechain, entry_session_id, agent_id, timestamp,
             subtype, message_id, role, is_meta, is_compact_summary, is_api_error,
             source_tool_assistant_uuid, unknown_type, unknown_fields, local, search)
          SELECT $1, u.ordinal, u.raw, u.terminated, u.status, u.type, u.uuid, u.parent_uuid,
             u.logical_parent_uuid, u.is_sidechain, u.entry_session_id, u.agent_id, u.timestamp,
             u.subtype, u.message_id, u.role, u.is_meta, u.is_compact_summary, u.is_api_error,
-            u.source_tool_assistant_uuid, u.unknown_type, u.unknown_fields, $23,
-            CASE WHEN u.indexed THEN
-                setweight(to_tsvector('simple', coalesce(u.body, '')), 'A')
-                || setweight(to_tsvector('simple', coalesce(u.tools, '')), 'D')
-            END
+            u.source_tool_assistant_uuid, u.unknown_type, u.unknown_fields, $23, ",
+            search_vector!(),
+            "
          FROM unnest($2::bigint[], $3::bytea[], $4::boolean[], $5::smallint[], $6::text[],
                      $7::text[], $8::text[], $9::text[], $10::boolean[], $11::text[],
                      $12::text[], $13::text[], $14::text[], $15::text[], $16::text[],
@@ -939,7 +983,8 @@ pub(crate) fn insert_lines(
                 is_sidechain, entry_session_id, agent_id, timestamp, subtype, message_id, role,
                 is_meta, is_compact_summary, is_api_error, source_tool_assistant_uuid,
                 unknown_type, unknown_fields, indexed, body, tools)
-         RETURNING id, ordinal",
+         RETURNING id, ordinal"
+        ),
     )?;
     let rows = tx.query(
         &stmt,

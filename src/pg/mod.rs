@@ -1,6 +1,6 @@
 //! The team store: the same sessiondb on PostgreSQL.
 //!
-//! [`PgStore`] is the PostgreSQL counterpart of [`crate::Store`]: one connection to a
+//! [`PgStore`] is the PostgreSQL counterpart of [`crate::Store`]: a few connections to a
 //! database named by a `postgres://` URL, its own migrations (`migrations_pg/`), and every
 //! write in one transaction. The rules that do not depend on the engine (line reading and
 //! projection, the catalog's fields, resume's chain and repair) are the shared ones of the
@@ -10,17 +10,21 @@
 //! constraints (`ON CONFLICT`), never by a check and then an insert.
 
 pub mod catalog;
+pub mod check;
 pub mod export;
 pub mod fork;
 pub mod import;
 pub mod metadata;
 pub mod query;
 pub mod record;
+pub mod reindex;
+pub mod restore;
 pub mod resume;
 pub mod sdk;
 pub mod search;
 pub mod streams;
 pub mod sync;
+pub mod tls;
 pub mod url;
 
 use crate::error::{Error, Result};
@@ -98,26 +102,25 @@ impl PgStore {
     /// cannot be reached or refuses the login; [`Error::Migration`] when a migration fails.
     pub fn connect(url: &str) -> Result<PgStore> {
         let shown = url::redact(url);
-        let config: postgres::Config =
-            url.parse()
-                .map_err(|e: postgres::Error| Error::CannotConnect {
-                    target: shown.clone(),
-                    reason: e.to_string(),
-                })?;
-        if matches!(config.get_ssl_mode(), postgres::config::SslMode::Require) {
-            return Err(Error::CannotConnect {
-                target: shown,
-                reason: "sslmode=require: this build of sessiondb has no TLS support yet"
-                    .to_owned(),
-            });
-        }
-        let mut client = config.connect(NoTls).map_err(|e| Error::CannotConnect {
+        let cannot = |reason: String| Error::CannotConnect {
             target: shown.clone(),
-            reason: e.to_string(),
-        })?;
+            reason,
+        };
+        let request = tls::read_request(url).map_err(|e| cannot(e.to_string()))?;
+        let config: postgres::Config = request
+            .url
+            .parse()
+            .map_err(|e: postgres::Error| cannot(e.to_string()))?;
+        let tls = tls::connector(&request).map_err(|e| cannot(e.to_string()))?;
+        let link = Link {
+            config,
+            tls,
+            mode: request.mode,
+        };
+        let mut client = link.connect(&shown)?;
         migrate(&mut client)?;
         Ok(PgStore {
-            pool: Box::new(Pool::new(config, Some(client))),
+            pool: Box::new(Pool::new(link, Some(client))),
             shown,
             origin: Origin::current(),
         })
@@ -130,16 +133,9 @@ impl PgStore {
     /// # Errors
     /// [`Error::CannotConnect`] when the server refuses the connection.
     pub fn another(&self) -> Result<PgStore> {
-        let client = self
-            .pool
-            .config
-            .connect(NoTls)
-            .map_err(|e| Error::CannotConnect {
-                target: self.shown.clone(),
-                reason: e.to_string(),
-            })?;
+        let client = self.pool.link.connect(&self.shown)?;
         Ok(PgStore {
-            pool: Box::new(Pool::new(self.pool.config.clone(), Some(client))),
+            pool: Box::new(Pool::new(self.pool.link.clone(), Some(client))),
             shown: self.shown.clone(),
             origin: self.origin.clone(),
         })
@@ -199,10 +195,33 @@ impl PgStore {
     }
 }
 
+/// How to open a connection: the settings (they hold the password, so they are never
+/// shown) and the TLS connector the URL asks for.
+#[derive(Clone)]
+struct Link {
+    config: postgres::Config,
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+    mode: tls::SslMode,
+}
+
+impl Link {
+    /// A new connection; `shown` names the store in the error.
+    fn connect(&self, shown: &str) -> Result<Client> {
+        let connected = match &self.tls {
+            None => self.config.connect(NoTls),
+            Some(tls) => self.config.connect(tls.clone()),
+        };
+        connected.map_err(|e| Error::CannotConnect {
+            target: shown.to_owned(),
+            reason: connect_reason(&e, self.mode),
+        })
+    }
+}
+
 /// The connections of a store: idle ones are reused, new ones opened up to `max`, and a
 /// caller beyond that waits for one to come back.
 struct Pool {
-    config: postgres::Config,
+    link: Link,
     state: Mutex<PoolState>,
     returned: Condvar,
 }
@@ -232,10 +251,10 @@ struct PoolState {
 impl Pool {
     /// A pool of at most one connection (see [`PgStore::with_connections`]), starting with
     /// `first` when given.
-    fn new(config: postgres::Config, first: Option<Client>) -> Pool {
+    fn new(link: Link, first: Option<Client>) -> Pool {
         let open = usize::from(first.is_some());
         Pool {
-            config,
+            link,
             state: Mutex::new(PoolState {
                 idle: first.into_iter().map(Conn::new).collect(),
                 open,
@@ -258,17 +277,14 @@ impl Pool {
             if state.open < state.max {
                 state.open += 1;
                 drop(state);
-                return match self.config.connect(NoTls) {
+                return match self.link.connect(shown) {
                     Ok(client) => Ok(Lent {
                         pool: self,
                         conn: Some(Conn::new(client)),
                     }),
                     Err(e) => {
                         self.forget();
-                        Err(Error::CannotConnect {
-                            target: shown.to_owned(),
-                            reason: e.to_string(),
-                        })
+                        Err(e)
                     }
                 };
             }
@@ -373,6 +389,28 @@ pub(crate) fn prepared(tx: &mut Transaction<'_>, sql: &'static str) -> Result<St
     let statement = tx.prepare(sql)?;
     statements.insert(sql, statement.clone());
     Ok(statement)
+}
+
+/// Why a connection failed, in words that name the TLS setting when it is the cause.
+fn connect_reason(error: &postgres::Error, mode: tls::SslMode) -> String {
+    let said = error.to_string();
+    let source = std::error::Error::source(error).map(ToString::to_string);
+    let full = match &source {
+        Some(s) if !said.contains(s.as_str()) => format!("{said}: {s}"),
+        _ => said,
+    };
+    if full.contains("does not support TLS") {
+        let mode = match mode {
+            tls::SslMode::VerifyCa => "verify-ca",
+            tls::SslMode::VerifyFull => "verify-full",
+            _ => "require",
+        };
+        return format!(
+            "the server does not offer TLS and the URL asks for it (sslmode={mode}); \
+             turn on ssl in the server's configuration, or use sslmode=prefer"
+        );
+    }
+    full
 }
 
 /// Applies the embedded migrations, holding an advisory lock for the time.

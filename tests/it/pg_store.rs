@@ -141,12 +141,13 @@ fn cli_verbs_on_a_team_store_record_and_filter_the_origin_host() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(!String::from_utf8_lossy(&out.stdout).is_empty());
-    // A verb that does not work on a team store yet says so and creates nothing.
-    let out = sessiondb(&url, "beta", &["reindex"]);
+    // A verb that does not work on a team store says so and creates nothing.
+    let out = sessiondb(&url, "beta", &["backup", "team-copy.db"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("team store"), "{err}");
     assert!(!std::path::Path::new("postgres:").exists());
+    assert!(!std::path::Path::new("team-copy.db").exists());
 }
 
 /// The uuid rule of append across connections (as across processes and machines): eight
