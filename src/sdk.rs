@@ -18,6 +18,7 @@
 
 use crate::error::Result;
 use crate::jsonl;
+use crate::jsonl::pretty::Pretty;
 use crate::model::SessionRef;
 use crate::resume::util::{truthy, FastMap, FastSet};
 use rusqlite::{Connection, OptionalExtension};
@@ -26,9 +27,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::marker::PhantomData;
 
-/// One message as the SDK's `SessionMessage` has it.
+/// One message as the SDK's `SessionMessage` has it. `M` is how its `message` is held: a
+/// parsed value, or, for a caller that only writes messages out, the JSON text as stored
+/// ([`StoredMessage`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SessionMessage {
+pub struct SessionMessage<M = Value> {
     /// `user` or `assistant`.
     #[serde(rename = "type")]
     pub kind: String,
@@ -37,11 +40,63 @@ pub struct SessionMessage {
     /// The record's own `sessionId` (`""` when absent), not necessarily the file's id.
     pub session_id: Value,
     /// The record's `message`, verbatim.
-    pub message: Value,
+    pub message: M,
     /// For sub-agents: the `toolUseId` of the agent's `.meta.json` sidecar.
     pub parent_tool_use_id: Option<String>,
     /// For nested sub-agents: the `parentAgentId` of the sidecar.
     pub parent_agent_id: Option<String>,
+}
+
+/// A [`SessionMessage`] whose `message` is not parsed yet: `messages --json` writes most
+/// of them from their stored text (see [`MessageJson::write_pretty`]).
+pub type StoredMessage = SessionMessage<MessageJson>;
+
+impl StoredMessage {
+    /// The message with its `message` parsed.
+    pub fn parse(self) -> SessionMessage {
+        SessionMessage {
+            kind: self.kind,
+            uuid: self.uuid,
+            session_id: self.session_id,
+            message: self.message.into_value(),
+            parent_tool_use_id: self.parent_tool_use_id,
+            parent_agent_id: self.parent_agent_id,
+        }
+    }
+}
+
+/// A record's `message` as read from its stored line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MessageJson {
+    /// Its JSON text as written in the line (which import found to be JSON).
+    Text(Box<str>),
+    /// Its value, when the line had to be parsed in full to find it.
+    Value(Value),
+}
+
+impl MessageJson {
+    /// The value the SDK returns: the text read as `JSON.parse` reads it (see
+    /// [`jsonl::lenient`]), `null` when it cannot be.
+    pub fn into_value(self) -> Value {
+        match self {
+            MessageJson::Text(text) => jsonl::parse_json(&text).unwrap_or(Value::Null),
+            MessageJson::Value(value) => value,
+        }
+    }
+
+    /// Writes the bytes [`Pretty::value`] writes for [`MessageJson::into_value`]: the text
+    /// re-indented where [`Pretty::json_text`] can (building each message's values was
+    /// most of `messages --json`), else parsed and written.
+    pub fn write_pretty(&self, p: &mut Pretty<'_>) {
+        match self {
+            MessageJson::Text(text) => {
+                if !p.json_text(text) {
+                    p.value(&jsonl::parse_json(text).unwrap_or(Value::Null));
+                }
+            }
+            MessageJson::Value(value) => p.value(value),
+        }
+    }
 }
 
 /// The top-level fields of a record that the SDK's chain looks at.
@@ -400,20 +455,24 @@ impl Entry {
             && !self.team
     }
 
-    /// The `message` of the entry's stored line, `line`.
-    fn message_in(&self, line: &[u8]) -> Value {
+    /// The `message` of the entry's stored line, `line`: its text when the fast path
+    /// found where it is, else its value from a full parse.
+    fn message_in(&self, line: &[u8]) -> MessageJson {
         match self.message_at.clone().and_then(|at| line.get(at)) {
-            Some(m) => lenient(m).unwrap_or(Value::Null),
-            None => message_of(line),
+            Some(m) => match std::str::from_utf8(m) {
+                Ok(text) => MessageJson::Text(text.into()),
+                Err(_) => MessageJson::Value(Value::Null),
+            },
+            None => MessageJson::Value(message_of(line)),
         }
     }
 
     fn to_message(
         &self,
-        message: Value,
+        message: MessageJson,
         tool_use: Option<&str>,
         agent: Option<&str>,
-    ) -> SessionMessage {
+    ) -> StoredMessage {
         SessionMessage {
             kind: self.kind.clone(),
             uuid: self.uuid.clone(),
@@ -784,7 +843,7 @@ fn messages_of(
     entries: &[&Entry],
     tool_use: Option<&str>,
     agent: Option<&str>,
-) -> Result<Vec<SessionMessage>> {
+) -> Result<Vec<StoredMessage>> {
     let mut stmt = conn.prepare_cached("SELECT raw FROM rows WHERE id = ?1")?;
     let mut out = Vec::with_capacity(entries.len());
     for e in entries {
@@ -820,6 +879,22 @@ pub fn get_session_messages(
     limit: Option<i64>,
     offset: i64,
 ) -> Result<Vec<SessionMessage>> {
+    Ok(stored_session_messages(conn, session, limit, offset)?
+        .into_iter()
+        .map(StoredMessage::parse)
+        .collect())
+}
+
+/// [`get_session_messages`] with each `message` left as stored.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn stored_session_messages(
+    conn: &Connection,
+    session: &SessionRef,
+    limit: Option<i64>,
+    offset: i64,
+) -> Result<Vec<StoredMessage>> {
     let Some(main) = main_transcript(conn, session)? else {
         return Ok(Vec::new());
     };
@@ -887,6 +962,25 @@ pub fn get_subagent_messages(
     limit: Option<i64>,
     offset: i64,
 ) -> Result<Vec<SessionMessage>> {
+    Ok(
+        stored_subagent_messages(conn, session, agent_id, limit, offset)?
+            .into_iter()
+            .map(StoredMessage::parse)
+            .collect(),
+    )
+}
+
+/// [`get_subagent_messages`] with each `message` left as stored.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn stored_subagent_messages(
+    conn: &Connection,
+    session: &SessionRef,
+    agent_id: &str,
+    limit: Option<i64>,
+    offset: i64,
+) -> Result<Vec<StoredMessage>> {
     if agent_id.is_empty() {
         return Ok(Vec::new());
     }
@@ -944,7 +1038,7 @@ mod tests {
         let fast = parse_stored_entry(line);
         let fast_message = fast
             .as_ref()
-            .map_or_else(|| message_of(line), |e| e.message_in(line));
+            .map_or_else(|| message_of(line), |e| e.message_in(line).into_value());
         // The full parse does not know where `message` is.
         let unplaced = fast.map(|e| Entry {
             message_at: None,
@@ -978,8 +1072,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn every_corpus_line_reads_by_fields_as_by_a_full_parse() {
+    /// Calls `each(where, line)` for every line of the corpus that import stores as a
+    /// record; `false` when `../shared` is missing (outside CI).
+    fn for_each_corpus_record(mut each: impl FnMut(&str, &[u8])) -> bool {
         let corpus =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/claude-code");
         if !corpus.is_dir() {
@@ -988,10 +1083,9 @@ mod tests {
                 "../shared is missing (CI is set)"
             );
             eprintln!("skipping: ../shared is missing");
-            return;
+            return false;
         }
         let mut files = vec![corpus];
-        let mut compared = 0;
         while let Some(path) = files.pop() {
             if path.is_dir() {
                 let entries = std::fs::read_dir(&path).expect("read the corpus");
@@ -1003,15 +1097,70 @@ mod tests {
             }
             let bytes = std::fs::read(&path).expect("read a corpus file");
             for (n, line) in jsonl::split_lines(&bytes).enumerate() {
-                if Envelope::parse(line.bytes).0 != LineStatus::Record {
-                    continue;
+                if Envelope::parse(line.bytes).0 == LineStatus::Record {
+                    each(&format!("{}:{}", path.display(), n + 1), line.bytes);
                 }
-                let [fast, full] = both_ways(line.bytes);
-                assert_eq!(fast, full, "{}:{}", path.display(), n + 1);
-                compared += 1;
             }
         }
-        assert!(compared > 10_000, "only {compared} lines compared");
+        true
+    }
+
+    #[test]
+    fn every_corpus_line_reads_by_fields_as_by_a_full_parse() {
+        let mut compared = 0;
+        let found = for_each_corpus_record(|at, line| {
+            let [fast, full] = both_ways(line);
+            assert_eq!(fast, full, "{at}");
+            compared += 1;
+        });
+        assert!(
+            !found || compared > 10_000,
+            "only {compared} lines compared"
+        );
+    }
+
+    /// `messages --json` writes each `message` from its stored text: for every record of
+    /// the corpus, the bytes are the ones the parsed value gives (at the indentation the
+    /// message has there), and most messages are copied rather than parsed.
+    #[test]
+    fn every_corpus_message_is_written_from_its_text_as_from_its_value() {
+        let (mut compared, mut texts, mut copied) = (0, 0, 0);
+        let found = for_each_corpus_record(|at, line| {
+            let Some(entry) = parse_stored_entry(line) else {
+                return;
+            };
+            let stored = entry.message_in(line);
+            let write = |how: &dyn Fn(&mut Pretty<'_>)| {
+                let mut out = Vec::new();
+                let mut p = Pretty::new(&mut out);
+                p.open(b'[');
+                p.item(true);
+                p.open(b'{');
+                p.key(true, "message");
+                how(&mut p);
+                String::from_utf8(out).expect("UTF-8")
+            };
+            let ours = write(&|p| stored.write_pretty(p));
+            let value = stored.clone().into_value();
+            assert_eq!(ours, write(&|p| p.value(&value)), "{at}");
+            let mut nested = serde_json::to_string_pretty(&[serde_json::json!({"message": value})])
+                .expect("JSON");
+            nested.truncate(nested.len() - "\n  }\n]".len());
+            assert_eq!(ours, nested, "{at}: serde_json's bytes");
+            compared += 1;
+            if let MessageJson::Text(text) = &stored {
+                texts += 1;
+                copied += usize::from(Pretty::new(&mut Vec::new()).json_text(text));
+            }
+        });
+        assert!(
+            !found || compared > 10_000,
+            "only {compared} messages compared"
+        );
+        assert!(
+            !found || copied * 100 > texts * 99,
+            "only {copied} of {texts} messages copied from their text"
+        );
     }
 
     #[test]
