@@ -174,15 +174,19 @@ impl Db {
         }
     }
 
-    /// [`Db::resume`] for a caller that wants only the API view (see
-    /// [`Store::resume_for_api`]); a team store builds whole records.
+    /// The API view of [`Db::resume`] (see [`Store::resume_api_view`]); a team store
+    /// resumes in full and takes the view.
     ///
     /// # Errors
     /// As [`Store::resume`].
-    pub fn resume_for_api(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
+    pub fn resume_api_view(
+        &self,
+        session: &SessionRef,
+        options: &ResumeOptions,
+    ) -> Result<Vec<serde_json::Value>> {
         match self {
-            Db::Sqlite(s) => s.resume_for_api(session, options),
-            Db::Postgres(p) => crate::pg::resume::resume(p, session, options),
+            Db::Sqlite(s) => s.resume_api_view(session, options),
+            Db::Postgres(p) => Ok(crate::pg::resume::resume(p, session, options)?.into_api_view()),
         }
     }
 

@@ -322,11 +322,25 @@ fn raw_entry_from_fields(json: &[u8]) -> Option<(RawEntry, Option<&[u8]>)> {
 }
 
 /// A field's value as `Option<Value>` reads it (`null` and an absent field are `None`).
+/// The usual values (a string without escapes, `true`, `false`) are built directly: a
+/// parser per field was a tenth of `messages --json`.
 fn value_of(span: Option<&[u8]>) -> Option<Value> {
-    span.and_then(|v| match lenient(v)? {
+    let span = span?;
+    match span {
+        b"null" => return None,
+        b"true" => return Some(Value::Bool(true)),
+        b"false" => return Some(Value::Bool(false)),
+        [b'"', text @ .., b'"'] if !text.iter().any(|b| *b == b'\\' || *b < 0x20) => {
+            if let Ok(text) = std::str::from_utf8(text) {
+                return Some(Value::String(text.to_owned()));
+            }
+        }
+        _ => {}
+    }
+    match lenient(span)? {
         Value::Null => None,
         v => Some(v),
-    })
+    }
 }
 
 /// The [`RawMessage`] of the `message` object that starts at `start`, from the fields and
