@@ -867,6 +867,25 @@ fn messages_of(
     Ok(out)
 }
 
+/// One read transaction around a reader's queries, unless the caller has one open: the
+/// entries and the messages then come from the same state of the store (a writer may
+/// commit between two statements), and SQLite takes its locks once instead of once per
+/// statement (a `fcntl` pair for each of the messages read back one by one).
+struct Snapshot<'c> {
+    _open: Option<rusqlite::Transaction<'c>>,
+}
+
+impl<'c> Snapshot<'c> {
+    fn begin(conn: &'c Connection) -> Result<Self> {
+        let open = if conn.is_autocommit() {
+            Some(conn.unchecked_transaction()?)
+        } else {
+            None
+        };
+        Ok(Snapshot { _open: open })
+    }
+}
+
 /// The live main transcript of a session when it is a non-empty file (the SDK finds
 /// nothing for a missing or 0-byte file).
 fn main_transcript(conn: &Connection, session: &SessionRef) -> Result<Option<i64>> {
@@ -909,6 +928,7 @@ pub fn stored_session_messages(
     limit: Option<i64>,
     offset: i64,
 ) -> Result<Vec<StoredMessage>> {
+    let _snapshot = Snapshot::begin(conn)?;
     let Some(main) = main_transcript(conn, session)? else {
         return Ok(Vec::new());
     };
@@ -998,6 +1018,7 @@ pub fn stored_subagent_messages(
     if agent_id.is_empty() {
         return Ok(Vec::new());
     }
+    let _snapshot = Snapshot::begin(conn)?;
     let Some(agent) = subagents_of(conn, session)?
         .into_iter()
         .find(|s| s.agent_id == agent_id)
