@@ -330,7 +330,8 @@ fn value_of(span: Option<&[u8]>) -> Option<Value> {
         b"null" => return None,
         b"true" => return Some(Value::Bool(true)),
         b"false" => return Some(Value::Bool(false)),
-        [b'"', text @ .., b'"'] if !text.iter().any(|b| *b == b'\\' || *b < 0x20) => {
+        // Eight bytes at a time: uuids and timestamps are most of these bytes.
+        [b'"', text @ .., b'"'] if jsonl::pretty::next_special(text, 0) == text.len() => {
             if let Ok(text) = std::str::from_utf8(text) {
                 return Some(Value::String(text.to_owned()));
             }
