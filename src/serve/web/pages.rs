@@ -4,9 +4,9 @@ use super::html::Html;
 use super::{
     blocking_json, blocking_page, find_session, json_ok, page, same_origin_json, Nav, WebState,
 };
+use crate::backend::Db;
 use crate::error::Error;
 use crate::model::SessionRef;
-use crate::backend::Db;
 use crate::query::{SessionFilter, SessionInfo};
 use crate::search::SearchQuery;
 use axum::body::Bytes;

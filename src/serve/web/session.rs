@@ -7,9 +7,9 @@ use super::html::Html;
 use super::markdown;
 use super::pages::{clip, relative_age};
 use super::{blocking_page, find_session, page, session_href, Nav, WebState};
+use crate::backend::Db;
 use crate::error::Error;
 use crate::model::SessionRef;
-use crate::backend::Db;
 use crate::query::StoredLine;
 use crate::resume::{ResumeOptions, Resumed};
 use axum::extract::rejection::QueryRejection;
@@ -1111,9 +1111,11 @@ pub(crate) async fn agent_page(
     blocking_page(move || {
         let db = state.db();
         let session = find_session(db, &project, &session_id)?;
-        let lines = db.transcript_lines(&session, Some(&agent))?.ok_or_else(|| {
-            Error::NotFound(format!("no sub-agent {agent} in session {session_id}"))
-        })?;
+        let lines = db
+            .transcript_lines(&session, Some(&agent))?
+            .ok_or_else(|| {
+                Error::NotFound(format!("no sub-agent {agent} in session {session_id}"))
+            })?;
         let agents = stored_agents(db, &session)?;
         let records: Vec<Rec> = lines.into_iter().map(Rec::from_line).collect();
         let mut body = Html::new();
@@ -1193,7 +1195,9 @@ pub(crate) async fn tool_fragment(
         let db = state.db();
         let session = find_session(db, &project, &session_id)?;
         let agent = params.agent.as_deref();
-        let mut records = vec![Rec::from_line(db.transcript_line(&session, agent, ordinal)?)];
+        let mut records = vec![Rec::from_line(
+            db.transcript_line(&session, agent, ordinal)?,
+        )];
         if let Some(at) = params.result {
             records.push(Rec::from_line(db.transcript_line(&session, agent, at)?));
         }
