@@ -864,6 +864,15 @@ pub(crate) async fn page_handler(
                 .raw("\">")
                 .text(&relative_age(i.last_modified, crate::time::now_ms()))
                 .raw("</time>");
+            // A team store records which machine (and account) imported or first wrote the
+            // session; a SQLite file has only this machine's.
+            if let Some(host) = &i.origin_host {
+                h.raw("<span class=\"origin\"> · from <code>").text(host).raw("</code>");
+                if let Some(user) = &i.origin_user {
+                    h.raw(" (").text(user).raw(")");
+                }
+                h.raw("</span>");
+            }
         }
         h.raw("</p><nav class=\"views\" aria-label=\"View\"><a href=\"");
         session_href(&mut h, &session.project, &session.session_id);
