@@ -355,8 +355,8 @@ fn session_links(html: &str) -> Vec<String> {
     out
 }
 
-/// A search page without its list of hits, and the hits' links: ranking and snippets are
-/// each engine's own (docs/postgres.md), the hits found are not.
+/// A search page without its list of hits, and the hits' links: the ranking is each
+/// engine's own (docs/postgres.md), the hits found are not.
 fn split_hits(html: &str) -> (String, BTreeMap<String, usize>) {
     let start = html.find("<ol class=\"hits\">").expect("a list of hits");
     let end = start + html[start..].find("</ol>").expect("closed list");
