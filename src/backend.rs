@@ -169,20 +169,12 @@ impl Db {
         match self {
             Db::Sqlite(s) => {
                 let conn = s.reader()?;
-                let transcript = match agent {
-                    Some(a) => crate::query::agent_transcript(&conn, session, a)?,
-                    None => crate::export::main_transcript(&conn, session)?,
-                };
-                transcript
+                crate::query::session_transcript(&conn, session, agent)?
                     .map(|t| crate::query::transcript_lines(&conn, t))
                     .transpose()
             }
             Db::Postgres(p) => p.read(|tx| {
-                let transcript = match agent {
-                    Some(a) => crate::pg::query::agent_transcript(tx, session, a)?,
-                    None => crate::pg::export::main_transcript(tx, session)?,
-                };
-                transcript
+                crate::pg::query::session_transcript(tx, session, agent)?
                     .map(|t| crate::pg::query::transcript_lines(tx, t))
                     .transpose()
             }),
@@ -204,20 +196,12 @@ impl Db {
         let raw = match self {
             Db::Sqlite(s) => {
                 let conn = s.reader()?;
-                let transcript = match agent {
-                    Some(a) => crate::query::agent_transcript(&conn, session, a)?,
-                    None => crate::export::main_transcript(&conn, session)?,
-                };
-                transcript
+                crate::query::session_transcript(&conn, session, agent)?
                     .map(|t| crate::query::transcript_line(&conn, t, ordinal))
                     .transpose()?
             }
             Db::Postgres(p) => p.read(|tx| {
-                let transcript = match agent {
-                    Some(a) => crate::pg::query::agent_transcript(tx, session, a)?,
-                    None => crate::pg::export::main_transcript(tx, session)?,
-                };
-                transcript
+                crate::pg::query::session_transcript(tx, session, agent)?
                     .map(|t| crate::pg::query::transcript_line(tx, t, ordinal))
                     .transpose()
             })?,

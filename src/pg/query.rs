@@ -303,6 +303,22 @@ pub fn tags(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
         .collect())
 }
 
+/// The live transcript of a session: its main one (`agent` `None`) or its sub-agent
+/// `agent`'s, if stored (see [`crate::query::session_transcript`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn session_transcript(
+    tx: &mut Transaction<'_>,
+    session: &SessionRef,
+    agent: Option<&str>,
+) -> Result<Option<i64>> {
+    match agent {
+        Some(a) => agent_transcript(tx, session, a),
+        None => super::export::main_transcript(tx, session),
+    }
+}
+
 /// The live transcript of a session's sub-agent (`agent_id`), if stored (the rule of
 /// [`crate::query::agent_transcript`]).
 ///
