@@ -444,7 +444,7 @@ pub(crate) fn without_nul(text: &str) -> Cow<'_, str> {
 
 /// The words a line is searched by (see [`super::search::words`]: no NULs, which
 /// PostgreSQL's text cannot hold), cut to what a `tsvector` can hold.
-fn indexed_text(text: Option<&str>) -> Option<String> {
+pub(crate) fn indexed_text(text: Option<&str>) -> Option<String> {
     let text = text?;
     let mut end = text.len().min(MAX_INDEXED_TEXT);
     while !text.is_char_boundary(end) {
@@ -456,7 +456,7 @@ fn indexed_text(text: Option<&str>) -> Option<String> {
 /// The searchable text of a line the search index takes, by the shared reader; a line
 /// longer than [`crate::search::MAX_PARSED_LINE`] is indexed by its first
 /// [`crate::search::INDEXED_PREFIX`] bytes (SQLite's V9 rule).
-fn search_of(
+pub(crate) fn search_of(
     status: LineStatus,
     env: &crate::jsonl::Envelope<'_>,
     raw: &[u8],

@@ -19,6 +19,7 @@ pub mod record;
 pub mod resume;
 pub mod sdk;
 pub mod search;
+pub mod search_queue;
 pub mod streams;
 pub mod sync;
 pub mod url;

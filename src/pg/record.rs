@@ -107,7 +107,8 @@ fn write_lines(
 }
 
 /// Stores lines given as bytes after the transcript's last row, as local lines with their
-/// projections, side-table rows and search vectors (as import stores a line).
+/// projections and side-table rows (as import stores a line), their search vectors queued
+/// ([`super::search_queue`]).
 pub(crate) fn write_line_bytes(
     tx: &mut Transaction<'_>,
     transcript: i64,
@@ -118,7 +119,7 @@ pub(crate) fn write_line_bytes(
         return Ok(());
     }
     let first = next_ordinal(tx, transcript)?;
-    let parsed: Vec<crate::import::Parsed<'_>> = bytes
+    let mut parsed: Vec<crate::import::Parsed<'_>> = bytes
         .iter()
         .map(|b| {
             let (status, env) = Envelope::parse(b);
@@ -134,7 +135,8 @@ pub(crate) fn write_line_bytes(
             (line, status, env, search)
         })
         .collect();
-    let ids = super::import::insert_lines(tx, transcript, first, &parsed, session_id, true)?;
+    let ids =
+        super::search_queue::insert_local_lines(tx, transcript, first, &mut parsed, session_id)?;
     for (row, (line, status, env, _)) in ids.into_iter().zip(&parsed) {
         if *status == LineStatus::Record {
             super::import::project_record(tx, transcript, row, line.bytes, env)?;

@@ -112,7 +112,7 @@ impl StreamTx for Pg<'_, '_> {
         ordinal: i64,
         batch: &[BatchLine<'_>],
     ) -> Result<()> {
-        let parsed: Vec<Parsed<'_>> = batch
+        let mut parsed: Vec<Parsed<'_>> = batch
             .iter()
             .map(|(line, status, env)| {
                 let search = if crate::search::is_indexed(*status, env) {
@@ -123,8 +123,13 @@ impl StreamTx for Pg<'_, '_> {
                 (*line, *status, env.clone(), search)
             })
             .collect();
-        let ids =
-            super::import::insert_lines(self.tx, transcript, ordinal, &parsed, session_id, true)?;
+        let ids = super::search_queue::insert_local_lines(
+            self.tx,
+            transcript,
+            ordinal,
+            &mut parsed,
+            session_id,
+        )?;
         for (row, (line, _, env)) in ids.into_iter().zip(batch) {
             super::import::project_record(self.tx, transcript, row, line.bytes, env)?;
         }

@@ -15,6 +15,7 @@ mod local_writes;
 mod names;
 mod odd_json;
 mod opening;
+mod pg_search_queue;
 mod pg_serve;
 mod pg_store;
 mod pg_sync;
