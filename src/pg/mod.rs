@@ -25,8 +25,10 @@ pub mod sync;
 pub mod url;
 
 use crate::error::{Error, Result};
-use postgres::{Client, NoTls, Transaction};
-use std::sync::{Condvar, Mutex};
+use postgres::{Client, NoTls, Statement, Transaction};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex};
 
 mod embedded {
     refinery::embed_migrations!("migrations_pg");
@@ -119,7 +121,7 @@ impl PgStore {
             pool: Box::new(Pool {
                 config,
                 state: Mutex::new(PoolState {
-                    idle: vec![client],
+                    idle: vec![Conn::new(client)],
                     open: 1,
                     max: 1,
                 }),
@@ -158,6 +160,7 @@ impl PgStore {
     /// Whatever `f` returns, or a database error; the transaction is rolled back.
     pub fn write<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut client = self.pool.take(&self.shown)?;
+        let _held = Held::enter(client.statements());
         let mut tx = client.transaction()?;
         let out = f(&mut tx)?;
         tx.commit()?;
@@ -171,6 +174,7 @@ impl PgStore {
     /// Whatever `f` returns, or a database error.
     pub fn read<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut client = self.pool.take(&self.shown)?;
+        let _held = Held::enter(client.statements());
         let mut tx = client
             .build_transaction()
             .read_only(true)
@@ -191,7 +195,7 @@ struct Pool {
 }
 
 struct PoolState {
-    idle: Vec<Client>,
+    idle: Vec<Conn>,
     /// Connections open (idle or lent).
     open: usize,
     max: usize,
@@ -202,10 +206,10 @@ impl Pool {
     fn take(&self, shown: &str) -> Result<Lent<'_>> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         loop {
-            if let Some(client) = state.idle.pop() {
+            if let Some(conn) = state.idle.pop() {
                 return Ok(Lent {
                     pool: self,
-                    client: Some(client),
+                    conn: Some(conn),
                 });
             }
             if state.open < state.max {
@@ -214,7 +218,7 @@ impl Pool {
                 return match self.config.connect(NoTls) {
                     Ok(client) => Ok(Lent {
                         pool: self,
-                        client: Some(client),
+                        conn: Some(Conn::new(client)),
                     }),
                     Err(e) => {
                         self.forget();
@@ -238,39 +242,107 @@ impl Pool {
     }
 }
 
+/// One connection of the [`Pool`] and the statements prepared on it (see [`prepared`]).
+struct Conn {
+    client: Client,
+    statements: Statements,
+}
+
+impl Conn {
+    fn new(client: Client) -> Conn {
+        Conn {
+            client,
+            statements: Statements::default(),
+        }
+    }
+}
+
 /// A connection lent by the [`Pool`]; a broken one is closed instead of given back.
 struct Lent<'a> {
     pool: &'a Pool,
-    client: Option<Client>,
+    conn: Option<Conn>,
+}
+
+impl Lent<'_> {
+    fn statements(&self) -> &Statements {
+        &self.conn.as_ref().expect("lent until dropped").statements
+    }
 }
 
 impl std::ops::Deref for Lent<'_> {
     type Target = Client;
     fn deref(&self) -> &Client {
-        self.client.as_ref().expect("lent until dropped")
+        &self.conn.as_ref().expect("lent until dropped").client
     }
 }
 
 impl std::ops::DerefMut for Lent<'_> {
     fn deref_mut(&mut self) -> &mut Client {
-        self.client.as_mut().expect("lent until dropped")
+        &mut self.conn.as_mut().expect("lent until dropped").client
     }
 }
 
 impl Drop for Lent<'_> {
     fn drop(&mut self) {
-        let Some(client) = self.client.take() else {
+        let Some(conn) = self.conn.take() else {
             return;
         };
-        if client.is_closed() {
+        if conn.client.is_closed() {
             self.pool.forget();
             return;
         }
         let mut state = self.pool.state.lock().unwrap_or_else(|p| p.into_inner());
-        state.idle.push(client);
+        state.idle.push(conn);
         drop(state);
         self.pool.returned.notify_one();
     }
+}
+
+/// Statements prepared on one connection, by their SQL text.
+type Statements = Arc<Mutex<HashMap<&'static str, Statement>>>;
+
+thread_local! {
+    /// The statements of the connection this thread's current [`PgStore::write`] or
+    /// [`PgStore::read`] holds (the connection is lent to that call alone meanwhile).
+    static HELD: RefCell<Option<Statements>> = const { RefCell::new(None) };
+}
+
+/// Makes a connection's statements the ones [`prepared`] uses on this thread until dropped.
+struct Held(Option<Statements>);
+
+impl Held {
+    fn enter(statements: &Statements) -> Held {
+        Held(HELD.with(|h| h.replace(Some(Arc::clone(statements)))))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        HELD.with(|h| *h.borrow_mut() = previous);
+    }
+}
+
+/// `sql` prepared on the connection of `tx`, once per connection: a statement sent as text
+/// costs a round trip to prepare it, then parsing and planning on the server, each time it
+/// runs (an append through `serve` runs about twenty). Inside [`PgStore::write`] and
+/// [`PgStore::read`] the statement is kept with the pooled connection for its next uses;
+/// elsewhere it is prepared for this use only.
+///
+/// # Errors
+/// Fails when the server cannot prepare `sql`.
+pub(crate) fn prepared(tx: &mut Transaction<'_>, sql: &'static str) -> Result<Statement> {
+    let held = HELD.with(|h| h.borrow().clone());
+    let Some(statements) = held else {
+        return Ok(tx.prepare(sql)?);
+    };
+    let mut statements = statements.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(statement) = statements.get(sql) {
+        return Ok(statement.clone());
+    }
+    let statement = tx.prepare(sql)?;
+    statements.insert(sql, statement.clone());
+    Ok(statement)
 }
 
 /// Applies the embedded migrations, holding an advisory lock for the time.

@@ -148,12 +148,13 @@ pub(crate) fn write_line_bytes(
 /// The ordinal that follows the transcript's last row (see [`crate::record`]'s): a last row
 /// without its newline gets one first, so that lines stored after it do not glue onto it.
 pub(crate) fn next_ordinal(tx: &mut Transaction<'_>, transcript: i64) -> Result<i64> {
+    let sql = super::prepared(
+        tx,
+        "SELECT id, ordinal, terminated FROM rows WHERE transcript_id = $1
+         ORDER BY ordinal DESC LIMIT 1",
+    )?;
     let last: Option<(i64, i64, bool)> = tx
-        .query_opt(
-            "SELECT id, ordinal, terminated FROM rows WHERE transcript_id = $1
-             ORDER BY ordinal DESC LIMIT 1",
-            &[&transcript],
-        )?
+        .query_opt(&sql, &[&transcript])?
         .map(|r| (r.get(0), r.get(1), r.get(2)));
     Ok(match last {
         None => 0,

@@ -54,11 +54,12 @@ pub(crate) fn insert_local_lines(
     let ids = super::import::insert_lines(tx, transcript, ordinal, lines, own_session, true)?;
     if !queued.is_empty() {
         let rows: Vec<i64> = queued.iter().map(|&i| ids[i]).collect();
-        tx.execute(
+        let sql = super::prepared(
+            tx,
             "INSERT INTO search_queue (row_id, body, tools)
              SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])",
-            &[&rows, &bodies, &tools],
         )?;
+        tx.execute(&sql, &[&rows, &bodies, &tools])?;
     }
     Ok(ids)
 }
@@ -116,8 +117,14 @@ fn index_queued(tx: &mut Transaction<'_>, take: Take) -> Result<u64> {
         )
         DELETE FROM search_queue q USING taken t WHERE q.row_id = t.row_id";
     Ok(match take {
-        Take::Unlocked => tx.execute(UNLOCKED, &[&BATCH])?,
-        Take::Waiting => tx.execute(WAITING, &[])?,
+        Take::Unlocked => {
+            let sql = super::prepared(tx, UNLOCKED)?;
+            tx.execute(&sql, &[&BATCH])?
+        }
+        Take::Waiting => {
+            let sql = super::prepared(tx, WAITING)?;
+            tx.execute(&sql, &[])?
+        }
     })
 }
 
