@@ -10,7 +10,7 @@ use crate::model::{ImportReport, Progress, SessionRef};
 use crate::pg::{url::is_postgres_url, PgStore};
 use crate::query::{SessionFilter, SessionInfo};
 use crate::resume::{ResumeOptions, Resumed};
-use crate::sdk::SessionMessage;
+use crate::sdk::{SessionMessage, StoredMessage};
 use crate::Store;
 use std::collections::HashMap;
 use std::io::Write;
@@ -177,15 +177,19 @@ impl Db {
         }
     }
 
-    /// [`Db::resume`] for a caller that wants only the API view (see
-    /// [`Store::resume_for_api`]); a team store builds whole records.
+    /// The API view of [`Db::resume`] (see [`Store::resume_api_view`]); a team store
+    /// resumes in full and takes the view.
     ///
     /// # Errors
     /// As [`Store::resume`].
-    pub fn resume_for_api(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
+    pub fn resume_api_view(
+        &self,
+        session: &SessionRef,
+        options: &ResumeOptions,
+    ) -> Result<Vec<serde_json::Value>> {
         match self {
-            Db::Sqlite(s) => s.resume_for_api(session, options),
-            Db::Postgres(p) => crate::pg::resume::resume(p, session, options),
+            Db::Sqlite(s) => s.resume_api_view(session, options),
+            Db::Postgres(p) => Ok(crate::pg::resume::resume(p, session, options)?.into_api_view()),
         }
     }
 
@@ -295,6 +299,56 @@ impl Db {
         }
     }
 
+    /// Rebuilds the search index and every catalog row (see [`crate::search::reindex`] and
+    /// [`crate::pg::reindex::reindex`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn reindex(&self) -> Result<crate::search::ReindexReport> {
+        match self {
+            Db::Sqlite(s) => crate::search::reindex(s),
+            Db::Postgres(p) => crate::pg::reindex::reindex(p),
+        }
+    }
+
+    /// Checks what can go stale or be damaged and, with `repair`, repairs it (see
+    /// [`crate::check::check`] and [`crate::pg::check::check`]).
+    ///
+    /// # Errors
+    /// A database error that stops the check itself.
+    pub fn check(&self, repair: bool) -> Result<crate::check::CheckReport> {
+        match self {
+            Db::Sqlite(s) => crate::check::check(s, repair),
+            Db::Postgres(p) => crate::pg::check::check(p, repair),
+        }
+    }
+
+    /// Writes a stored session into Claude Code's folder (see [`crate::restore::restore`]).
+    ///
+    /// # Errors
+    /// As [`crate::restore::restore`].
+    pub fn restore(
+        &self,
+        session: &SessionRef,
+        options: &crate::restore::RestoreOptions,
+    ) -> Result<crate::restore::RestoreReport> {
+        match self {
+            Db::Sqlite(s) => crate::restore::restore(s, session, options),
+            Db::Postgres(p) => crate::pg::restore::restore(p, session, options),
+        }
+    }
+
+    /// The session's recorded cwd (see [`crate::restore::recorded_cwd`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn recorded_cwd(&self, session: &SessionRef) -> Result<Option<String>> {
+        match self {
+            Db::Sqlite(s) => crate::restore::recorded_cwd(&*s.reader()?, session),
+            Db::Postgres(p) => crate::pg::restore::recorded_cwd(p, session),
+        }
+    }
+
     /// The SDK's `get_session_messages` (see [`crate::sdk::get_session_messages`]).
     ///
     /// # Errors
@@ -305,11 +359,29 @@ impl Db {
         limit: Option<i64>,
         offset: i64,
     ) -> Result<Vec<SessionMessage>> {
+        Ok(self
+            .stored_session_messages(session, limit, offset)?
+            .into_iter()
+            .map(StoredMessage::parse)
+            .collect())
+    }
+
+    /// [`Db::session_messages`] with each `message` left as stored (see
+    /// [`crate::sdk::stored_session_messages`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn stored_session_messages(
+        &self,
+        session: &SessionRef,
+        limit: Option<i64>,
+        offset: i64,
+    ) -> Result<Vec<StoredMessage>> {
         match self {
             Db::Sqlite(s) => {
-                crate::sdk::get_session_messages(&*s.reader()?, session, limit, offset)
+                crate::sdk::stored_session_messages(&*s.reader()?, session, limit, offset)
             }
-            Db::Postgres(p) => crate::pg::sdk::get_session_messages(p, session, limit, offset),
+            Db::Postgres(p) => crate::pg::sdk::stored_session_messages(p, session, limit, offset),
         }
     }
 
@@ -324,12 +396,35 @@ impl Db {
         limit: Option<i64>,
         offset: i64,
     ) -> Result<Vec<SessionMessage>> {
+        Ok(self
+            .stored_subagent_messages(session, agent_id, limit, offset)?
+            .into_iter()
+            .map(StoredMessage::parse)
+            .collect())
+    }
+
+    /// [`Db::subagent_messages`] with each `message` left as stored (see
+    /// [`crate::sdk::stored_subagent_messages`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn stored_subagent_messages(
+        &self,
+        session: &SessionRef,
+        agent_id: &str,
+        limit: Option<i64>,
+        offset: i64,
+    ) -> Result<Vec<StoredMessage>> {
         match self {
-            Db::Sqlite(s) => {
-                crate::sdk::get_subagent_messages(&*s.reader()?, session, agent_id, limit, offset)
-            }
+            Db::Sqlite(s) => crate::sdk::stored_subagent_messages(
+                &*s.reader()?,
+                session,
+                agent_id,
+                limit,
+                offset,
+            ),
             Db::Postgres(p) => {
-                crate::pg::sdk::get_subagent_messages(p, session, agent_id, limit, offset)
+                crate::pg::sdk::stored_subagent_messages(p, session, agent_id, limit, offset)
             }
         }
     }

@@ -500,8 +500,8 @@ pub fn backfill(conn: &mut Connection) -> Result<usize> {
     Ok(missing.len())
 }
 
-/// The catalog columns in [`UPSERT`]'s order, for [`stale_columns`].
-const COLUMNS: [&str; 30] = [
+/// The catalog columns in [`UPSERT`]'s order, for [`stale_columns`] (and the team store's).
+pub(crate) const COLUMNS: [&str; 30] = [
     "session_key",
     "session_id",
     "project_id",
@@ -593,7 +593,7 @@ pub(crate) fn refresh_with(
 /// Computes a session's catalog row, from the previous refresh's watermark on or, when
 /// `full`, from its first line, and hands it to `then`; `T::default()` when the session
 /// does not exist.
-fn computed<S: CatalogSource, T: Default>(
+pub(crate) fn computed<S: CatalogSource, T: Default>(
     src: &mut S,
     session_key: i64,
     written: Option<i64>,

@@ -139,6 +139,10 @@ pub struct CheckReport {
     pub lines_unsummed: u64,
     /// Sessions whose catalog row was recomputed and compared.
     pub sessions_checked: u64,
+    /// On a team store: lines whose search vector was computed afresh and compared (a
+    /// team store has no line checksums, so `lines_checked` stays 0 there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vectors_checked: Option<u64>,
     /// What the check found.
     pub problems: Vec<Problem>,
     /// With `repair`: what was repaired and what was not.

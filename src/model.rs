@@ -85,6 +85,34 @@ pub struct ImportReport {
     pub local_rows_kept: u64,
 }
 
+impl ImportReport {
+    /// Adds the counts and lists of `part` (a report of some of the same import's files,
+    /// taken after these) to this one; the totals of the whole run (`files`, `sessions`,
+    /// `seconds`, `mb_per_s`) are left alone. Malformed lines stay capped at
+    /// [`MAX_REPORTED_LINES`], the first ones in file order.
+    pub fn add(&mut self, part: ImportReport) {
+        self.files_imported += part.files_imported;
+        self.files_unchanged += part.files_unchanged;
+        self.files_rewritten += part.files_rewritten;
+        self.files_failed += part.files_failed;
+        self.rows += part.rows;
+        self.new_rows += part.new_rows;
+        self.malformed_lines += part.malformed_lines;
+        let room = MAX_REPORTED_LINES.saturating_sub(self.malformed.len());
+        self.malformed.extend(part.malformed.into_iter().take(room));
+        self.suspicious_files.extend(part.suspicious_files);
+        self.unknown_types += part.unknown_types;
+        self.unknown_fields += part.unknown_fields;
+        self.vanished_files += part.vanished_files;
+        self.bytes_read += part.bytes_read;
+        self.errors.extend(part.errors);
+        self.bad_names += part.bad_names;
+        self.files_too_big += part.files_too_big;
+        self.symlinks_skipped += part.symlinks_skipped;
+        self.local_rows_kept += part.local_rows_kept;
+    }
+}
+
 /// A file imported whole although most of its lines are not JSON objects: nothing is lost,
 /// but it is probably not a transcript (a README renamed `.jsonl`, a log).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

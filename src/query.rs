@@ -69,7 +69,9 @@ const SELECT_BY_TITLE: &str = "SELECT s.id, p.key, s.session_id FROM catalog c
      JOIN sessions s ON s.id = c.session_key JOIN projects p ON p.id = s.project_id
      WHERE c.custom_title = ?1 ORDER BY p.key, s.session_id LIMIT 6";
 
-fn one_match(arg: &str, matches: Vec<SessionRef>) -> Result<SessionRef> {
+/// The one session `arg` names among `matches`, or why there is none (shared with the
+/// team store's lookup).
+pub(crate) fn one_match(arg: &str, matches: Vec<SessionRef>) -> Result<SessionRef> {
     match matches.len() {
         0 => Err(Error::SessionNotFound(arg.to_owned())),
         1 => Ok(matches.into_iter().next().expect("one match")),
@@ -309,7 +311,7 @@ const LIST_FILTERS: &str = "
        AND (?6 IS NULL OR c.last_modified >= ?6)
        AND (?7 IS NULL OR c.last_modified <= ?7)
        AND (?8 IS NULL OR instr(c.name_text, ?8) > 0)
-       AND (?11 IS NULL OR instr(lower(p.key), ?11) > 0 OR instr(lower(coalesce(c.cwd, '')), ?11) > 0)";
+       AND (?9 IS NULL OR instr(lower(p.key), ?9) > 0 OR instr(lower(coalesce(c.cwd, '')), ?9) > 0)";
 
 /// Without a project, a session id stored in several projects is listed once: the newest.
 const LIST_ONE_PER_ID: &str = "
@@ -320,8 +322,7 @@ const LIST_ONE_PER_ID: &str = "
                     OR (d.last_modified = c.last_modified AND d.session_key < c.session_key))))";
 
 const LIST_ORDER: &str = "
-     ORDER BY c.last_modified DESC, c.session_id DESC
-     LIMIT ?9 OFFSET ?10";
+     ORDER BY c.last_modified DESC, c.session_id DESC";
 
 /// Up to this many sessions asked for, [`LIST_ONE_PER_ID`]'s seek per row costs less than
 /// first looking for a session id stored twice, which reads the whole session id index.
@@ -373,12 +374,14 @@ pub fn for_each_session<E: From<Error>>(
     // stored twice: a long listing checks that first instead of seeking once per row.
     let one_per_id = filter.project.is_none()
         && ((1..=FEW_ROWS).contains(&limit) || some_id_stored_twice(conn)?);
-    let sql = if one_per_id {
-        format!("{INFO_COLUMNS}{LIST_FILTERS}{LIST_ONE_PER_ID}{LIST_ORDER}")
-    } else {
-        format!("{INFO_COLUMNS}{LIST_FILTERS}{LIST_ORDER}")
-    };
     let offset = filter.offset.filter(|n| *n > 0).unwrap_or(0);
+    // LIMIT and OFFSET are written into the statement, not bound: SQLite plans with a bound
+    // LIMIT's value, so binding one made it compile the statement a second time, the first
+    // time it ran (a seventh of a process listing one session).
+    let one_per_id_sql = if one_per_id { LIST_ONE_PER_ID } else { "" };
+    let sql = format!(
+        "{INFO_COLUMNS}{LIST_FILTERS}{one_per_id_sql}{LIST_ORDER} LIMIT {limit} OFFSET {offset}"
+    );
     let name = filter
         .name
         .as_deref()
@@ -400,8 +403,6 @@ pub fn for_each_session<E: From<Error>>(
             filter.since,
             filter.until,
             name,
-            limit,
-            offset,
             contains
         ])
         .map_err(Error::from)?;

@@ -4,6 +4,10 @@
 //! A thin layer over export: the same bytes, at the paths import found them under, with the
 //! mtimes import recorded, plus one change on the way out when the session moves to another
 //! folder: each record's top-level `cwd` (see [`CwdRewrite`]). The database is only read.
+//!
+//! The rules (what is written where, what is left alone, what stops a restore) are here
+//! once; each backend only gathers the session's files ([`RestoreSource`]): the SQLite
+//! store below, the team store in [`crate::pg::restore`].
 
 use crate::error::{Error, Result};
 use crate::export::{self, Recorded};
@@ -90,10 +94,43 @@ impl CwdRewrite {
 }
 
 /// One file about to be written: its path under the project folder, bytes and mtime.
-struct Planned {
-    relpath: PathBuf,
-    bytes: Vec<u8>,
-    mtime_ns: Option<i64>,
+pub(crate) struct Planned {
+    pub(crate) relpath: PathBuf,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) mtime_ns: Option<i64>,
+}
+
+/// What a restore reads from a store, once per backend.
+pub(crate) trait RestoreSource {
+    /// The session's recorded cwd (see [`recorded_cwd`]).
+    fn recorded_cwd(&self, session: &SessionRef) -> Result<Option<String>>;
+    /// The session's files, main transcript last, each line passed through `rewrite`;
+    /// returns them and how many records were rewritten.
+    fn plan(
+        &self,
+        session: &SessionRef,
+        rewrite: Option<&CwdRewrite>,
+    ) -> Result<(Vec<Planned>, u64)>;
+    /// A fork of the session under a new id, for `as_new`.
+    fn fork(&self, session: &SessionRef) -> Result<SessionRef>;
+}
+
+impl RestoreSource for Store {
+    fn recorded_cwd(&self, session: &SessionRef) -> Result<Option<String>> {
+        recorded_cwd(&*self.reader()?, session)
+    }
+
+    fn plan(
+        &self,
+        session: &SessionRef,
+        rewrite: Option<&CwdRewrite>,
+    ) -> Result<(Vec<Planned>, u64)> {
+        plan(&*self.reader()?, session, rewrite)
+    }
+
+    fn fork(&self, session: &SessionRef) -> Result<SessionRef> {
+        Ok(Store::fork(self, session, &ForkOptions::default())?.session)
+    }
 }
 
 /// Writes a stored session into `options.config_dir/projects/<project>/`: the main
@@ -111,8 +148,16 @@ pub fn restore(
     session: &SessionRef,
     options: &RestoreOptions,
 ) -> Result<RestoreReport> {
-    let conn = store.reader()?;
-    let recorded_cwd = recorded_cwd(&conn, session)?;
+    restore_from(store, session, options)
+}
+
+/// [`restore`] from either backend.
+pub(crate) fn restore_from(
+    store: &dyn RestoreSource,
+    session: &SessionRef,
+    options: &RestoreOptions,
+) -> Result<RestoreReport> {
+    let recorded_cwd = store.recorded_cwd(session)?;
     let (project, rewrite) = match &options.cwd {
         Some(dir) => {
             let real = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
@@ -132,8 +177,7 @@ pub fn restore(
         .config_dir
         .join("projects")
         .join(export::safe_relative(&project)?);
-    let (files, rewritten) = plan(&conn, session, rewrite.as_ref())?;
-    drop(conn);
+    let (files, rewritten) = store.plan(session, rewrite.as_ref())?;
     let mut differences = Vec::new();
     let mut unchanged = 0u64;
     for file in &files {
@@ -152,10 +196,10 @@ pub fn restore(
                 differences.join("; ")
             )));
         }
-        let forked = store.fork(session, &ForkOptions::default())?;
-        let mut report = restore(
+        let forked = store.fork(session)?;
+        let mut report = restore_from(
             store,
-            &forked.session,
+            &forked,
             &RestoreOptions {
                 as_new: false,
                 ..options.clone()

@@ -1,7 +1,8 @@
 //! The embedded migrations, per-connection settings, and the schema version policy.
 
 use crate::error::{Error, Result};
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::types::Value;
+use rusqlite::Connection;
 use std::path::Path;
 use std::time::Duration;
 
@@ -13,10 +14,14 @@ struct Migration {
     version: i32,
     name: &'static str,
     sql: &'static str,
+    /// [`Migration::checksum`], computed by the build script (hashing 25 KB of SQL was a
+    /// seventieth of a process that lists one session).
+    built_checksum: Option<u64>,
 }
 
-/// The shipped migrations, oldest first (written by `tools/build.rs`).
-const SHIPPED: &[(i32, &str, &str)] = include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
+/// The shipped migrations, oldest first, with their checksums (written by `tools/build.rs`).
+const SHIPPED: &[(i32, &str, &str, Option<u64>)] =
+    include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
 
 impl Migration {
     fn version(&self) -> i32 {
@@ -34,6 +39,12 @@ impl Migration {
     /// refinery's checksum: it hashes the name as a `String`, the version as its `i32`
     /// and the SQL as a `str`, in that order.
     fn checksum(&self) -> u64 {
+        self.built_checksum
+            .unwrap_or_else(|| self.computed_checksum())
+    }
+
+    /// [`Migration::checksum`] computed here.
+    fn computed_checksum(&self) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut hasher = siphasher::sip::SipHasher13::new();
         self.name.hash(&mut hasher);
@@ -112,12 +123,13 @@ const HISTORY: &str = "refinery_schema_history";
 
 /// Refuses a database that holds a migration this binary does not know, and a file that is
 /// SQLite but not sessiondb's. Runs before any statement that could modify the file, so a
-/// refused database is left untouched.
+/// refused database is left untouched. Returns the migrations the database records, read
+/// once (see [`Recorded::needs_migration`]).
 ///
 /// # Errors
 /// [`Error::SchemaTooNew`] for a database from a newer sessiondb, [`Error::NotADatabase`]
 /// for a file that is not a sessiondb database.
-pub fn check_version(conn: &Connection, path: &Path) -> Result<()> {
+pub fn check_version(conn: &Connection, path: &Path) -> Result<Recorded> {
     let (has_history, objects): (bool, i64) = conn
         .query_row(
             &format!(
@@ -130,29 +142,52 @@ pub fn check_version(conn: &Connection, path: &Path) -> Result<()> {
         .map_err(|e| open_error(e, path))?;
     if !has_history {
         return if objects == 0 {
-            Ok(())
+            Ok(Recorded(Vec::new()))
         } else {
             Err(Error::NotADatabase {
                 path: path.to_owned(),
             })
         };
     }
-    let newest: Option<(i64, String)> = conn
-        .query_row(
-            &format!("SELECT version, name FROM {HISTORY} ORDER BY version DESC LIMIT 1"),
-            [],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )
-        .optional()?;
+    let recorded: Vec<(i64, Value)> = conn
+        .prepare(&format!(
+            "SELECT version, checksum FROM {HISTORY} ORDER BY version"
+        ))?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
     let (known, _) = newest_known();
-    match newest {
-        Some((found, name)) if found > known => Err(Error::SchemaTooNew {
-            path: path.to_owned(),
-            found,
-            name,
-            known,
-        }),
-        _ => Ok(()),
+    match recorded.last() {
+        Some(&(found, _)) if found > known => {
+            let name = conn.query_row(
+                &format!("SELECT name FROM {HISTORY} WHERE version = ?1"),
+                [found],
+                |row| row.get(0),
+            )?;
+            Err(Error::SchemaTooNew {
+                path: path.to_owned(),
+                found,
+                name,
+                known,
+            })
+        }
+        _ => Ok(Recorded(recorded)),
+    }
+}
+
+/// The migrations a database records, as [`check_version`] read them: (version, checksum).
+#[derive(Debug)]
+pub struct Recorded(Vec<(i64, Value)>);
+
+impl Recorded {
+    /// Whether the database lacks a migration, or records one that differs from the shipped
+    /// file (as [`needs_migration`], without reading the database again).
+    pub fn needs_migration(&self) -> bool {
+        let shipped = embedded();
+        self.0.len() != shipped.len()
+            || shipped.iter().zip(&self.0).any(|(m, (version, checksum))| {
+                i64::from(m.version()) != *version
+                    || !matches!(checksum, Value::Text(c) if *c == m.checksum().to_string())
+            })
     }
 }
 
@@ -179,7 +214,12 @@ pub fn open_error(e: rusqlite::Error, path: &Path) -> Error {
 fn embedded() -> Vec<Migration> {
     SHIPPED
         .iter()
-        .map(|&(version, name, sql)| Migration { version, name, sql })
+        .map(|&(version, name, sql, built_checksum)| Migration {
+            version,
+            name,
+            sql,
+            built_checksum,
+        })
         .collect()
 }
 
@@ -374,6 +414,7 @@ mod tests {
             assert_eq!(o.name(), t.name());
             assert_eq!(Some(o.sql()), t.sql());
             assert_eq!(o.checksum(), t.checksum(), "V{}", o.version());
+            assert_eq!(o.computed_checksum(), t.checksum(), "V{}", o.version());
         }
     }
 }

@@ -18,6 +18,7 @@
 
 use crate::error::Result;
 use crate::jsonl;
+use crate::jsonl::pretty::Pretty;
 use crate::model::SessionRef;
 use crate::resume::util::{truthy, FastMap, FastSet};
 use rusqlite::{Connection, OptionalExtension};
@@ -26,9 +27,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::marker::PhantomData;
 
-/// One message as the SDK's `SessionMessage` has it.
+/// One message as the SDK's `SessionMessage` has it. `M` is how its `message` is held: a
+/// parsed value, or, for a caller that only writes messages out, the JSON text as stored
+/// ([`StoredMessage`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SessionMessage {
+pub struct SessionMessage<M = Value> {
     /// `user` or `assistant`.
     #[serde(rename = "type")]
     pub kind: String,
@@ -37,11 +40,63 @@ pub struct SessionMessage {
     /// The record's own `sessionId` (`""` when absent), not necessarily the file's id.
     pub session_id: Value,
     /// The record's `message`, verbatim.
-    pub message: Value,
+    pub message: M,
     /// For sub-agents: the `toolUseId` of the agent's `.meta.json` sidecar.
     pub parent_tool_use_id: Option<String>,
     /// For nested sub-agents: the `parentAgentId` of the sidecar.
     pub parent_agent_id: Option<String>,
+}
+
+/// A [`SessionMessage`] whose `message` is not parsed yet: `messages --json` writes most
+/// of them from their stored text (see [`MessageJson::write_pretty`]).
+pub type StoredMessage = SessionMessage<MessageJson>;
+
+impl StoredMessage {
+    /// The message with its `message` parsed.
+    pub fn parse(self) -> SessionMessage {
+        SessionMessage {
+            kind: self.kind,
+            uuid: self.uuid,
+            session_id: self.session_id,
+            message: self.message.into_value(),
+            parent_tool_use_id: self.parent_tool_use_id,
+            parent_agent_id: self.parent_agent_id,
+        }
+    }
+}
+
+/// A record's `message` as read from its stored line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MessageJson {
+    /// Its JSON text as written in the line (which import found to be JSON).
+    Text(Box<str>),
+    /// Its value, when the line had to be parsed in full to find it.
+    Value(Value),
+}
+
+impl MessageJson {
+    /// The value the SDK returns: the text read as `JSON.parse` reads it (see
+    /// [`jsonl::lenient`]), `null` when it cannot be.
+    pub fn into_value(self) -> Value {
+        match self {
+            MessageJson::Text(text) => jsonl::parse_json(&text).unwrap_or(Value::Null),
+            MessageJson::Value(value) => value,
+        }
+    }
+
+    /// Writes the bytes [`Pretty::value`] writes for [`MessageJson::into_value`]: the text
+    /// re-indented where [`Pretty::json_text`] can (building each message's values was
+    /// most of `messages --json`), else parsed and written.
+    pub fn write_pretty(&self, p: &mut Pretty<'_>) {
+        match self {
+            MessageJson::Text(text) => {
+                if !p.json_text(text) {
+                    p.value(&jsonl::parse_json(text).unwrap_or(Value::Null));
+                }
+            }
+            MessageJson::Value(value) => p.value(value),
+        }
+    }
 }
 
 /// The top-level fields of a record that the SDK's chain looks at.
@@ -267,11 +322,26 @@ fn raw_entry_from_fields(json: &[u8]) -> Option<(RawEntry, Option<&[u8]>)> {
 }
 
 /// A field's value as `Option<Value>` reads it (`null` and an absent field are `None`).
+/// The usual values (a string without escapes, `true`, `false`) are built directly: a
+/// parser per field was a tenth of `messages --json`.
 fn value_of(span: Option<&[u8]>) -> Option<Value> {
-    span.and_then(|v| match lenient(v)? {
+    let span = span?;
+    match span {
+        b"null" => return None,
+        b"true" => return Some(Value::Bool(true)),
+        b"false" => return Some(Value::Bool(false)),
+        // Eight bytes at a time: uuids and timestamps are most of these bytes.
+        [b'"', text @ .., b'"'] if jsonl::pretty::next_special(text, 0) == text.len() => {
+            if let Ok(text) = std::str::from_utf8(text) {
+                return Some(Value::String(text.to_owned()));
+            }
+        }
+        _ => {}
+    }
+    match lenient(span)? {
         Value::Null => None,
         v => Some(v),
-    })
+    }
 }
 
 /// The [`RawMessage`] of the `message` object that starts at `start`, from the fields and
@@ -400,20 +470,24 @@ impl Entry {
             && !self.team
     }
 
-    /// The `message` of the entry's stored line, `line`.
-    fn message_in(&self, line: &[u8]) -> Value {
+    /// The `message` of the entry's stored line, `line`: its text when the fast path
+    /// found where it is, else its value from a full parse.
+    fn message_in(&self, line: &[u8]) -> MessageJson {
         match self.message_at.clone().and_then(|at| line.get(at)) {
-            Some(m) => lenient(m).unwrap_or(Value::Null),
-            None => message_of(line),
+            Some(m) => match std::str::from_utf8(m) {
+                Ok(text) => MessageJson::Text(text.into()),
+                Err(_) => MessageJson::Value(Value::Null),
+            },
+            None => MessageJson::Value(message_of(line)),
         }
     }
 
     fn to_message(
         &self,
-        message: Value,
+        message: MessageJson,
         tool_use: Option<&str>,
         agent: Option<&str>,
-    ) -> SessionMessage {
+    ) -> StoredMessage {
         SessionMessage {
             kind: self.kind.clone(),
             uuid: self.uuid.clone(),
@@ -871,17 +945,43 @@ fn messages_of(
     entries: &[&Entry],
     tool_use: Option<&str>,
     agent: Option<&str>,
-) -> Result<Vec<SessionMessage>> {
+) -> Result<Vec<StoredMessage>> {
     let rows: Vec<i64> = entries.iter().map(|e| e.row).collect();
-    let mut messages = vec![Value::Null; entries.len()];
+    let mut messages: Vec<Option<MessageJson>> = Vec::new();
+    messages.resize_with(entries.len(), || None);
     src.lines(&rows, &mut |i, line| {
-        messages[i] = entries[i].message_in(line)
+        messages[i] = Some(entries[i].message_in(line))
     })?;
     Ok(entries
         .iter()
         .zip(messages)
-        .map(|(e, message)| e.to_message(message, tool_use, agent))
+        .map(|(e, message)| {
+            e.to_message(
+                message.unwrap_or(MessageJson::Value(Value::Null)),
+                tool_use,
+                agent,
+            )
+        })
         .collect())
+}
+
+/// One read transaction around a reader's queries, unless the caller has one open: the
+/// entries and the messages then come from the same state of the store (a writer may
+/// commit between two statements), and SQLite takes its locks once instead of once per
+/// statement (a `fcntl` pair for each of the messages read back one by one).
+struct Snapshot<'c> {
+    _open: Option<rusqlite::Transaction<'c>>,
+}
+
+impl<'c> Snapshot<'c> {
+    fn begin(conn: &'c Connection) -> Result<Self> {
+        let open = if conn.is_autocommit() {
+            Some(conn.unchecked_transaction()?)
+        } else {
+            None
+        };
+        Ok(Snapshot { _open: open })
+    }
 }
 
 /// `get_session_messages(session, limit, offset)`.
@@ -894,16 +994,33 @@ pub fn get_session_messages(
     limit: Option<i64>,
     offset: i64,
 ) -> Result<Vec<SessionMessage>> {
+    Ok(stored_session_messages(conn, session, limit, offset)?
+        .into_iter()
+        .map(StoredMessage::parse)
+        .collect())
+}
+
+/// [`get_session_messages`] with each `message` left as stored.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn stored_session_messages(
+    conn: &Connection,
+    session: &SessionRef,
+    limit: Option<i64>,
+    offset: i64,
+) -> Result<Vec<StoredMessage>> {
+    let _snapshot = Snapshot::begin(conn)?;
     session_messages_with(&mut Sqlite(conn), session, limit, offset)
 }
 
-/// [`get_session_messages`] over either store.
+/// [`stored_session_messages`] over either store.
 pub(crate) fn session_messages_with(
     src: &mut impl SdkSource,
     session: &SessionRef,
     limit: Option<i64>,
     offset: i64,
-) -> Result<Vec<SessionMessage>> {
+) -> Result<Vec<StoredMessage>> {
     let Some(main) = src.main_transcript(session)? else {
         return Ok(Vec::new());
     };
@@ -964,17 +1081,37 @@ pub fn get_subagent_messages(
     limit: Option<i64>,
     offset: i64,
 ) -> Result<Vec<SessionMessage>> {
+    Ok(
+        stored_subagent_messages(conn, session, agent_id, limit, offset)?
+            .into_iter()
+            .map(StoredMessage::parse)
+            .collect(),
+    )
+}
+
+/// [`get_subagent_messages`] with each `message` left as stored.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn stored_subagent_messages(
+    conn: &Connection,
+    session: &SessionRef,
+    agent_id: &str,
+    limit: Option<i64>,
+    offset: i64,
+) -> Result<Vec<StoredMessage>> {
+    let _snapshot = Snapshot::begin(conn)?;
     subagent_messages_with(&mut Sqlite(conn), session, agent_id, limit, offset)
 }
 
-/// [`get_subagent_messages`] over either store.
+/// [`stored_subagent_messages`] over either store.
 pub(crate) fn subagent_messages_with(
     src: &mut impl SdkSource,
     session: &SessionRef,
     agent_id: &str,
     limit: Option<i64>,
     offset: i64,
-) -> Result<Vec<SessionMessage>> {
+) -> Result<Vec<StoredMessage>> {
     if agent_id.is_empty() {
         return Ok(Vec::new());
     }
@@ -1032,7 +1169,7 @@ mod tests {
         let fast = parse_stored_entry(line);
         let fast_message = fast
             .as_ref()
-            .map_or_else(|| message_of(line), |e| e.message_in(line));
+            .map_or_else(|| message_of(line), |e| e.message_in(line).into_value());
         // The full parse does not know where `message` is.
         let unplaced = fast.map(|e| Entry {
             message_at: None,
@@ -1066,8 +1203,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn every_corpus_line_reads_by_fields_as_by_a_full_parse() {
+    /// Calls `each(where, line)` for every line of the corpus that import stores as a
+    /// record; `false` when `../shared` is missing (outside CI).
+    fn for_each_corpus_record(mut each: impl FnMut(&str, &[u8])) -> bool {
         let corpus =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/claude-code");
         if !corpus.is_dir() {
@@ -1076,10 +1214,9 @@ mod tests {
                 "../shared is missing (CI is set)"
             );
             eprintln!("skipping: ../shared is missing");
-            return;
+            return false;
         }
         let mut files = vec![corpus];
-        let mut compared = 0;
         while let Some(path) = files.pop() {
             if path.is_dir() {
                 let entries = std::fs::read_dir(&path).expect("read the corpus");
@@ -1091,15 +1228,70 @@ mod tests {
             }
             let bytes = std::fs::read(&path).expect("read a corpus file");
             for (n, line) in jsonl::split_lines(&bytes).enumerate() {
-                if Envelope::parse(line.bytes).0 != LineStatus::Record {
-                    continue;
+                if Envelope::parse(line.bytes).0 == LineStatus::Record {
+                    each(&format!("{}:{}", path.display(), n + 1), line.bytes);
                 }
-                let [fast, full] = both_ways(line.bytes);
-                assert_eq!(fast, full, "{}:{}", path.display(), n + 1);
-                compared += 1;
             }
         }
-        assert!(compared > 10_000, "only {compared} lines compared");
+        true
+    }
+
+    #[test]
+    fn every_corpus_line_reads_by_fields_as_by_a_full_parse() {
+        let mut compared = 0;
+        let found = for_each_corpus_record(|at, line| {
+            let [fast, full] = both_ways(line);
+            assert_eq!(fast, full, "{at}");
+            compared += 1;
+        });
+        assert!(
+            !found || compared > 10_000,
+            "only {compared} lines compared"
+        );
+    }
+
+    /// `messages --json` writes each `message` from its stored text: for every record of
+    /// the corpus, the bytes are the ones the parsed value gives (at the indentation the
+    /// message has there), and most messages are copied rather than parsed.
+    #[test]
+    fn every_corpus_message_is_written_from_its_text_as_from_its_value() {
+        let (mut compared, mut texts, mut copied) = (0, 0, 0);
+        let found = for_each_corpus_record(|at, line| {
+            let Some(entry) = parse_stored_entry(line) else {
+                return;
+            };
+            let stored = entry.message_in(line);
+            let write = |how: &dyn Fn(&mut Pretty<'_>)| {
+                let mut out = Vec::new();
+                let mut p = Pretty::new(&mut out);
+                p.open(b'[');
+                p.item(true);
+                p.open(b'{');
+                p.key(true, "message");
+                how(&mut p);
+                String::from_utf8(out).expect("UTF-8")
+            };
+            let ours = write(&|p| stored.write_pretty(p));
+            let value = stored.clone().into_value();
+            assert_eq!(ours, write(&|p| p.value(&value)), "{at}");
+            let mut nested = serde_json::to_string_pretty(&[serde_json::json!({"message": value})])
+                .expect("JSON");
+            nested.truncate(nested.len() - "\n  }\n]".len());
+            assert_eq!(ours, nested, "{at}: serde_json's bytes");
+            compared += 1;
+            if let MessageJson::Text(text) = &stored {
+                texts += 1;
+                copied += usize::from(Pretty::new(&mut Vec::new()).json_text(text));
+            }
+        });
+        assert!(
+            !found || compared > 10_000,
+            "only {compared} messages compared"
+        );
+        assert!(
+            !found || copied * 100 > texts * 99,
+            "only {copied} of {texts} messages copied from their text"
+        );
     }
 
     #[test]

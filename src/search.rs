@@ -104,8 +104,7 @@ const SEARCH: &str = "SELECT s.session_id, p.key, t.agent_id, r.uuid, r.timestam
             OR (length(?2) > 200 AND substr(p.key, 1, length(?2)) = ?2))
        AND (?3 IS NULL OR c.tag = ?3)
        AND (?4 IS NULL OR r.type = ?4)
-     ORDER BY bm25(rows_fts, 1.0, 0.5), r.id
-     LIMIT ?7";
+     ORDER BY bm25(rows_fts, 1.0, 0.5), r.id";
 
 /// Runs a search, best hits first. Lines still queued for the index are not seen: call
 /// [`catch_up`] first (the CLI and the server do).
@@ -121,31 +120,30 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<Hit>> {
         .clone()
         .unwrap_or_else(|| ("**".to_owned(), "**".to_owned()));
     let limit = q.limit.filter(|n| *n > 0).unwrap_or(20);
+    // The limit is written into the statement: a bound LIMIT makes SQLite compile the
+    // statement again with its value the first time it runs.
     let hits = conn
-        .prepare_cached(SEARCH)?
-        .query_map(
-            params![query, q.project, q.tag, q.role, open, close, limit],
-            |r| {
-                Ok(Hit {
-                    session_id: r.get(0)?,
-                    project: r.get(1)?,
-                    agent_id: r.get(2)?,
-                    uuid: r.get(3)?,
-                    timestamp: r.get(4)?,
-                    role: r.get(5)?,
-                    title: r.get(6)?,
-                    // A lone surrogate escape in a line becomes invalid UTF-8 in SQLite's
-                    // text; show it as U+FFFD rather than failing the search.
-                    snippet: match r.get_ref(7)? {
-                        rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
-                            String::from_utf8_lossy(t).into_owned()
-                        }
-                        _ => String::new(),
-                    },
-                    rank: r.get(8)?,
-                })
-            },
-        )?
+        .prepare_cached(&format!("{SEARCH} LIMIT {limit}"))?
+        .query_map(params![query, q.project, q.tag, q.role, open, close], |r| {
+            Ok(Hit {
+                session_id: r.get(0)?,
+                project: r.get(1)?,
+                agent_id: r.get(2)?,
+                uuid: r.get(3)?,
+                timestamp: r.get(4)?,
+                role: r.get(5)?,
+                title: r.get(6)?,
+                // A lone surrogate escape in a line becomes invalid UTF-8 in SQLite's
+                // text; show it as U+FFFD rather than failing the search.
+                snippet: match r.get_ref(7)? {
+                    rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                        String::from_utf8_lossy(t).into_owned()
+                    }
+                    _ => String::new(),
+                },
+                rank: r.get(8)?,
+            })
+        })?
         .collect::<rusqlite::Result<_>>()?;
     Ok(hits)
 }

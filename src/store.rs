@@ -208,8 +208,7 @@ impl Store {
                 true,
             )?;
         }
-        schema::check_version(&conn, &path)?;
-        if schema::needs_migration(&conn)? {
+        if schema::check_version(&conn, &path)?.needs_migration() {
             if let Some(reason) = &probe.read_only {
                 return Err(Error::ReadOnly {
                     path,

@@ -4,7 +4,8 @@
 //!
 //! A thin layer over import: every change is [`crate::import::import_session`] of the
 //! session a changed path belongs to, so a deleted file keeps its rows and is marked
-//! vanished, as a folder import does.
+//! vanished, as a folder import does. On a team store ([`import_batch_into`]) each change
+//! is an import of the project folder it belongs to, by the team store's importer.
 
 use crate::error::{Error, Result};
 use crate::model::{ImportReport, NoProgress};
@@ -53,7 +54,7 @@ pub fn session_transcript(path: &Path) -> Option<PathBuf> {
 /// What one imported change did, for the one line `watch` prints about it.
 #[derive(Debug, Clone)]
 pub struct Change {
-    /// The session's main transcript.
+    /// The session's main transcript (on a team store: the project folder imported).
     pub transcript: PathBuf,
     /// What the import did.
     pub report: ImportReport,
@@ -140,6 +141,50 @@ pub fn import_batch(store: &Store, batch: &BTreeSet<PathBuf>) -> Result<Vec<Chan
         if changed {
             changes.push(Change {
                 transcript: transcript.clone(),
+                report,
+            });
+        }
+    }
+    Ok(changes)
+}
+
+/// [`import_batch`] into either store. A team store's importer takes whole folders and
+/// reads only the files its ledger (for this machine) does not hold unchanged: each project
+/// folder the batch touched is imported, one [`Change`] per folder where something changed.
+/// A team store never marks a file vanished: a deleted file's rows stay, unmarked.
+///
+/// # Errors
+/// Fails when the database cannot be written; a folder that cannot be read is reported in
+/// its change's `errors`.
+pub fn import_batch_into(db: &crate::Db, batch: &BTreeSet<PathBuf>) -> Result<Vec<Change>> {
+    if let crate::Db::Sqlite(store) = db {
+        return import_batch(store, batch);
+    }
+    let projects: BTreeSet<PathBuf> = batch
+        .iter()
+        .filter_map(|t| t.parent().map(Path::to_path_buf))
+        .collect();
+    let mut changes = Vec::new();
+    for project in projects {
+        if !project.is_dir() {
+            continue;
+        }
+        let report = match db.import_paths(std::slice::from_ref(&project), &NoProgress) {
+            Ok(report) => report,
+            Err(e @ Error::Io { .. }) => ImportReport {
+                errors: vec![e.to_string()],
+                files_failed: 1,
+                ..ImportReport::default()
+            },
+            Err(e) => return Err(e),
+        };
+        let changed = report.new_rows > 0
+            || report.files_rewritten > 0
+            || report.files_imported > 0
+            || report.files_failed > 0;
+        if changed {
+            changes.push(Change {
+                transcript: project,
                 report,
             });
         }

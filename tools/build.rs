@@ -1,6 +1,7 @@
 //! Build steps of the crate:
 //! - embeds `migrations/V<n>__<name>.sql` as a table (`$OUT_DIR/migrations.rs`, read by
-//!   `schema`), so that knowing the shipped migrations costs nothing when a process starts;
+//!   `schema`) with each one's checksum, so that knowing the shipped migrations, and
+//!   checking those a database records, costs nothing when a process starts;
 //! - links the binaries as position-dependent executables: a PIE of this size applied
 //!   about 25,000 relocations and copied their pages on every start (see
 //!   docs/performance.md).
@@ -18,7 +19,10 @@ fn main() {
     }
 }
 
-/// Writes `(version, name, include_str!(file))` for each migration file, oldest first.
+/// Writes `(version, name, include_str!(file), checksum)` for each migration file, oldest
+/// first. The checksum is refinery's (see `schema::Migration::checksum`, which a unit test
+/// holds equal to it); it hashes an integer in the machine's byte order, so it is left to
+/// run time (`None`) when building for a machine of the other order.
 fn embed_migrations() {
     let dir = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"))
         .join("migrations");
@@ -43,11 +47,20 @@ fn embed_migrations() {
         found.push((version, name.to_owned(), file.clone()));
     }
     found.sort();
+    let target_little = std::env::var("CARGO_CFG_TARGET_ENDIAN").as_deref() == Ok("little");
+    let same_order = target_little == cfg!(target_endian = "little");
     let mut out = String::from("&[\n");
     for (version, name, file) in &found {
+        let checksum = if same_order {
+            let sql = std::fs::read_to_string(dir.join(file))
+                .unwrap_or_else(|e| panic!("migrations/{file} is readable UTF-8: {e}"));
+            format!("Some({})", refinery_checksum(name, *version, &sql))
+        } else {
+            "None".to_owned()
+        };
         writeln!(
             out,
-            "    ({version}, {name:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/migrations/{file}\"))),"
+            "    ({version}, {name:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/migrations/{file}\")), {checksum}),"
         )
         .expect("writing to a String");
     }
@@ -55,4 +68,15 @@ fn embed_migrations() {
     let target = std::path::Path::new(&std::env::var("OUT_DIR").expect("set by cargo"))
         .join("migrations.rs");
     std::fs::write(target, out).expect("OUT_DIR is writable");
+}
+
+/// refinery's checksum of a migration: SipHash-1-3 of its name (as a `String`), version
+/// (as an `i32`) and SQL (as a `str`), in that order.
+fn refinery_checksum(name: &str, version: i32, sql: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = siphasher::sip::SipHasher13::new();
+    name.hash(&mut hasher);
+    version.hash(&mut hasher);
+    sql.hash(&mut hasher);
+    hasher.finish()
 }

@@ -10,7 +10,7 @@
 use crate::checkpoint::Checkpointer;
 use crate::error::{Error, Result};
 use crate::jsonl::{self, Envelope, LineStatus};
-use crate::model::{ImportReport, LineRef, Progress, SuspiciousFile, MAX_REPORTED_LINES};
+use crate::model::{ImportReport, Progress};
 use crate::search::PendingTexts;
 use crate::store::Store;
 use load::{Ahead, Loaded, ReadFile};
@@ -22,7 +22,9 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 mod load;
+mod tally;
 pub(crate) use load::{parse_ahead, Parsed};
+pub(crate) use tally::LineTally;
 
 /// What a source file is to its session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -335,7 +337,7 @@ pub(crate) enum Fingerprint {
 impl Fingerprint {
     /// The fingerprint of the `len` bytes from the start of `file`, which must hold the
     /// last [`TAIL_BYTES`] of them.
-    fn of(file: &FileView<'_>, len: usize) -> Option<Fingerprint> {
+    pub(crate) fn of(file: &FileView<'_>, len: usize) -> Option<Fingerprint> {
         let tail = file.range(tail_start(len), len)?;
         Some(Fingerprint::Tail(prefix_hash(tail)))
     }
@@ -350,7 +352,7 @@ impl Fingerprint {
 
     /// Whether `file` still starts with the `len` bytes this fingerprint was taken of.
     /// `None` when `file` does not hold the bytes the check needs.
-    fn matches(self, file: &FileView<'_>, len: usize) -> Option<bool> {
+    pub(crate) fn matches(self, file: &FileView<'_>, len: usize) -> Option<bool> {
         if file.len() < len {
             return Some(false);
         }
@@ -363,7 +365,7 @@ impl Fingerprint {
     }
 
     /// From the ledger's `prefix_hash` and `tail_hash`.
-    fn read(prefix_hash: i64, tail_hash: Option<i64>) -> Fingerprint {
+    pub(crate) fn read(prefix_hash: i64, tail_hash: Option<i64>) -> Fingerprint {
         match tail_hash {
             Some(hash) => Fingerprint::Tail(hash),
             None => Fingerprint::Whole(prefix_hash),
@@ -371,7 +373,7 @@ impl Fingerprint {
     }
 
     /// The ledger's `prefix_hash` and `tail_hash` for this fingerprint.
-    fn columns(self) -> (i64, Option<i64>) {
+    pub(crate) fn columns(self) -> (i64, Option<i64>) {
         match self {
             Fingerprint::Tail(hash) => (0, Some(hash)),
             Fingerprint::Whole(hash) => (hash, None),
@@ -1235,18 +1237,13 @@ fn import_transcript(
     } else {
         report.files_unchanged += 1;
     }
-    let mut cwd_seen = false;
     let mut offset = start;
-    // Line numbers for the report: a stored blank run holds several lines, so the number is
-    // counted from the bytes (lines before `start` only when a malformed line needs it).
-    let mut lines_before_start: Option<u64> = None;
-    let mut lines_since_start = 0u64;
+    let mut tally = LineTally::new(&source.path);
     // Lines are stored ROW_BATCH at a time (see `insert_rows`), then projected in order.
     tx.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     let mut next_id: i64 = tx
         .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
         .query_row([], |r| r.get(0))?;
-    let (mut nonblank, mut malformed) = (0u64, 0u64);
     let mut lines = ahead
         .lines_from(file.bytes, start - file.base)
         .into_iter()
@@ -1259,10 +1256,7 @@ fn import_transcript(
         searchable.clear();
         for (line, status, env, search) in lines.by_ref().take(ROW_BATCH) {
             if replaced.is_some() {
-                held.bytes.insert(line.bytes);
-                if let Some(uuid) = env.uuid.as_deref().filter(|u| !u.is_empty()) {
-                    held.uuids.insert(uuid.to_owned());
-                }
+                held.note(line.bytes, &env);
             }
             batch.push((line, status, env));
             searchable.push(search);
@@ -1275,59 +1269,19 @@ fn import_transcript(
             if let Some(text) = search.take() {
                 texts.insert(row, text);
             }
-            report.new_rows += 1;
-            match status {
-                LineStatus::Malformed => {
-                    nonblank += 1;
-                    malformed += 1;
-                    report.malformed_lines += 1;
-                    if report.malformed.len() < MAX_REPORTED_LINES {
-                        let before = match lines_before_start {
-                            Some(n) => n,
-                            None => *lines_before_start.insert(newlines_before(
-                                &source.path,
-                                &file,
-                                start,
-                            )?),
-                        };
-                        report.malformed.push(LineRef {
-                            path: source.path.clone(),
-                            line: before + lines_since_start + 1,
-                        });
-                    }
-                }
-                LineStatus::Record => {
-                    nonblank += 1;
-                    if !env.has_known_type() {
-                        report.unknown_types += 1;
-                    }
-                    report.unknown_fields += u64::from(env.unknown_fields);
-                    if !cwd_seen {
-                        if let Some(cwd) = env.cwd.as_deref() {
-                            cwd_seen = true;
-                            set_project_cwd(tx, session, cwd)?;
-                        }
-                    }
-                    project_record(tx, transcript, row, line.bytes, env)?;
-                }
-                LineStatus::Blank => {}
+            let before = || newlines_before(&source.path, &file, start);
+            if let Some(cwd) = tally.line(report, line, *status, env, before)? {
+                set_project_cwd(tx, session, cwd)?;
+            }
+            if *status == LineStatus::Record {
+                project_record(tx, transcript, row, line.bytes, env)?;
             }
             offset += line.bytes.len() + usize::from(line.terminated);
             ordinal += 1;
-            lines_since_start += 1;
-            if *status == LineStatus::Blank {
-                lines_since_start += newlines(line.bytes);
-            }
         }
     }
     debug_assert_eq!(offset, file.len());
-    if SuspiciousFile::is_suspicious(nonblank, malformed) {
-        report.suspicious_files.push(SuspiciousFile {
-            path: source.path.clone(),
-            lines: nonblank,
-            malformed,
-        });
-    }
+    tally.finish(report);
     if let Some(old) = replaced {
         report.local_rows_kept += carry_local_rows(tx, old, transcript, &held)?;
     }
@@ -1344,11 +1298,31 @@ fn import_transcript(
 }
 
 /// What a rewritten file holds, to tell which local lines of the version it replaces are
-/// still missing from it.
+/// still missing from it (the rule both stores apply, see [`carry_local_rows`]).
 #[derive(Default)]
-struct Held<'a> {
+pub(crate) struct Held<'a> {
     bytes: HashSet<&'a [u8]>,
     uuids: HashSet<String>,
+}
+
+impl<'a> Held<'a> {
+    /// Records a line of the new content.
+    pub fn note(&mut self, bytes: &'a [u8], env: &Envelope<'_>) {
+        self.bytes.insert(bytes);
+        if let Some(uuid) = env.uuid.as_deref().filter(|u| !u.is_empty()) {
+            self.uuids.insert(uuid.to_owned());
+        }
+    }
+
+    /// Whether the new content already holds the line `raw` (read as `env`): the same
+    /// bytes, or a record with the same uuid.
+    pub fn holds(&self, raw: &[u8], env: &Envelope<'_>) -> bool {
+        self.bytes.contains(raw)
+            || env
+                .uuid
+                .as_deref()
+                .is_some_and(|u| !u.is_empty() && self.uuids.contains(u))
+    }
 }
 
 /// Copies the lines sessiondb wrote into transcript `old` (`append`, `tag`, `rename`, a
@@ -1364,15 +1338,8 @@ fn carry_local_rows(tx: &Transaction<'_>, old: i64, new: i64, held: &Held<'_>) -
         .collect::<rusqlite::Result<_>>()?;
     let mut kept = 0;
     for raw in &local {
-        if held.bytes.contains(raw.as_slice()) {
-            continue;
-        }
         let (status, env) = Envelope::parse(raw);
-        if env
-            .uuid
-            .as_deref()
-            .is_some_and(|u| !u.is_empty() && held.uuids.contains(u))
-        {
+        if held.holds(raw, &env) {
             continue;
         }
         let line = jsonl::Line {

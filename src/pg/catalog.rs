@@ -1,6 +1,7 @@
 //! The catalog on PostgreSQL: the shared rules of [`crate::catalog`] over these statements.
 
-use crate::catalog::{refresh_with, CatalogSource, Computed, Previous};
+use super::prepared;
+use crate::catalog::{computed, refresh_with, CatalogSource, Computed, Previous, COLUMNS};
 use crate::error::Result;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
@@ -15,16 +16,96 @@ pub fn refresh_session(tx: &mut Transaction<'_>, key: i64, written: Option<i64>)
     refresh_with(&mut Pg(tx), key, written)
 }
 
+/// The columns of a session's catalog row that differ from a recomputation from all its
+/// lines (`check`), as [`crate::catalog::stale_columns`] on SQLite; `["(missing)"]` when it
+/// has no row.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn stale_columns(tx: &mut Transaction<'_>, key: i64) -> Result<Vec<&'static str>> {
+    let want = computed(&mut Pg(tx), key, None, true, |_, c| Ok(Some(as_text(c))))?;
+    let Some(want) = want else {
+        return Ok(Vec::new());
+    };
+    let sql = format!(
+        "SELECT {} FROM catalog WHERE session_key = $1",
+        COLUMNS
+            .iter()
+            .map(|c| format!("{c}::text"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let Some(row) = tx.query_opt(&sql, &[&key])? else {
+        return Ok(vec!["(missing)"]);
+    };
+    Ok(COLUMNS
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| row.get::<_, Option<String>>(*i) != want[*i])
+        .map(|(_, name)| *name)
+        .collect())
+}
+
+/// Recomputes a session's catalog row from all its lines, ignoring the incremental
+/// watermark (`reindex`, `check --repair`).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn rebuild_session(tx: &mut Transaction<'_>, key: i64) -> Result<()> {
+    computed(&mut Pg(tx), key, None, true, |src, c| src.upsert(c))
+}
+
+/// A computed row in [`COLUMNS`]' order, each value as PostgreSQL's `::text` writes it.
+fn as_text(c: &Computed<'_>) -> Vec<Option<String>> {
+    let e = c.entry;
+    let int = |v: i64| Some(v.to_string());
+    let opt_int = |v: Option<i64>| v.map(|v| v.to_string());
+    let boolean = |v: bool| Some(if v { "true" } else { "false" }.to_owned());
+    vec![
+        int(c.session_key),
+        Some(c.session_id.to_owned()),
+        int(c.project_id),
+        boolean(e.listed),
+        e.summary.clone(),
+        e.custom_title.clone(),
+        e.user_title.clone(),
+        e.ai_title.clone(),
+        e.last_prompt.clone(),
+        e.summary_record.clone(),
+        e.first_prompt.clone(),
+        e.git_branch.clone(),
+        e.cwd.clone(),
+        e.tag.clone(),
+        opt_int(e.created_at),
+        e.first_timestamp.clone(),
+        e.last_timestamp.clone(),
+        int(c.last_modified),
+        opt_int(c.written_at),
+        int(e.file_size),
+        int(e.message_count),
+        int(c.subagents),
+        Some(e.source_state.to_owned()),
+        Some(c.name_text.to_owned()),
+        opt_int(e.main_transcript),
+        int(e.scanned_ordinal),
+        int(e.base_size),
+        int(e.base_messages),
+        boolean(e.first_line_sidechain),
+        boolean(e.prompt_is_command),
+    ]
+}
+
 struct Pg<'a, 'b>(&'a mut Transaction<'b>);
 
 impl Pg<'_, '_> {
     fn scan(
         &mut self,
-        sql: &str,
+        sql: &'static str,
         params: &[&(dyn ToSql + Sync)],
         f: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<()> {
-        let mut rows = self.0.query_raw(sql, params.iter().copied())?;
+        let stmt = prepared(self.0, sql)?;
+        let mut rows = self.0.query_raw(&stmt, params.iter().copied())?;
         while let Some(row) = rows.next()? {
             if f(row.get::<_, &[u8]>(0)) {
                 break;
@@ -36,24 +117,26 @@ impl Pg<'_, '_> {
 
 impl CatalogSource for Pg<'_, '_> {
     fn session(&mut self, key: i64) -> Result<Option<(String, i64, Option<i64>)>> {
-        let row = self.0.query_opt(
+        let stmt = prepared(
+            self.0,
             "SELECT s.session_id, s.project_id,
                 (SELECT id FROM transcripts t WHERE t.session_id = s.id AND t.subpath = ''
                    AND t.superseded_at IS NULL)
              FROM sessions s WHERE s.id = $1",
-            &[&key],
         )?;
+        let row = self.0.query_opt(&stmt, &[&key])?;
         Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
     }
 
     fn previous(&mut self, key: i64) -> Result<Option<(Option<i64>, Previous)>> {
-        let row = self.0.query_opt(
+        let stmt = prepared(
+            self.0,
             "SELECT written_at, main_transcript, scanned_ordinal, base_size, base_messages,
                 first_line_sidechain, first_prompt, prompt_is_command, cwd, created_at,
                 first_timestamp, last_timestamp, git_branch
              FROM catalog WHERE session_key = $1",
-            &[&key],
         )?;
+        let row = self.0.query_opt(&stmt, &[&key])?;
         Ok(row.map(|r| {
             (
                 r.get(0),
@@ -76,22 +159,21 @@ impl CatalogSource for Pg<'_, '_> {
     }
 
     fn ledger(&mut self, transcript: i64) -> Result<Option<(i64, bool)>> {
-        let row = self.0.query_opt(
+        let stmt = prepared(
+            self.0,
             "SELECT mtime_ns, vanished FROM source_files WHERE transcript_id = $1
              ORDER BY id DESC LIMIT 1",
-            &[&transcript],
         )?;
+        let row = self.0.query_opt(&stmt, &[&transcript])?;
         Ok(row.map(|r| (r.get(0), r.get(1))))
     }
 
     fn max_ordinal(&mut self, transcript: i64) -> Result<Option<i64>> {
-        Ok(self
-            .0
-            .query_one(
-                "SELECT max(ordinal) FROM rows WHERE transcript_id = $1",
-                &[&transcript],
-            )?
-            .get(0))
+        let stmt = prepared(
+            self.0,
+            "SELECT max(ordinal) FROM rows WHERE transcript_id = $1",
+        )?;
+        Ok(self.0.query_one(&stmt, &[&transcript])?.get(0))
     }
 
     fn tail_totals(
@@ -100,59 +182,58 @@ impl CatalogSource for Pg<'_, '_> {
         from: i64,
         split: i64,
     ) -> Result<(i64, i64, i64, i64)> {
-        let r = self.0.query_one(
-            "SELECT
+        let stmt = prepared(self.0, "SELECT
                 coalesce(sum(CASE WHEN ordinal < $3 THEN length(raw) + terminated::int END), 0)::bigint,
                 count(*) FILTER (WHERE ordinal < $3 AND type IN ('user', 'assistant')
                     AND NOT is_sidechain AND NOT is_meta),
                 coalesce(sum(CASE WHEN ordinal >= $3 THEN length(raw) + terminated::int END), 0)::bigint,
                 count(*) FILTER (WHERE ordinal >= $3 AND type IN ('user', 'assistant')
                     AND NOT is_sidechain AND NOT is_meta)
-             FROM rows WHERE transcript_id = $1 AND ordinal >= $2",
-            &[&transcript, &from, &split],
-        )?;
+             FROM rows WHERE transcript_id = $1 AND ordinal >= $2")?;
+        let r = self.0.query_one(&stmt, &[&transcript, &from, &split])?;
         Ok((r.get(0), r.get(1), r.get(2), r.get(3)))
     }
 
     fn first_line(&mut self, transcript: i64) -> Result<Vec<u8>> {
-        Ok(self
-            .0
-            .query_one(
-                "SELECT raw FROM rows WHERE transcript_id = $1 ORDER BY ordinal LIMIT 1",
-                &[&transcript],
-            )?
-            .get(0))
+        let stmt = prepared(
+            self.0,
+            "SELECT raw FROM rows WHERE transcript_id = $1 ORDER BY ordinal LIMIT 1",
+        )?;
+        Ok(self.0.query_one(&stmt, &[&transcript])?.get(0))
     }
 
     fn last_metadata(&mut self, transcript: i64, kind: &str) -> Result<Option<String>> {
-        let row = self.0.query_opt(
+        let stmt = prepared(
+            self.0,
             "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
              WHERE m.transcript_id = $1 AND m.kind = $2 AND m.value IS NOT NULL AND m.value <> ''
              ORDER BY r.ordinal DESC LIMIT 1",
-            &[&transcript, &kind],
         )?;
+        let row = self.0.query_opt(&stmt, &[&transcript, &kind])?;
         Ok(row.map(|r| r.get(0)))
     }
 
     fn last_tag(&mut self, transcript: i64) -> Result<Option<Option<String>>> {
-        let row = self.0.query_opt(
+        let stmt = prepared(
+            self.0,
             "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
              WHERE m.transcript_id = $1 AND m.kind = 'tag' ORDER BY r.ordinal DESC LIMIT 1",
-            &[&transcript],
         )?;
+        let row = self.0.query_opt(&stmt, &[&transcript])?;
         Ok(row.map(|r| r.get(0)))
     }
 
     fn last_summary(&mut self, transcript: i64) -> Result<Option<String>> {
-        let row = self.0.query_opt(
+        let stmt = prepared(
+            self.0,
             "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
              WHERE m.transcript_id = $1 AND m.kind = 'summary' AND m.value IS NOT NULL
                AND m.value <> ''
                AND (m.leaf_uuid IS NULL OR EXISTS (SELECT 1 FROM rows x
                      WHERE x.transcript_id = $1 AND x.uuid = m.leaf_uuid))
              ORDER BY r.ordinal DESC LIMIT 1",
-            &[&transcript],
         )?;
+        let row = self.0.query_opt(&stmt, &[&transcript])?;
         Ok(row.map(|r| r.get(0)))
     }
 
@@ -194,32 +275,32 @@ impl CatalogSource for Pg<'_, '_> {
         transcript: i64,
         from: i64,
     ) -> Result<(Option<String>, Option<String>)> {
-        let r = self.0.query_one(
+        let stmt = prepared(
+            self.0,
             "SELECT
                 (SELECT timestamp FROM rows WHERE transcript_id = $1 AND ordinal >= $2
                    AND timestamp IS NOT NULL ORDER BY ordinal LIMIT 1),
                 (SELECT timestamp FROM rows WHERE transcript_id = $1 AND ordinal >= $2
                    AND timestamp IS NOT NULL ORDER BY ordinal DESC LIMIT 1)",
-            &[&transcript, &from],
         )?;
+        let r = self.0.query_one(&stmt, &[&transcript, &from])?;
         Ok((r.get(0), r.get(1)))
     }
 
     fn subagents(&mut self, key: i64) -> Result<i64> {
-        Ok(self
-            .0
-            .query_one(
-                "SELECT count(*) FROM transcripts
+        let stmt = prepared(
+            self.0,
+            "SELECT count(*) FROM transcripts
                  WHERE session_id = $1 AND agent_id IS NOT NULL AND superseded_at IS NULL
                    AND subpath LIKE 'subagents/%'",
-                &[&key],
-            )?
-            .get(0))
+        )?;
+        Ok(self.0.query_one(&stmt, &[&key])?.get(0))
     }
 
     fn upsert(&mut self, c: &Computed<'_>) -> Result<()> {
         let e = c.entry;
-        self.0.execute(
+        let stmt = prepared(
+            self.0,
             "INSERT INTO catalog (session_key, session_id, project_id, listed, summary,
                 custom_title, user_title, ai_title, last_prompt, summary_record, first_prompt,
                 git_branch, cwd, tag, created_at, first_timestamp, last_timestamp, last_modified,
@@ -245,6 +326,9 @@ impl CatalogSource for Pg<'_, '_> {
                 base_messages = excluded.base_messages,
                 first_line_sidechain = excluded.first_line_sidechain,
                 prompt_is_command = excluded.prompt_is_command",
+        )?;
+        self.0.execute(
+            &stmt,
             &[
                 &c.session_key,
                 &c.session_id,

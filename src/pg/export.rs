@@ -20,6 +20,20 @@ pub fn write_transcript(
     transcript: i64,
     out: &mut dyn Write,
 ) -> Result<u64> {
+    write_transcript_mapped(tx, transcript, out, &mut |_| None)
+}
+
+/// [`write_transcript`] with each line passed through `map` (`None` keeps it as stored):
+/// `restore` rewrites the `cwd` of a session that moves.
+///
+/// # Errors
+/// Fails on a database or write error.
+pub fn write_transcript_mapped(
+    tx: &mut Transaction<'_>,
+    transcript: i64,
+    out: &mut dyn Write,
+    map: &mut dyn FnMut(&[u8]) -> Option<Vec<u8>>,
+) -> Result<u64> {
     let mut rows = tx.query_raw(
         "SELECT raw, terminated FROM rows WHERE transcript_id = $1 ORDER BY ordinal",
         [&transcript],
@@ -27,6 +41,8 @@ pub fn write_transcript(
     let mut written = 0u64;
     while let Some(row) = rows.next()? {
         let raw: &[u8] = row.get(0);
+        let mapped = map(raw);
+        let raw = mapped.as_deref().unwrap_or(raw);
         out.write_all(raw).map_err(|e| Error::io("<output>", e))?;
         written += raw.len() as u64;
         if row.get::<_, bool>(1) {

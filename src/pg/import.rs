@@ -1,19 +1,22 @@
-//! Import into the team store: the same discovery, line reading and projections as the
-//! SQLite importer ([`crate::import`]), written with PostgreSQL statements. One transaction
-//! per source file: a file is wholly stored or not at all.
+//! Import into the team store: the same discovery, line reading, per-line accounting
+//! ([`crate::import::LineTally`]) and projections as the SQLite importer
+//! ([`crate::import`]), written with PostgreSQL statements. One transaction per source file:
+//! a file is wholly stored or not at all.
 //!
 //! The ledger is keyed by (host, path), so that two machines importing the same path keep
 //! separate ledgers; the session's row is locked (`FOR UPDATE`) for the transaction, so
 //! two importers of one session on different machines take turns instead of racing.
+//!
+//! A rewritten file follows the rule [`replace_version`] states, which `sync` applies too.
 
-use super::PgStore;
+use super::{prepared, PgStore};
 use crate::error::{Error, Result};
-use crate::import::{self, Side, Source, SourceKind};
-use crate::jsonl::{LineStatus, SearchText};
-use crate::model::{ImportReport, LineRef, Progress, SuspiciousFile, MAX_REPORTED_LINES};
+use crate::import::{self, FileView, Fingerprint, Held, LineTally, Side, Source, SourceKind};
+use crate::jsonl::{Envelope, LineStatus, SearchText};
+use crate::model::{ImportReport, Progress};
 use postgres::Transaction;
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Instant, UNIX_EPOCH};
 
 /// Indexed text per column, in bytes: a `tsvector` holds at most 1 MB, and one over it
@@ -23,7 +26,9 @@ const MAX_INDEXED_TEXT: usize = 200_000;
 /// Lines per `INSERT … SELECT FROM unnest(…)`.
 const ROW_BATCH: usize = 512;
 
-/// Imports the transcripts and session files under `paths` (as [`import::import_paths`]).
+/// Imports the transcripts and session files under `paths` (as [`import::import_paths`]);
+/// this machine's ledger entries under a scanned folder whose file is gone are marked
+/// vanished, their lines kept.
 ///
 /// # Errors
 /// Fails when a path cannot be scanned or on a database error; a file that cannot be read
@@ -36,10 +41,14 @@ pub fn import_paths(
     let started = Instant::now();
     let mut report = ImportReport::default();
     let mut sources = Vec::new();
+    let mut scanned_dirs = Vec::new();
     for path in paths {
         let found = import::discover(path)?;
         report.symlinks_skipped += found.skipped_links.len() as u64;
         sources.extend(found.sources);
+        if path.is_dir() {
+            scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
+        }
     }
     report.files = sources.len() as u64;
     let sizes: Vec<u64> = sources
@@ -48,7 +57,8 @@ pub fn import_paths(
         .collect();
     progress.start(sizes.iter().sum());
     let mut sessions = std::collections::BTreeSet::new();
-    for (source, size) in sources.iter().zip(&sizes) {
+    let mut todo = Vec::with_capacity(sources.len());
+    for (index, source) in sources.iter().enumerate() {
         if let Err(e) = import::check_names(source) {
             report.files_failed += 1;
             report.bad_names += 1;
@@ -58,9 +68,12 @@ pub fn import_paths(
             continue;
         }
         sessions.insert((source.project.clone(), source.session.clone()));
-        import_source(store, source, &mut report)?;
-        progress.advance(*size, &source.path.to_string_lossy());
+        todo.push(index);
     }
+    for part in import_sources(store, &sources, &todo, &sizes, progress)? {
+        report.add(part);
+    }
+    report.vanished_files = mark_vanished(store, &scanned_dirs)?;
     report.sessions = sessions.len() as u64;
     report.seconds = started.elapsed().as_secs_f64();
     report.mb_per_s = if report.seconds > 0.0 {
@@ -70,6 +83,92 @@ pub fn import_paths(
     };
     progress.finish();
     Ok(report)
+}
+
+/// Connections an import writes over at most. The server does most of an import's work
+/// (search vectors, indexes, compression) on one core per connection: more connections put
+/// more of its cores to work, while the files of each session stay in order on one.
+const MAX_CONNECTIONS: usize = 4;
+
+/// Imports `sources[i]` for each `i` of `todo`, spread by session over up to
+/// [`MAX_CONNECTIONS`] connections (one per core of this machine), each file in a
+/// transaction of its own. Returns each file's report, in `todo`'s order, so that the
+/// merged report is the one a single connection would give.
+fn import_sources(
+    store: &PgStore,
+    sources: &[Source],
+    todo: &[usize],
+    sizes: &[u64],
+    progress: &dyn Progress,
+) -> Result<Vec<ImportReport>> {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let lanes = cores.clamp(1, MAX_CONNECTIONS).min(todo.len().max(1));
+    let mut parts: Vec<Option<ImportReport>> = vec![None; todo.len()];
+    if lanes == 1 {
+        for (at, &index) in todo.iter().enumerate() {
+            let mut part = ImportReport::default();
+            import_source(store, &sources[index], &mut part)?;
+            progress.advance(sizes[index], &sources[index].path.to_string_lossy());
+            parts[at] = Some(part);
+        }
+        return Ok(parts.into_iter().flatten().collect());
+    }
+    let mut stores = Vec::with_capacity(lanes - 1);
+    for _ in 1..lanes {
+        stores.push(store.another()?);
+    }
+    // Each session's files go to one lane, in file order.
+    let lane_of = |index: usize| {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (&sources[index].project, &sources[index].session).hash(&mut h);
+        (h.finish() % lanes as u64) as usize
+    };
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let mut first_error = None;
+    std::thread::scope(|scope| {
+        let (done, results) = std::sync::mpsc::channel::<(usize, Result<ImportReport>)>();
+        for (lane, conn) in std::iter::once(store).chain(&stores).enumerate() {
+            let done = done.clone();
+            let failed = &failed;
+            let lane_of = &lane_of;
+            scope.spawn(move || {
+                for (at, &index) in todo.iter().enumerate() {
+                    if lane_of(index) != lane {
+                        continue;
+                    }
+                    if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                        break;
+                    }
+                    let mut part = ImportReport::default();
+                    let result = import_source(conn, &sources[index], &mut part).map(|()| part);
+                    if result.is_err() {
+                        failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    if done.send((at, result)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done);
+        for (at, result) in results {
+            match result {
+                Ok(part) => {
+                    let index = todo[at];
+                    progress.advance(sizes[index], &sources[index].path.to_string_lossy());
+                    parts[at] = Some(part);
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+    });
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    Ok(parts.into_iter().flatten().collect())
 }
 
 /// Imports one file unless this machine's ledger says it is unchanged.
@@ -90,11 +189,12 @@ fn import_source(store: &PgStore, source: &Source, report: &mut ImportReport) ->
     let host = store.origin().host.clone();
     let key = import::path_key(&source.path);
     let unchanged = store.read(|tx| {
-        let row = tx.query_opt(
+        let stmt = prepared(
+            tx,
             "SELECT size, mtime_ns, vanished, coalesce(transcript_id, session_file_id)
              FROM source_files WHERE host = $1 AND path = $2",
-            &[&host, &key],
         )?;
+        let row = tx.query_opt(&stmt, &[&host, &key])?;
         Ok(row.is_some_and(|r| {
             r.get::<_, i64>(0) == meta.len() as i64
                 && r.get::<_, i64>(1) == mtime_ns
@@ -122,16 +222,31 @@ fn import_source(store: &PgStore, source: &Source, report: &mut ImportReport) ->
         mtime_ns,
     };
     let origin = store.origin().clone();
+    // A conflict is found before anything of the file is written or counted.
+    let mut conflict = None;
     store.write(|tx| {
         let session = upsert_session(tx, &source.project, &source.session, &origin)?;
         match &source.kind {
             SourceKind::File { relpath } => {
                 import_session_file(tx, session, relpath, &bytes, &stamp, report)?;
             }
-            kind => import_transcript(tx, session, source, kind, &bytes, &stamp, report)?,
+            kind => {
+                let file = FileView::whole(&bytes);
+                conflict = import_transcript(tx, session, source, kind, file, &stamp, report)?;
+                if conflict.is_some() {
+                    return Ok(());
+                }
+            }
         }
         super::catalog::refresh_session(tx, session, None)
-    })
+    })?;
+    if let Some(why) = conflict {
+        report.files_failed += 1;
+        report
+            .errors
+            .push(format!("{}: {why}; not imported", source.path.display()));
+    }
+    Ok(())
 }
 
 /// Where a source file was read: this machine, its path, its size and mtime.
@@ -150,24 +265,24 @@ pub(crate) fn upsert_session(
     session: &str,
     origin: &super::Origin,
 ) -> Result<i64> {
-    tx.execute(
+    let stmt = prepared(
+        tx,
         "INSERT INTO projects (key) VALUES ($1) ON CONFLICT (key) DO NOTHING",
-        &[&project],
     )?;
-    let project_id: i64 = tx
-        .query_one("SELECT id FROM projects WHERE key = $1", &[&project])?
-        .get(0);
-    tx.execute(
+    tx.execute(&stmt, &[&project])?;
+    let stmt = prepared(tx, "SELECT id FROM projects WHERE key = $1")?;
+    let project_id: i64 = tx.query_one(&stmt, &[&project])?.get(0);
+    let stmt = prepared(
+        tx,
         "INSERT INTO sessions (project_id, session_id, origin_host, origin_user)
          VALUES ($1, $2, $3, $4) ON CONFLICT (project_id, session_id) DO NOTHING",
-        &[&project_id, &session, &origin.host, &origin.user],
     )?;
-    Ok(tx
-        .query_one(
-            "SELECT id FROM sessions WHERE project_id = $1 AND session_id = $2 FOR UPDATE",
-            &[&project_id, &session],
-        )?
-        .get(0))
+    tx.execute(&stmt, &[&project_id, &session, &origin.host, &origin.user])?;
+    let stmt = prepared(
+        tx,
+        "SELECT id FROM sessions WHERE project_id = $1 AND session_id = $2 FOR UPDATE",
+    )?;
+    Ok(tx.query_one(&stmt, &[&project_id, &session])?.get(0))
 }
 
 fn write_ledger(
@@ -177,15 +292,22 @@ fn write_ledger(
     file: Option<i64>,
     imported: &[u8],
 ) -> Result<()> {
-    tx.execute(
+    let fingerprint = Fingerprint::of(&FileView::whole(imported), imported.len())
+        .expect("a whole file holds its own end");
+    let (prefix_hash, tail_hash) = fingerprint.columns();
+    let stmt = prepared(
+        tx,
         "INSERT INTO source_files (host, path, transcript_id, session_file_id, size, mtime_ns,
-            imported_bytes, prefix_hash, vanished)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, false)
+            imported_bytes, prefix_hash, tail_hash, vanished)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, false)
          ON CONFLICT (host, path) DO UPDATE SET
             transcript_id = excluded.transcript_id, session_file_id = excluded.session_file_id,
             size = excluded.size, mtime_ns = excluded.mtime_ns,
             imported_bytes = excluded.imported_bytes, prefix_hash = excluded.prefix_hash,
-            vanished = false",
+            tail_hash = excluded.tail_hash, vanished = false",
+    )?;
+    tx.execute(
+        &stmt,
         &[
             &stamp.host,
             &stamp.key,
@@ -194,9 +316,35 @@ fn write_ledger(
             &stamp.size,
             &stamp.mtime_ns,
             &(imported.len() as i64),
-            &import::prefix_hash(imported),
+            &prefix_hash,
+            &tail_hash,
         ],
     )?;
+    Ok(())
+}
+
+/// Stores a session file's bytes (a tool result, a sidecar), and a sidecar's on its live
+/// transcript too. Returns whether the stored bytes changed.
+pub(crate) fn store_session_file(
+    tx: &mut Transaction<'_>,
+    session: i64,
+    relpath: &str,
+    content: &[u8],
+) -> Result<()> {
+    let stmt = prepared(
+        tx,
+        "INSERT INTO session_files (session_id, relpath, content) VALUES ($1, $2, $3)
+         ON CONFLICT (session_id, relpath) DO UPDATE SET content = excluded.content",
+    )?;
+    tx.execute(&stmt, &[&session, &relpath, &content])?;
+    if let Some(sidechain) = relpath.strip_suffix(".meta.json") {
+        let stmt = prepared(
+            tx,
+            "UPDATE transcripts SET meta_json = $3
+             WHERE session_id = $1 AND subpath = $2 AND superseded_at IS NULL",
+        )?;
+        tx.execute(&stmt, &[&session, &sidechain, &content])?;
+    }
     Ok(())
 }
 
@@ -208,44 +356,39 @@ fn import_session_file(
     stamp: &Stamp<'_>,
     report: &mut ImportReport,
 ) -> Result<()> {
-    let existing: Option<Vec<u8>> = tx
-        .query_opt(
-            "SELECT content FROM session_files WHERE session_id = $1 AND relpath = $2",
-            &[&session, &relpath],
-        )?
-        .map(|r| r.get(0));
-    if existing.as_deref() != Some(bytes) {
-        tx.execute(
-            "INSERT INTO session_files (session_id, relpath, content) VALUES ($1, $2, $3)
-             ON CONFLICT (session_id, relpath) DO UPDATE SET content = excluded.content",
-            &[&session, &relpath, &bytes],
-        )?;
-        report.files_imported += 1;
-    } else {
-        report.files_unchanged += 1;
-    }
-    if let Some(sidechain) = relpath.strip_suffix(".meta.json") {
-        tx.execute(
-            "UPDATE transcripts SET meta_json = $3
-             WHERE session_id = $1 AND subpath = $2 AND superseded_at IS NULL",
-            &[&session, &sidechain, &bytes],
-        )?;
-    }
-    let id: i64 = tx
-        .query_one(
-            "SELECT id FROM session_files WHERE session_id = $1 AND relpath = $2",
-            &[&session, &relpath],
-        )?
-        .get(0);
+    let stmt = prepared(
+        tx,
+        "SELECT id, content FROM session_files WHERE session_id = $1 AND relpath = $2",
+    )?;
+    let existing: Option<(i64, Vec<u8>)> = tx
+        .query_opt(&stmt, &[&session, &relpath])?
+        .map(|r| (r.get(0), r.get(1)));
+    let id = match existing {
+        Some((id, content)) if content == bytes => {
+            report.files_unchanged += 1;
+            id
+        }
+        _ => {
+            store_session_file(tx, session, relpath, bytes)?;
+            report.files_imported += 1;
+            let stmt = prepared(
+                tx,
+                "SELECT id FROM session_files WHERE session_id = $1 AND relpath = $2",
+            )?;
+            tx.query_one(&stmt, &[&session, &relpath])?.get(0)
+        }
+    };
     write_ledger(tx, stamp, None, Some(id), bytes)
 }
 
 /// Where the stored copy of a transcript ends (see the SQLite importer's `StoredState`).
 struct Stored {
     imported_bytes: usize,
-    prefix_hash: i64,
+    fingerprint: Fingerprint,
     next_ordinal: i64,
     open_tail: Option<(i64, usize)>,
+    /// Whether this machine's ledger has an entry for the transcript.
+    ours: bool,
 }
 
 /// The stored state of a live transcript as its ledger saw it: this machine's entry, else
@@ -253,26 +396,29 @@ struct Stored {
 /// then grows one copy instead of replacing it). `None` when the transcript holds lines no
 /// ledger accounts for (written through the API only), which makes the file a new version.
 fn stored_state(tx: &mut Transaction<'_>, transcript: i64, host: &str) -> Result<Option<Stored>> {
-    let ledger: Option<(i64, i64)> = tx
-        .query_opt(
-            "SELECT imported_bytes, prefix_hash FROM source_files WHERE transcript_id = $1
-             ORDER BY host = $2 DESC, id DESC LIMIT 1",
-            &[&transcript, &host],
-        )?
-        .map(|r| (r.get(0), r.get(1)));
+    let stmt = prepared(
+        tx,
+        "SELECT imported_bytes, prefix_hash, tail_hash, host = $2 FROM source_files
+         WHERE transcript_id = $1 ORDER BY host = $2 DESC, id DESC LIMIT 1",
+    )?;
+    let ledger: Option<(i64, Fingerprint, bool)> = tx
+        .query_opt(&stmt, &[&transcript, &host])?
+        .map(|r| (r.get(0), Fingerprint::read(r.get(1), r.get(2)), r.get(3)));
+    let stmt = prepared(
+        tx,
+        "SELECT id, ordinal, terminated, length(raw) FROM rows
+         WHERE transcript_id = $1 ORDER BY ordinal DESC LIMIT 1",
+    )?;
     let last: Option<(i64, i64, bool, i32)> = tx
-        .query_opt(
-            "SELECT id, ordinal, terminated, length(raw) FROM rows
-             WHERE transcript_id = $1 ORDER BY ordinal DESC LIMIT 1",
-            &[&transcript],
-        )?
+        .query_opt(&stmt, &[&transcript])?
         .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)));
-    let Some((imported_bytes, prefix_hash)) = ledger else {
+    let Some((imported_bytes, fingerprint, ours)) = ledger else {
         return Ok(last.is_none().then(|| Stored {
             imported_bytes: 0,
-            prefix_hash: import::prefix_hash(b""),
+            fingerprint: Fingerprint::Tail(import::prefix_hash(b"")),
             next_ordinal: 0,
             open_tail: None,
+            ours: false,
         }));
     };
     let (next_ordinal, open_tail) = match last {
@@ -282,62 +428,77 @@ fn stored_state(tx: &mut Transaction<'_>, transcript: i64, host: &str) -> Result
     };
     Ok(Some(Stored {
         imported_bytes: imported_bytes as usize,
-        prefix_hash,
+        fingerprint,
         next_ordinal,
         open_tail,
+        ours,
     }))
 }
 
+/// Imports a transcript file into the session's live version of it: its new lines when
+/// the file grew, or the whole file as a new version when it was rewritten. Returns why
+/// the file was left out when it conflicts with another machine's version (see
+/// [`replace_version`]); the caller then rolls the transaction back.
 fn import_transcript(
     tx: &mut Transaction<'_>,
     session: i64,
     source: &Source,
     kind: &SourceKind,
-    bytes: &[u8],
+    file: FileView<'_>,
     stamp: &Stamp<'_>,
     report: &mut ImportReport,
-) -> Result<()> {
+) -> Result<Option<String>> {
+    let bytes = file.bytes;
     let subpath = kind.subpath();
     let agent_id = match kind {
         SourceKind::Sidechain { agent_id, .. } => Some(agent_id.as_str()),
         _ => None,
     };
+    let stmt = prepared(
+        tx,
+        "SELECT id FROM transcripts WHERE session_id = $1 AND subpath = $2
+           AND superseded_at IS NULL",
+    )?;
     let live: Option<i64> = tx
-        .query_opt(
-            "SELECT id FROM transcripts WHERE session_id = $1 AND subpath = $2
-               AND superseded_at IS NULL",
-            &[&session, &subpath],
-        )?
+        .query_opt(&stmt, &[&session, &subpath])?
         .map(|r| r.get(0));
     let mut start = 0usize;
     let mut ordinal = 0i64;
+    let own = source.session.as_str();
+    let lines = import::parse_ahead(bytes, 0).lines_from(bytes, 0);
+    // The version a rewritten file replaces, and what the new content holds.
+    let mut replaced = None;
     let transcript = match live {
         Some(id) => match stored_state(tx, id, stamp.host)? {
-            Some(state)
-                if bytes.len() >= state.imported_bytes
-                    && import::prefix_hash(&bytes[..state.imported_bytes]) == state.prefix_hash =>
-            {
+            Some(state) if state.fingerprint.matches(&file, state.imported_bytes) == Some(true) => {
                 start = state.imported_bytes;
                 ordinal = state.next_ordinal;
                 if start < bytes.len() {
                     if let Some((row, len)) = state.open_tail {
                         // The unterminated last line grew: store its complete version instead.
-                        tx.execute("DELETE FROM rows WHERE id = $1", &[&row])?;
+                        let stmt = prepared(tx, "DELETE FROM rows WHERE id = $1")?;
+                        tx.execute(&stmt, &[&row])?;
                         start -= len;
                     }
                 }
                 id
             }
-            _ => {
-                tx.execute(
-                    "UPDATE transcripts
-                     SET superseded_at = to_char(now() AT TIME ZONE 'UTC',
-                                                 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
-                     WHERE id = $1",
-                    &[&id],
-                )?;
-                report.files_rewritten += 1;
-                create_transcript(tx, session, subpath, agent_id)?
+            state => {
+                let mut held = Held::default();
+                for (line, _, env, _) in &lines {
+                    held.note(line.bytes, env);
+                }
+                // Lines of the live version no ledger of this machine accounts for came
+                // from another machine's copy of the file (or another writer).
+                let from_here = state.as_ref().is_some_and(|s| s.ours);
+                match replace_version(tx, session, id, subpath, agent_id, &held, from_here)? {
+                    Ok(new) => {
+                        report.files_rewritten += 1;
+                        replaced = Some((id, held));
+                        new
+                    }
+                    Err(why) => return Ok(Some(why)),
+                }
             }
         },
         None => create_transcript(tx, session, subpath, agent_id)?,
@@ -347,74 +508,167 @@ fn import_transcript(
     } else {
         report.files_unchanged += 1;
     }
-    let own = source.session.as_str();
-    let lines = import::parse_ahead(bytes, start).lines_from(bytes, start);
-    let (mut nonblank, mut malformed) = (0u64, 0u64);
-    let mut lines_before_start: Option<u64> = None;
-    let mut lines_since_start = 0u64;
-    let mut cwd_seen = false;
-    for chunk in lines.chunks(ROW_BATCH) {
-        let ids = insert_rows(tx, transcript, ordinal, chunk, own)?;
+    let first = lines.partition_point(|(line, ..)| {
+        (line.bytes.as_ptr() as usize) < (bytes.as_ptr() as usize + start)
+    });
+    let mut tally = LineTally::new(&source.path);
+    for chunk in lines[first..].chunks(ROW_BATCH) {
+        let ids = insert_lines(tx, transcript, ordinal, chunk, own, false)?;
         for ((line, status, env, _), row) in chunk.iter().zip(ids) {
-            report.new_rows += 1;
-            match status {
-                LineStatus::Malformed => {
-                    nonblank += 1;
-                    malformed += 1;
-                    report.malformed_lines += 1;
-                    if report.malformed.len() < MAX_REPORTED_LINES {
-                        let before = *lines_before_start
-                            .get_or_insert_with(|| import::newlines(&bytes[..start]));
-                        report.malformed.push(LineRef {
-                            path: source.path.clone(),
-                            line: before + lines_since_start + 1,
-                        });
-                    }
-                }
-                LineStatus::Record => {
-                    nonblank += 1;
-                    if !env.has_known_type() {
-                        report.unknown_types += 1;
-                    }
-                    report.unknown_fields += u64::from(env.unknown_fields);
-                    if !cwd_seen {
-                        if let Some(cwd) = env.cwd.as_deref() {
-                            cwd_seen = true;
-                            tx.execute(
-                                "UPDATE projects SET cwd = $2
-                                 WHERE id = (SELECT project_id FROM sessions WHERE id = $1)
-                                   AND cwd IS NULL",
-                                &[&session, &cwd],
-                            )?;
-                        }
-                    }
-                    project_record(tx, transcript, row, line.bytes, env)?;
-                }
-                LineStatus::Blank => {}
+            let before = || Ok(import::newlines(&bytes[..start]));
+            if let Some(cwd) = tally.line(report, line, *status, env, before)? {
+                let stmt = prepared(
+                    tx,
+                    "UPDATE projects SET cwd = $2
+                     WHERE id = (SELECT project_id FROM sessions WHERE id = $1)
+                       AND cwd IS NULL",
+                )?;
+                tx.execute(&stmt, &[&session, &without_nul(cwd).as_ref()])?;
             }
-            ordinal += 1;
-            lines_since_start += 1;
-            if *status == LineStatus::Blank {
-                lines_since_start += import::newlines(line.bytes);
+            if *status == LineStatus::Record {
+                project_record(tx, transcript, row, line.bytes, env)?;
             }
         }
+        ordinal += chunk.len() as i64;
     }
-    if SuspiciousFile::is_suspicious(nonblank, malformed) {
-        report.suspicious_files.push(SuspiciousFile {
-            path: source.path.clone(),
-            lines: nonblank,
-            malformed,
-        });
+    tally.finish(report);
+    if let Some((old, held)) = &replaced {
+        report.local_rows_kept += carry_local_rows(tx, *old, transcript, own, held)?;
     }
     if let Some(sidecar) = agent_id.map(|_| format!("{subpath}.meta.json")) {
-        tx.execute(
+        let stmt = prepared(
+            tx,
             "UPDATE transcripts SET meta_json =
                 (SELECT content FROM session_files WHERE session_id = $1 AND relpath = $2)
              WHERE id = $3",
-            &[&session, &sidecar, &transcript],
         )?;
+        tx.execute(&stmt, &[&session, &sidecar, &transcript])?;
     }
-    write_ledger(tx, stamp, Some(transcript), None, bytes)
+    write_ledger(tx, stamp, Some(transcript), None, bytes)?;
+    Ok(None)
+}
+
+/// The rule for a rewritten file, the same for `import` and `sync`: the session's live
+/// version `old` of the file is superseded (kept, with its lines) by a new, empty version,
+/// which the caller fills with the new content and then completes with
+/// [`carry_local_rows`], so no line sessiondb wrote is lost from the live version.
+///
+/// The replacement is refused (`Err` with the reason, nothing written) when `old` holds a
+/// line that neither sessiondb wrote nor the new content (`held`) has, unless
+/// `from_here`: such a line came from another machine's copy of the file (or another
+/// writer), and replacing would hide it; `from_here` says the live version came from this
+/// machine (import: this machine's ledger accounts for it; sync: this store held every
+/// such line). Two machines holding different versions of one file therefore do not
+/// replace each other's in turn.
+pub(crate) fn replace_version(
+    tx: &mut Transaction<'_>,
+    session: i64,
+    old: i64,
+    subpath: &str,
+    agent_id: Option<&str>,
+    held: &Held<'_>,
+    from_here: bool,
+) -> Result<std::result::Result<i64, String>> {
+    if !from_here {
+        let stmt = prepared(
+            tx,
+            "SELECT raw FROM rows WHERE transcript_id = $1 AND NOT local ORDER BY ordinal",
+        )?;
+        let mut foreign = 0usize;
+        for row in tx.query(&stmt, &[&old])? {
+            let raw: &[u8] = row.get(0);
+            let (_, env) = Envelope::parse(raw);
+            if !held.holds(raw, &env) {
+                foreign += 1;
+            }
+        }
+        if foreign > 0 {
+            return Ok(Err(format!(
+                "the team store's version holds {foreign} line(s) from another machine's copy \
+                 of this file that this one lacks; left as it is"
+            )));
+        }
+    }
+    let stmt = prepared(
+        tx,
+        "UPDATE transcripts
+         SET superseded_at = to_char(now() AT TIME ZONE 'UTC',
+                                     'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
+         WHERE id = $1",
+    )?;
+    tx.execute(&stmt, &[&old])?;
+    Ok(Ok(create_transcript(tx, session, subpath, agent_id)?))
+}
+
+/// Copies the lines sessiondb wrote into the superseded version `old` (`append`, `tag`,
+/// `rename`, a SessionStore client) that the new content (`held`) lacks to the end of
+/// `new`, as the SQLite importer does ([`crate::import`]'s `carry_local_rows`). Returns the
+/// lines copied.
+pub(crate) fn carry_local_rows(
+    tx: &mut Transaction<'_>,
+    old: i64,
+    new: i64,
+    own_session: &str,
+    held: &Held<'_>,
+) -> Result<u64> {
+    let stmt = prepared(
+        tx,
+        "SELECT raw FROM rows WHERE transcript_id = $1 AND local ORDER BY ordinal",
+    )?;
+    let local: Vec<Vec<u8>> = tx
+        .query(&stmt, &[&old])?
+        .into_iter()
+        .map(|r| r.get(0))
+        .collect();
+    let missing: Vec<crate::import::Parsed<'_>> = local
+        .iter()
+        .filter_map(|raw| {
+            let (status, env) = Envelope::parse(raw);
+            if held.holds(raw, &env) {
+                return None;
+            }
+            let search = if crate::search::is_indexed(status, &env) {
+                crate::jsonl::search_text(raw)
+            } else {
+                None
+            };
+            let line = crate::jsonl::Line {
+                bytes: raw,
+                terminated: true,
+            };
+            Some((line, status, env, search))
+        })
+        .collect();
+    if missing.is_empty() {
+        return Ok(0);
+    }
+    // After the new content's last line, given its newline first when it had none (as
+    // `append` does), so that the two do not glue together.
+    let stmt = prepared(
+        tx,
+        "SELECT id, ordinal, terminated FROM rows WHERE transcript_id = $1
+         ORDER BY ordinal DESC LIMIT 1",
+    )?;
+    let last: Option<(i64, i64, bool)> = tx
+        .query_opt(&stmt, &[&new])?
+        .map(|r| (r.get(0), r.get(1), r.get(2)));
+    let ordinal = match last {
+        Some((id, ordinal, terminated)) => {
+            if !terminated {
+                let stmt = prepared(tx, "UPDATE rows SET terminated = true WHERE id = $1")?;
+                tx.execute(&stmt, &[&id])?;
+            }
+            ordinal + 1
+        }
+        None => 0,
+    };
+    let ids = insert_lines(tx, new, ordinal, &missing, own_session, true)?;
+    for ((line, status, env, _), row) in missing.iter().zip(ids) {
+        if *status == LineStatus::Record {
+            project_record(tx, new, row, line.bytes, env)?;
+        }
+    }
+    Ok(missing.len() as u64)
 }
 
 pub(crate) fn create_transcript(
@@ -423,13 +677,78 @@ pub(crate) fn create_transcript(
     subpath: &str,
     agent_id: Option<&str>,
 ) -> Result<i64> {
+    let stmt = prepared(
+        tx,
+        "INSERT INTO transcripts (session_id, subpath, agent_id) VALUES ($1, $2, $3)
+         RETURNING id",
+    )?;
     Ok(tx
-        .query_one(
-            "INSERT INTO transcripts (session_id, subpath, agent_id) VALUES ($1, $2, $3)
-             RETURNING id",
-            &[&session, &subpath, &agent_id],
-        )?
+        .query_one(&stmt, &[&session, &subpath, &agent_id])?
         .get(0))
+}
+
+/// Marks this machine's ledger entries under the scanned folders whose file is gone,
+/// keeping their lines (as the SQLite importer does), and refreshes their sessions'
+/// catalog rows. Returns how many were marked.
+fn mark_vanished(store: &PgStore, dirs: &[PathBuf]) -> Result<u64> {
+    if dirs.is_empty() {
+        return Ok(0);
+    }
+    let host = store.origin().host.clone();
+    let gone = store.read(|tx| {
+        // A range of the primary key: the paths that start with `dir/` sort between it and
+        // `dir0` ('0' follows '/' in the C collation the range compares in).
+        let stmt = prepared(
+            tx,
+            "SELECT path FROM source_files WHERE host = $1
+               AND path COLLATE \"C\" >= $2 AND path COLLATE \"C\" < $3 AND NOT vanished",
+        )?;
+        let mut gone = Vec::new();
+        for dir in dirs {
+            let dir = dir.to_string_lossy();
+            let dir = dir.trim_end_matches('/');
+            let (prefix, past) = (format!("{dir}/"), format!("{dir}0"));
+            for row in tx.query(&stmt, &[&host, &prefix, &past])? {
+                let path: String = row.get(0);
+                if !Path::new(&path).exists() {
+                    gone.push(path);
+                }
+            }
+        }
+        Ok(gone)
+    })?;
+    let mut marked = 0;
+    for path in &gone {
+        // One transaction each, as an import of one file: the session's row is locked first.
+        marked += store.write(|tx| {
+            let stmt = prepared(
+                tx,
+                "SELECT t.session_id FROM source_files f
+                 JOIN transcripts t ON t.id = f.transcript_id
+                 WHERE f.host = $1 AND f.path = $2
+                 UNION ALL
+                 SELECT sf.session_id FROM source_files f
+                 JOIN session_files sf ON sf.id = f.session_file_id
+                 WHERE f.host = $1 AND f.path = $2",
+            )?;
+            let session: Option<i64> = tx.query_opt(&stmt, &[&host, path])?.map(|r| r.get(0));
+            if let Some(session) = session {
+                let stmt = prepared(tx, "SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE")?;
+                tx.query_opt(&stmt, &[&session])?;
+            }
+            let stmt = prepared(
+                tx,
+                "UPDATE source_files SET vanished = true
+                 WHERE host = $1 AND path = $2 AND NOT vanished",
+            )?;
+            let n = tx.execute(&stmt, &[&host, path])?;
+            if let (Some(session), 1) = (session, n) {
+                super::catalog::refresh_session(tx, session, None)?;
+            }
+            Ok(n)
+        })?;
+    }
+    Ok(marked)
 }
 
 /// `text` without NUL characters, which PostgreSQL's `text` cannot hold (a JSON string may
@@ -444,7 +763,7 @@ pub(crate) fn without_nul(text: &str) -> Cow<'_, str> {
 
 /// The words a line is searched by (see [`super::search::words`]: no NULs, which
 /// PostgreSQL's text cannot hold), cut to what a `tsvector` can hold.
-pub(crate) fn indexed_text(text: Option<&str>) -> Option<String> {
+fn indexed_text(text: Option<&str>) -> Option<String> {
     let text = text?;
     let mut end = text.len().min(MAX_INDEXED_TEXT);
     while !text.is_char_boundary(end) {
@@ -453,10 +772,56 @@ pub(crate) fn indexed_text(text: Option<&str>) -> Option<String> {
     Some(super::search::words(&text[..end]))
 }
 
+/// A line's search vector from the columns `u.indexed`, `u.body` and `u.tools` (as
+/// [`search_columns`] gives them): body weighted A, tool text D, NULL for a line that is not
+/// searched. Import, `reindex` and `check` use this one expression.
+pub(crate) const SEARCH_VECTOR: &str = search_vector!();
+
+/// [`SEARCH_VECTOR`] as a literal, for statements assembled with `concat!` (a prepared
+/// statement's text must be `'static`).
+macro_rules! search_vector {
+    () => {
+        "CASE WHEN u.indexed THEN
+                setweight(to_tsvector('simple', coalesce(u.body, '')), 'A')
+                || setweight(to_tsvector('simple', coalesce(u.tools, '')), 'D')
+            END"
+    };
+}
+pub(crate) use search_vector;
+
+/// Whether a line is searched and the words of its two columns, as its search vector is
+/// made of them; `ahead` is the text the shared reader already took from it, if any.
+pub(crate) fn search_columns(
+    status: LineStatus,
+    env: &crate::jsonl::Envelope<'_>,
+    raw: &[u8],
+    ahead: Option<&SearchText>,
+) -> (bool, Option<String>, Option<String>) {
+    match search_of(status, env, raw, ahead) {
+        None => (false, None, None),
+        Some(s) => (
+            true,
+            indexed_text(s.body.as_deref()),
+            indexed_text(s.tools.as_deref()),
+        ),
+    }
+}
+
+/// [`search_columns`] of a stored line, read afresh (`reindex`, `check`).
+pub(crate) fn search_columns_of(raw: &[u8]) -> (bool, Option<String>, Option<String>) {
+    let (status, env) = crate::jsonl::Envelope::parse(raw);
+    let ahead = if crate::search::is_indexed(status, &env) {
+        crate::jsonl::search_text(raw)
+    } else {
+        None
+    };
+    search_columns(status, &env, raw, ahead.as_ref())
+}
+
 /// The searchable text of a line the search index takes, by the shared reader; a line
 /// longer than [`crate::search::MAX_PARSED_LINE`] is indexed by its first
 /// [`crate::search::INDEXED_PREFIX`] bytes (SQLite's V9 rule).
-pub(crate) fn search_of(
+fn search_of(
     status: LineStatus,
     env: &crate::jsonl::Envelope<'_>,
     raw: &[u8],
@@ -532,18 +897,8 @@ fn uncertain_text(raw: &[u8]) -> SearchText {
 }
 
 /// Stores `lines` from `ordinal` on with their projected columns and search vectors, in
-/// one statement; returns their row ids in line order.
-pub(crate) fn insert_rows(
-    tx: &mut Transaction<'_>,
-    transcript: i64,
-    ordinal: i64,
-    lines: &[crate::import::Parsed<'_>],
-    own_session: &str,
-) -> Result<Vec<i64>> {
-    insert_lines(tx, transcript, ordinal, lines, own_session, false)
-}
-
-/// [`insert_rows`] with the `local` flag (lines written by sessiondb itself).
+/// one statement, marked `local` when sessiondb wrote them; returns their row ids in line
+/// order.
 pub(crate) fn insert_lines(
     tx: &mut Transaction<'_>,
     transcript: i64,
@@ -598,28 +953,27 @@ pub(crate) fn insert_lines(
             col.push(v);
         }
         unknown_fields.push(i64::from(env.unknown_fields));
-        let search = search_of(*st, env, line.bytes, search.as_ref());
-        indexed.push(search.is_some());
-        let (b, t) = search.map_or((None, None), |s| (s.body, s.tools));
-        bodies.push(indexed_text(b.as_deref()));
-        tools.push(indexed_text(t.as_deref()));
+        let (is_indexed, body, tool) = search_columns(*st, env, line.bytes, search.as_ref());
+        indexed.push(is_indexed);
+        bodies.push(body);
+        tools.push(tool);
     }
     let [kind, uuid, parent, logical, entry_session, agent, timestamp, subtype, message, role, source_tool] =
         &text_cols;
     let [sidechain, meta, compact, api_error, unknown_type] = &bool_cols;
-    let rows = tx.query(
-        "INSERT INTO rows (transcript_id, ordinal, raw, terminated, status, type, uuid,
+    let stmt = prepared(
+        tx,
+        concat!(
+            "INSERT INTO rows (transcript_id, ordinal, raw, terminated, status, type, uuid,
             parent_uuid, logical_parent_uuid, is_sidechain, entry_session_id, agent_id, timestamp,
             subtype, message_id, role, is_meta, is_compact_summary, is_api_error,
             source_tool_assistant_uuid, unknown_type, unknown_fields, local, search)
          SELECT $1, u.ordinal, u.raw, u.terminated, u.status, u.type, u.uuid, u.parent_uuid,
             u.logical_parent_uuid, u.is_sidechain, u.entry_session_id, u.agent_id, u.timestamp,
             u.subtype, u.message_id, u.role, u.is_meta, u.is_compact_summary, u.is_api_error,
-            u.source_tool_assistant_uuid, u.unknown_type, u.unknown_fields, $23,
-            CASE WHEN u.indexed THEN
-                setweight(to_tsvector('simple', coalesce(u.body, '')), 'A')
-                || setweight(to_tsvector('simple', coalesce(u.tools, '')), 'D')
-            END
+            u.source_tool_assistant_uuid, u.unknown_type, u.unknown_fields, $23, ",
+            search_vector!(),
+            "
          FROM unnest($2::bigint[], $3::bytea[], $4::boolean[], $5::smallint[], $6::text[],
                      $7::text[], $8::text[], $9::text[], $10::boolean[], $11::text[],
                      $12::text[], $13::text[], $14::text[], $15::text[], $16::text[],
@@ -629,7 +983,11 @@ pub(crate) fn insert_lines(
                 is_sidechain, entry_session_id, agent_id, timestamp, subtype, message_id, role,
                 is_meta, is_compact_summary, is_api_error, source_tool_assistant_uuid,
                 unknown_type, unknown_fields, indexed, body, tools)
-         RETURNING id, ordinal",
+         RETURNING id, ordinal"
+        ),
+    )?;
+    let rows = tx.query(
+        &stmt,
         &[
             &transcript,
             &ordinals,
@@ -679,9 +1037,14 @@ pub(crate) fn project_record(
         return Ok(());
     };
     if kind == "user" && env.is_compact_summary {
+        let stmt = prepared(tx, "UPDATE compactions SET summary_uuid = $3 WHERE transcript_id = $1 AND boundary_uuid = $2")?;
         tx.execute(
-            "UPDATE compactions SET summary_uuid = $3 WHERE transcript_id = $1 AND boundary_uuid = $2",
-            &[&transcript, &env.parent_uuid.as_deref(), &env.uuid.as_deref()],
+            &stmt,
+            &[
+                &transcript,
+                &env.parent_uuid.as_deref(),
+                &env.uuid.as_deref(),
+            ],
         )?;
     }
     let Some(side) = import::side_of(bytes, env) else {
@@ -695,10 +1058,11 @@ pub(crate) fn project_record(
             anchor_uuid,
             tail_uuid,
         } => {
-            tx.execute(
-                "INSERT INTO compactions (row_id, transcript_id, boundary_uuid, logical_parent_uuid,
+            let stmt = prepared(tx, "INSERT INTO compactions (row_id, transcript_id, boundary_uuid, logical_parent_uuid,
                     trigger, pre_tokens, head_uuid, anchor_uuid, tail_uuid)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")?;
+            tx.execute(
+                &stmt,
                 &[
                     &row,
                     &transcript,
@@ -714,10 +1078,14 @@ pub(crate) fn project_record(
         }
         Side::Replacements(replacements) => {
             for (rkind, tool_use_id, replacement) in replacements {
-                tx.execute(
+                let stmt = prepared(
+                    tx,
                     "INSERT INTO content_replacements (row_id, transcript_id, entry_session_id,
                         agent_id, kind, tool_use_id, replacement)
                      VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )?;
+                tx.execute(
+                    &stmt,
                     &[
                         &row,
                         &transcript,
@@ -734,16 +1102,18 @@ pub(crate) fn project_record(
             message_id,
             is_snapshot_update,
         } => {
+            let stmt = prepared(tx, "INSERT INTO file_history (row_id, transcript_id, kind, message_id, is_snapshot_update)
+                 VALUES ($1, $2, $3, $4, $5)")?;
             tx.execute(
-                "INSERT INTO file_history (row_id, transcript_id, kind, message_id, is_snapshot_update)
-                 VALUES ($1, $2, $3, $4, $5)",
+                &stmt,
                 &[&row, &transcript, &kind, &message_id, &is_snapshot_update],
             )?;
         }
         Side::Metadata { leaf_uuid, value } => {
+            let stmt = prepared(tx, "INSERT INTO metadata (row_id, transcript_id, kind, entry_session_id, leaf_uuid, value)
+                 VALUES ($1, $2, $3, $4, $5, $6)")?;
             tx.execute(
-                "INSERT INTO metadata (row_id, transcript_id, kind, entry_session_id, leaf_uuid, value)
-                 VALUES ($1, $2, $3, $4, $5, $6)",
+                &stmt,
                 &[
                     &row,
                     &transcript,

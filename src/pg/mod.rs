@@ -1,6 +1,6 @@
 //! The team store: the same sessiondb on PostgreSQL.
 //!
-//! [`PgStore`] is the PostgreSQL counterpart of [`crate::Store`]: one connection to a
+//! [`PgStore`] is the PostgreSQL counterpart of [`crate::Store`]: a few connections to a
 //! database named by a `postgres://` URL, its own migrations (`migrations_pg/`), and every
 //! write in one transaction. The rules that do not depend on the engine (line reading and
 //! projection, the catalog's fields, resume's chain and repair) are the shared ones of the
@@ -10,18 +10,22 @@
 //! constraints (`ON CONFLICT`), never by a check and then an insert.
 
 pub mod catalog;
+pub mod check;
 pub mod export;
 pub mod fork;
 pub mod import;
 pub mod metadata;
 pub mod query;
 pub mod record;
+pub mod reindex;
+pub mod restore;
 pub mod resume;
 pub mod sdk;
 pub mod search;
 pub mod search_queue;
 pub mod streams;
 pub mod sync;
+pub mod tls;
 pub mod url;
 
 use crate::error::{Error, Result};
@@ -99,36 +103,42 @@ impl PgStore {
     /// cannot be reached or refuses the login; [`Error::Migration`] when a migration fails.
     pub fn connect(url: &str) -> Result<PgStore> {
         let shown = url::redact(url);
-        let config: postgres::Config =
-            url.parse()
-                .map_err(|e: postgres::Error| Error::CannotConnect {
-                    target: shown.clone(),
-                    reason: e.to_string(),
-                })?;
-        if matches!(config.get_ssl_mode(), postgres::config::SslMode::Require) {
-            return Err(Error::CannotConnect {
-                target: shown,
-                reason: "sslmode=require: this build of sessiondb has no TLS support yet"
-                    .to_owned(),
-            });
-        }
-        let mut client = config.connect(NoTls).map_err(|e| Error::CannotConnect {
+        let cannot = |reason: String| Error::CannotConnect {
             target: shown.clone(),
-            reason: e.to_string(),
-        })?;
+            reason,
+        };
+        let request = tls::read_request(url).map_err(|e| cannot(e.to_string()))?;
+        let config: postgres::Config = request
+            .url
+            .parse()
+            .map_err(|e: postgres::Error| cannot(e.to_string()))?;
+        let tls = tls::connector(&request).map_err(|e| cannot(e.to_string()))?;
+        let link = Link {
+            config,
+            tls,
+            mode: request.mode,
+        };
+        let mut client = link.connect(&shown)?;
         migrate(&mut client)?;
         Ok(PgStore {
-            pool: Box::new(Pool {
-                config,
-                state: Mutex::new(PoolState {
-                    idle: vec![Conn::new(client)],
-                    open: 1,
-                    max: 1,
-                }),
-                returned: Condvar::new(),
-            }),
+            pool: Box::new(Pool::new(link, Some(client))),
             shown,
             origin: Origin::current(),
+        })
+    }
+
+    /// A second store on the same database, as the same machine and account, with a
+    /// connection of its own: for work that several connections share (import writes
+    /// sessions over several at once).
+    ///
+    /// # Errors
+    /// [`Error::CannotConnect`] when the server refuses the connection.
+    pub fn another(&self) -> Result<PgStore> {
+        let client = self.pool.link.connect(&self.shown)?;
+        Ok(PgStore {
+            pool: Box::new(Pool::new(self.pool.link.clone(), Some(client))),
+            shown: self.shown.clone(),
+            origin: self.origin.clone(),
         })
     }
 
@@ -186,12 +196,50 @@ impl PgStore {
     }
 }
 
+/// How to open a connection: the settings (they hold the password, so they are never
+/// shown) and the TLS connector the URL asks for.
+#[derive(Clone)]
+struct Link {
+    config: postgres::Config,
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+    mode: tls::SslMode,
+}
+
+impl Link {
+    /// A new connection; `shown` names the store in the error.
+    fn connect(&self, shown: &str) -> Result<Client> {
+        let connected = match &self.tls {
+            None => self.config.connect(NoTls),
+            Some(tls) => self.config.connect(tls.clone()),
+        };
+        connected.map_err(|e| Error::CannotConnect {
+            target: shown.to_owned(),
+            reason: connect_reason(&e, self.mode),
+        })
+    }
+}
+
 /// The connections of a store: idle ones are reused, new ones opened up to `max`, and a
 /// caller beyond that waits for one to come back.
 struct Pool {
-    config: postgres::Config,
+    link: Link,
     state: Mutex<PoolState>,
     returned: Condvar,
+}
+
+/// A connection with the statements prepared on it.
+struct Conn {
+    client: Client,
+    statements: Statements,
+}
+
+impl Conn {
+    fn new(client: Client) -> Conn {
+        Conn {
+            client,
+            statements: Statements::default(),
+        }
+    }
 }
 
 struct PoolState {
@@ -202,6 +250,21 @@ struct PoolState {
 }
 
 impl Pool {
+    /// A pool of at most one connection (see [`PgStore::with_connections`]), starting with
+    /// `first` when given.
+    fn new(link: Link, first: Option<Client>) -> Pool {
+        let open = usize::from(first.is_some());
+        Pool {
+            link,
+            state: Mutex::new(PoolState {
+                idle: first.into_iter().map(Conn::new).collect(),
+                open,
+                max: 1,
+            }),
+            returned: Condvar::new(),
+        }
+    }
+
     /// A connection for one transaction, given back when the guard drops.
     fn take(&self, shown: &str) -> Result<Lent<'_>> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -215,17 +278,14 @@ impl Pool {
             if state.open < state.max {
                 state.open += 1;
                 drop(state);
-                return match self.config.connect(NoTls) {
+                return match self.link.connect(shown) {
                     Ok(client) => Ok(Lent {
                         pool: self,
                         conn: Some(Conn::new(client)),
                     }),
                     Err(e) => {
                         self.forget();
-                        Err(Error::CannotConnect {
-                            target: shown.to_owned(),
-                            reason: e.to_string(),
-                        })
+                        Err(e)
                     }
                 };
             }
@@ -242,21 +302,6 @@ impl Pool {
     }
 }
 
-/// One connection of the [`Pool`] and the statements prepared on it (see [`prepared`]).
-struct Conn {
-    client: Client,
-    statements: Statements,
-}
-
-impl Conn {
-    fn new(client: Client) -> Conn {
-        Conn {
-            client,
-            statements: Statements::default(),
-        }
-    }
-}
-
 /// A connection lent by the [`Pool`]; a broken one is closed instead of given back.
 struct Lent<'a> {
     pool: &'a Pool,
@@ -264,6 +309,7 @@ struct Lent<'a> {
 }
 
 impl Lent<'_> {
+    /// The statements prepared on this connection.
     fn statements(&self) -> &Statements {
         &self.conn.as_ref().expect("lent until dropped").statements
     }
@@ -303,11 +349,12 @@ type Statements = Arc<Mutex<HashMap<&'static str, Statement>>>;
 
 thread_local! {
     /// The statements of the connection this thread's current [`PgStore::write`] or
-    /// [`PgStore::read`] holds (the connection is lent to that call alone meanwhile).
+    /// [`PgStore::read`] holds (the connection is lent to this thread meanwhile, so no
+    /// other thread uses them).
     static HELD: RefCell<Option<Statements>> = const { RefCell::new(None) };
 }
 
-/// Makes a connection's statements the ones [`prepared`] uses on this thread until dropped.
+/// Makes a store's statements the ones [`prepared`] uses on this thread until dropped.
 struct Held(Option<Statements>);
 
 impl Held {
@@ -325,9 +372,9 @@ impl Drop for Held {
 
 /// `sql` prepared on the connection of `tx`, once per connection: a statement sent as text
 /// costs a round trip to prepare it, then parsing and planning on the server, each time it
-/// runs (an append through `serve` runs about twenty). Inside [`PgStore::write`] and
-/// [`PgStore::read`] the statement is kept with the pooled connection for its next uses;
-/// elsewhere it is prepared for this use only.
+/// runs (a third of the server's time in an import). Inside [`PgStore::write`] and
+/// [`PgStore::read`] the statement is kept for the connection's next uses; elsewhere it is
+/// prepared for this use only.
 ///
 /// # Errors
 /// Fails when the server cannot prepare `sql`.
@@ -343,6 +390,28 @@ pub(crate) fn prepared(tx: &mut Transaction<'_>, sql: &'static str) -> Result<St
     let statement = tx.prepare(sql)?;
     statements.insert(sql, statement.clone());
     Ok(statement)
+}
+
+/// Why a connection failed, in words that name the TLS setting when it is the cause.
+fn connect_reason(error: &postgres::Error, mode: tls::SslMode) -> String {
+    let said = error.to_string();
+    let source = std::error::Error::source(error).map(ToString::to_string);
+    let full = match &source {
+        Some(s) if !said.contains(s.as_str()) => format!("{said}: {s}"),
+        _ => said,
+    };
+    if full.contains("does not support TLS") {
+        let mode = match mode {
+            tls::SslMode::VerifyCa => "verify-ca",
+            tls::SslMode::VerifyFull => "verify-full",
+            _ => "require",
+        };
+        return format!(
+            "the server does not offer TLS and the URL asks for it (sslmode={mode}); \
+             turn on ssl in the server's configuration, or use sslmode=prefer"
+        );
+    }
+    full
 }
 
 /// Applies the embedded migrations, holding an advisory lock for the time.

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::SessionRef;
-use crate::query::{SessionFilter, SessionInfo};
+use crate::query::{one_match, SessionFilter, SessionInfo};
 use postgres::{Row, Transaction};
 
 const SESSION_COLUMNS: &str =
@@ -71,21 +71,6 @@ pub fn resolve_session(tx: &mut Transaction<'_>, arg: &str) -> Result<SessionRef
         exact
     };
     one_match(arg, matches)
-}
-
-fn one_match(arg: &str, matches: Vec<SessionRef>) -> Result<SessionRef> {
-    match matches.len() {
-        0 => Err(Error::SessionNotFound(arg.to_owned())),
-        1 => Ok(matches.into_iter().next().expect("one match")),
-        _ => Err(Error::AmbiguousSession {
-            query: arg.to_owned(),
-            candidates: matches
-                .iter()
-                .take(5)
-                .map(|s| format!("{}/{}", s.project, s.session_id))
-                .collect(),
-        }),
-    }
 }
 
 const INFO_COLUMNS: &str = "SELECT c.session_id, c.summary, c.last_modified, c.file_size,

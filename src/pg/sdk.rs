@@ -5,22 +5,23 @@
 use super::PgStore;
 use crate::error::Result;
 use crate::model::SessionRef;
-use crate::sdk::{SdkSource, SessionMessage, StoredSubagent};
+use crate::sdk::{SdkSource, StoredMessage, StoredSubagent};
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::Transaction;
 use std::collections::HashMap;
 use std::ops::Range;
 
-/// `get_session_messages` (see [`crate::sdk::get_session_messages`]).
+/// `get_session_messages` with each `message` left as stored (see
+/// [`crate::sdk::stored_session_messages`]).
 ///
 /// # Errors
 /// Fails on a database error.
-pub fn get_session_messages(
+pub fn stored_session_messages(
     store: &PgStore,
     session: &SessionRef,
     limit: Option<i64>,
     offset: i64,
-) -> Result<Vec<SessionMessage>> {
+) -> Result<Vec<StoredMessage>> {
     store.read(|tx| crate::sdk::session_messages_with(&mut Pg::new(tx), session, limit, offset))
 }
 
@@ -32,17 +33,18 @@ pub fn list_subagents(store: &PgStore, session: &SessionRef) -> Result<Vec<Strin
     store.read(|tx| crate::sdk::list_subagents_with(&mut Pg::new(tx), session))
 }
 
-/// `get_subagent_messages` (see [`crate::sdk::get_subagent_messages`]).
+/// `get_subagent_messages` with each `message` left as stored (see
+/// [`crate::sdk::stored_subagent_messages`]).
 ///
 /// # Errors
 /// Fails on a database error.
-pub fn get_subagent_messages(
+pub fn stored_subagent_messages(
     store: &PgStore,
     session: &SessionRef,
     agent_id: &str,
     limit: Option<i64>,
     offset: i64,
-) -> Result<Vec<SessionMessage>> {
+) -> Result<Vec<StoredMessage>> {
     store.read(|tx| {
         crate::sdk::subagent_messages_with(&mut Pg::new(tx), session, agent_id, limit, offset)
     })

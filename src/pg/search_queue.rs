@@ -42,12 +42,14 @@ pub(crate) fn insert_local_lines(
     let mut bodies = Vec::new();
     let mut tools = Vec::new();
     for (i, (line, status, env, search)) in lines.iter_mut().enumerate() {
-        let Some(text) = super::import::search_of(*status, env, line.bytes, search.as_ref()) else {
+        let (indexed, body, tool) =
+            super::import::search_columns(*status, env, line.bytes, search.as_ref());
+        if !indexed {
             continue;
-        };
+        }
         queued.push(i);
-        bodies.push(super::import::indexed_text(text.body.as_deref()));
-        tools.push(super::import::indexed_text(text.tools.as_deref()));
+        bodies.push(body);
+        tools.push(tool);
         // Still a searchable line to the INSERT, with no words: the empty vector.
         *search = Some(SearchText::default());
     }
@@ -96,26 +98,30 @@ enum Take {
 
 /// Writes the vectors of queued lines and takes them off the queue, in one statement.
 fn index_queued(tx: &mut Transaction<'_>, take: Take) -> Result<u64> {
-    // The vector expression is import's (`import::insert_lines`), over the same words.
-    const UNLOCKED: &str = "WITH taken AS (
+    // The vector is import's own expression (`import::SEARCH_VECTOR`) over the same words.
+    const UNLOCKED: &str = concat!(
+        "WITH taken AS (
             SELECT row_id, body, tools FROM search_queue ORDER BY row_id
             LIMIT $1 FOR UPDATE SKIP LOCKED
         ), indexed AS (
-            UPDATE rows r SET search =
-                setweight(to_tsvector('simple', coalesce(t.body, '')), 'A')
-                || setweight(to_tsvector('simple', coalesce(t.tools, '')), 'D')
+            UPDATE rows r SET search = (SELECT ",
+        super::import::search_vector!(),
+        " FROM (SELECT true, t.body, t.tools) AS u(indexed, body, tools))
             FROM taken t WHERE r.id = t.row_id
         )
-        DELETE FROM search_queue q USING taken t WHERE q.row_id = t.row_id";
-    const WAITING: &str = "WITH taken AS (
+        DELETE FROM search_queue q USING taken t WHERE q.row_id = t.row_id"
+    );
+    const WAITING: &str = concat!(
+        "WITH taken AS (
             SELECT row_id, body, tools FROM search_queue ORDER BY row_id FOR UPDATE
         ), indexed AS (
-            UPDATE rows r SET search =
-                setweight(to_tsvector('simple', coalesce(t.body, '')), 'A')
-                || setweight(to_tsvector('simple', coalesce(t.tools, '')), 'D')
+            UPDATE rows r SET search = (SELECT ",
+        super::import::search_vector!(),
+        " FROM (SELECT true, t.body, t.tools) AS u(indexed, body, tools))
             FROM taken t WHERE r.id = t.row_id
         )
-        DELETE FROM search_queue q USING taken t WHERE q.row_id = t.row_id";
+        DELETE FROM search_queue q USING taken t WHERE q.row_id = t.row_id"
+    );
     Ok(match take {
         Take::Unlocked => {
             let sql = super::prepared(tx, UNLOCKED)?;

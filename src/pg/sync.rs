@@ -116,6 +116,7 @@ struct LedgerEntry {
     mtime_ns: i64,
     imported_bytes: i64,
     prefix_hash: i64,
+    tail_hash: Option<i64>,
     vanished: bool,
 }
 
@@ -451,7 +452,8 @@ fn local_file_content(conn: &rusqlite::Connection, id: i64) -> Result<Option<Vec
 /// The newest local ledger entry of a transcript or session file (`column` names which).
 fn local_ledger(conn: &rusqlite::Connection, column: &str, id: i64) -> Result<Option<LedgerEntry>> {
     let sql = format!(
-        "SELECT path, size, mtime_ns, imported_bytes, prefix_hash, vanished FROM source_files
+        "SELECT path, size, mtime_ns, imported_bytes, prefix_hash, tail_hash, vanished
+         FROM source_files
          WHERE {column} = ?1 ORDER BY rowid DESC LIMIT 1"
     );
     Ok(conn
@@ -462,7 +464,8 @@ fn local_ledger(conn: &rusqlite::Connection, column: &str, id: i64) -> Result<Op
                 mtime_ns: r.get(2)?,
                 imported_bytes: r.get(3)?,
                 prefix_hash: r.get(4)?,
-                vanished: r.get(5)?,
+                tail_hash: r.get(5)?,
+                vanished: r.get(6)?,
             })
         })
         .optional()?)
@@ -580,21 +583,21 @@ fn copy_transcript(
     };
     // The target's lines, each as the SHA-256 of its bytes and its newline flag: enough to
     // find how far it agrees with the local lines without sending either side's bytes.
-    let remote: Vec<(i64, Vec<u8>, bool)> = tx
+    let remote: Vec<(i64, Vec<u8>, bool, bool)> = tx
         .query(
-            "SELECT ordinal, sha256(raw), terminated FROM rows WHERE transcript_id = $1
+            "SELECT ordinal, sha256(raw), terminated, local FROM rows WHERE transcript_id = $1
              ORDER BY ordinal",
             &[&live],
         )?
         .into_iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
         .collect();
     let have = remote.len();
-    let next = remote.last().map_or(0, |(ordinal, _, _)| ordinal + 1);
+    let next = remote.last().map_or(0, |(ordinal, ..)| ordinal + 1);
     let common = remote
         .iter()
         .zip(rows)
-        .take_while(|((_, digest, terminated), row)| {
+        .take_while(|((_, digest, terminated, _), row)| {
             *terminated == row.terminated
                 && digest.as_slice() == Sha256::digest(&row.raw).as_slice()
         })
@@ -627,13 +630,18 @@ fn copy_transcript(
             &rows[common..],
         )?));
     }
-    // The versions differ. Replace the team store's only if it holds no line this store
-    // never had (the local file was rewritten and re-imported: its old lines are kept here
-    // as a superseded version); a line only the team store has must stay visible there.
+    // The versions differ: the rule for a rewritten file (`pg_import::replace_version`,
+    // the same as import's). The team store's version is replaced only when every line of
+    // it past the common part that sessiondb did not write is one this store holds or held
+    // (the local file was rewritten and re-imported: its old lines are kept here as a
+    // superseded version); a line from another machine's copy must stay visible there.
+    // Lines sessiondb wrote (a `serve` client's, an `append`) are carried over.
     let known = lines_ever_held(reader, t.id)?;
     let foreign = remote[common..]
         .iter()
-        .filter(|(_, digest, terminated)| !known.contains(&(digest.clone(), *terminated)))
+        .filter(|(_, digest, terminated, local)| {
+            !local && !known.contains(&(digest.clone(), *terminated))
+        })
         .count();
     if foreign > 0 {
         return Ok(Outcome::Conflict(format!(
@@ -641,15 +649,26 @@ fn copy_transcript(
              left as it is"
         )));
     }
-    tx.execute(
-        "UPDATE transcripts
-         SET superseded_at = to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
-         WHERE id = $1",
-        &[&live],
+    let mut held = crate::import::Held::default();
+    let envelopes: Vec<Envelope<'_>> = rows.iter().map(|r| Envelope::parse(&r.raw).1).collect();
+    for (row, env) in rows.iter().zip(&envelopes) {
+        held.note(&row.raw, env);
+    }
+    let replaced = pg_import::replace_version(
+        tx,
+        session,
+        live,
+        &t.subpath,
+        t.agent_id.as_deref(),
+        &held,
+        true,
     )?;
-    let id = pg_import::create_transcript(tx, session, &t.subpath, t.agent_id.as_deref())?;
+    let id = replaced.expect("a replacement from here is never refused");
     set_meta(tx, id, t.meta_json.as_deref())?;
-    Ok(Outcome::Replaced(send_rows(tx, id, 0, rows)?))
+    let mut sent = send_rows(tx, id, 0, rows)?;
+    let own = own_session(tx, id)?;
+    sent.rows += pg_import::carry_local_rows(tx, live, id, &own, &held)?;
+    Ok(Outcome::Replaced(sent))
 }
 
 /// Sets a transcript's sidecar (`.meta.json`) bytes when the local store has them.
@@ -674,14 +693,7 @@ fn send_rows(
 ) -> Result<Sent> {
     let mut sent = Sent::default();
     let mut at = ordinal;
-    // The session id a line is filed under when it names none: the transcript's own.
-    let own: String = tx
-        .query_one(
-            "SELECT s.session_id FROM transcripts t JOIN sessions s ON s.id = t.session_id
-             WHERE t.id = $1",
-            &[&transcript],
-        )?
-        .get(0);
+    let own = own_session(tx, transcript)?;
     // Runs of lines with one `local` flag, in batches: one insert statement each.
     let mut start = 0;
     while start < rows.len() {
@@ -721,6 +733,17 @@ fn send_rows(
     Ok(sent)
 }
 
+/// The session id a line is filed under when it names none: its transcript's own.
+fn own_session(tx: &mut Transaction<'_>, transcript: i64) -> Result<String> {
+    Ok(tx
+        .query_one(
+            "SELECT s.session_id FROM transcripts t JOIN sessions s ON s.id = t.session_id
+             WHERE t.id = $1",
+            &[&transcript],
+        )?
+        .get(0))
+}
+
 /// Brings the target's copy of a session file up to the local bytes.
 fn copy_file(
     tx: &mut Transaction<'_>,
@@ -746,18 +769,7 @@ fn copy_file(
         }
         _ => {}
     }
-    tx.execute(
-        "INSERT INTO session_files (session_id, relpath, content) VALUES ($1, $2, $3)
-         ON CONFLICT (session_id, relpath) DO UPDATE SET content = excluded.content",
-        &[&session, &relpath, &content],
-    )?;
-    if let Some(sidechain) = relpath.strip_suffix(".meta.json") {
-        tx.execute(
-            "UPDATE transcripts SET meta_json = $3
-             WHERE session_id = $1 AND subpath = $2 AND superseded_at IS NULL",
-            &[&session, &sidechain, &content],
-        )?;
-    }
+    pg_import::store_session_file(tx, session, relpath, content)?;
     Ok(Outcome::Copied(Sent {
         rows: 0,
         bytes: content.len() as u64,
@@ -796,14 +808,14 @@ fn finish_unit(
         };
         tx.execute(
             "INSERT INTO source_files (host, path, transcript_id, session_file_id, size,
-                mtime_ns, imported_bytes, prefix_hash, vanished)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                mtime_ns, imported_bytes, prefix_hash, tail_hash, vanished)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
              ON CONFLICT (host, path) DO UPDATE SET
                 transcript_id = excluded.transcript_id,
                 session_file_id = excluded.session_file_id,
                 size = excluded.size, mtime_ns = excluded.mtime_ns,
                 imported_bytes = excluded.imported_bytes, prefix_hash = excluded.prefix_hash,
-                vanished = excluded.vanished",
+                tail_hash = excluded.tail_hash, vanished = excluded.vanished",
             &[
                 &origin.host,
                 &l.path,
@@ -813,6 +825,7 @@ fn finish_unit(
                 &l.mtime_ns,
                 &l.imported_bytes,
                 &l.prefix_hash,
+                &l.tail_hash,
                 &l.vanished,
             ],
         )?;

@@ -268,27 +268,33 @@ impl Store {
     /// # Errors
     /// Fails when `--at` names no record of the session, or on a database error.
     pub fn resume(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
-        self.resume_records(session, options, gather::Records::Full)
+        let conn = self.reader()?;
+        resume_with(&mut Sqlite(&conn, gather::Records::Full), session, options)
     }
 
-    /// [`Store::resume`] for a caller that wants only [`Resumed::into_api_view`]: the
-    /// records in `messages` are not all there (each `toolUseResult` is a stand-in, see
-    /// [`gather::Records::ApiView`]), so they must not be written or shown as records.
+    /// [`Resumed::into_api_view`] of [`Store::resume`], with only what the view reads:
+    /// the conversation and the model. The records are gathered lighter (each
+    /// `toolUseResult` is a stand-in, see [`gather::Records::ApiView`]), and the runtime
+    /// state beside them (metadata, file history, content replacements, sub-agents: five
+    /// more queries, each compiled for this one use) is not read.
     ///
     /// # Errors
     /// As [`Store::resume`].
-    pub fn resume_for_api(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
-        self.resume_records(session, options, gather::Records::ApiView)
-    }
-
-    fn resume_records(
+    pub fn resume_api_view(
         &self,
         session: &SessionRef,
         options: &ResumeOptions,
-        records_as: gather::Records,
-    ) -> Result<Resumed> {
+    ) -> Result<Vec<Value>> {
         let conn = self.reader()?;
-        resume_with(&mut Sqlite(&conn, records_as), session, options)
+        let loaded = load_with(
+            &mut Sqlite(&conn, gather::Records::ApiView),
+            session,
+            options,
+        )?;
+        Ok(normalize_for(
+            loaded.conversation.messages,
+            loaded.model.as_deref(),
+        ))
     }
 
     /// The session `--continue` picks in a project: the main transcript whose source file
@@ -326,13 +332,20 @@ impl Store {
     }
 }
 
-/// Resumes a session from what `src` reads: the one composition of resume, for every
-/// backend.
-pub(crate) fn resume_with(
+/// What a resume loads before the runtime state: the main transcript, the repaired
+/// conversation and the model it is sent to.
+struct Loaded {
+    transcript: Option<i64>,
+    conversation: Conversation,
+    model: Option<String>,
+}
+
+/// Loads the conversation of a session from what `src` reads (see [`Loaded`]).
+fn load_with(
     src: &mut impl ResumeSource,
     session: &SessionRef,
     options: &ResumeOptions,
-) -> Result<Resumed> {
+) -> Result<Loaded> {
     let transcript = src.main_transcript(session)?;
     let (leaf, records) = match transcript {
         None => (None, Vec::new()),
@@ -377,6 +390,25 @@ pub(crate) fn resume_with(
         .as_deref()
         .or_else(|| model::last_assistant_model(&conversation.messages))
         .map(model::resolve_model);
+    Ok(Loaded {
+        transcript,
+        conversation,
+        model,
+    })
+}
+
+/// Resumes a session from what `src` reads: the one composition of resume, for every
+/// backend.
+pub(crate) fn resume_with(
+    src: &mut impl ResumeSource,
+    session: &SessionRef,
+    options: &ResumeOptions,
+) -> Result<Resumed> {
+    let Loaded {
+        transcript,
+        conversation,
+        model,
+    } = load_with(src, session, options)?;
     // Metadata is keyed by the session id the records carry (spec §5.8).
     let keyed_by = conversation
         .messages

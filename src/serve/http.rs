@@ -627,12 +627,7 @@ async fn resume(
             ..ResumeOptions::default()
         };
         let body = if q.api {
-            pretty(
-                &state
-                    .store
-                    .resume_for_api(&session, &options)?
-                    .into_api_view(),
-            )?
+            pretty(&state.store.resume_api_view(&session, &options)?)?
         } else {
             pretty(&state.store.resume(&session, &options)?)?
         };

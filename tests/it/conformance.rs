@@ -1063,3 +1063,88 @@ fn appended_lines_are_found_by_the_next_search_on_every_backend() {
         assert_eq!(pair[0].1, pair[1].1, "{} and {}", pair[0].0, pair[1].0);
     }
 }
+
+/// A user record of session `session` as Claude Code writes one, with its newline.
+fn user_record(session: &str, uuid: &str, parent: Option<&str>, text: &str) -> String {
+    let line = serde_json::json!({
+        "type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": session,
+        "cwd": "/w", "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": text},
+    });
+    format!("{line}\n")
+}
+
+/// A file rewritten on disk becomes a new version on both stores, the lines sessiondb wrote
+/// into the old version (an `append`) carried over unless the new file holds them; a file
+/// gone from disk is marked vanished with its lines kept. Both stores give the same exports
+/// and the same counts at every step.
+#[test]
+fn rewritten_and_vanished_files_on_every_backend() {
+    const SESSION: &str = "7e57ab1e-0000-4000-8000-000000000017";
+    let mut results = Vec::new();
+    for b in backends("rewritten_and_vanished_files_on_every_backend") {
+        let root = tempfile::tempdir().expect("temp dir");
+        let project = root.path().join("-w");
+        std::fs::create_dir_all(&project).expect("project dir");
+        let path = project.join(format!("{SESSION}.jsonl"));
+        let first = user_record(SESSION, "u1", None, "one")
+            + &user_record(SESSION, "u2", Some("u1"), "two");
+        std::fs::write(&path, &first).expect("write");
+        let roots = [root.path().to_path_buf()];
+        import_all(&b, &roots);
+        let session = b.db.resolve_session(SESSION).expect("session");
+        let local = serde_json::json!({"type": "user", "uuid": "L1",
+            "message": {"role": "user", "content": "written through sessiondb"}});
+        b.db.append_with(&session, &[local], &Default::default())
+            .expect("append");
+        // Claude Code rewrites the file (the second line changed, a third added).
+        let second = user_record(SESSION, "u1", None, "one")
+            + &user_record(SESSION, "u2", Some("u1"), "two, edited")
+            + &user_record(SESSION, "u3", Some("u2"), "three");
+        std::fs::write(&path, &second).expect("rewrite");
+        let rewritten = import_all(&b, &roots);
+        assert_eq!(rewritten.files_rewritten, 1, "{}: {rewritten:?}", b.name);
+        assert_eq!(rewritten.local_rows_kept, 1, "{}: {rewritten:?}", b.name);
+        let export = |b: &Backend| {
+            let mut out = Vec::new();
+            b.db.export_session(&session, &mut out, OnDamage::Fail)
+                .expect("export");
+            String::from_utf8(out).expect("utf-8")
+        };
+        let after_rewrite = export(&b);
+        assert!(
+            after_rewrite.starts_with(&second),
+            "{}: {after_rewrite}",
+            b.name
+        );
+        assert_eq!(after_rewrite.matches("\"L1\"").count(), 1, "{}", b.name);
+        // A rewrite that holds the local line itself (same uuid) carries nothing over.
+        let held = after_rewrite
+            .lines()
+            .last()
+            .expect("the local line")
+            .to_owned();
+        let third = user_record(SESSION, "u1", None, "one, again") + &held + "\n";
+        std::fs::write(&path, &third).expect("rewrite again");
+        let again = import_all(&b, &roots);
+        assert_eq!(again.files_rewritten, 1, "{}: {again:?}", b.name);
+        assert_eq!(again.local_rows_kept, 0, "{}: {again:?}", b.name);
+        assert_eq!(export(&b), third, "{}", b.name);
+        // The file goes away: marked vanished, its lines kept, once.
+        std::fs::remove_file(&path).expect("remove");
+        let gone = import_all(&b, &roots);
+        assert_eq!(gone.vanished_files, 1, "{}: {gone:?}", b.name);
+        assert_eq!(import_all(&b, &roots).vanished_files, 0, "{}", b.name);
+        let info = b.db.session_info(&session, None).expect("info");
+        assert_eq!(info.source_state, "vanished", "{}", b.name);
+        assert_eq!(export(&b), third, "{}: lines kept", b.name);
+        results.push((b.name, after_rewrite));
+    }
+    for pair in results.windows(2) {
+        assert_eq!(
+            pair[0].1, pair[1].1,
+            "{} and {} differ",
+            pair[0].0, pair[1].0
+        );
+    }
+}

@@ -20,8 +20,12 @@ fn connect_migrates_once_and_again_is_a_no_op() {
     };
     let migrations = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations_pg"))
         .expect("migrations_pg")
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".sql"))
+        })
         .count() as i64;
-    assert!(migrations >= 2);
+    assert!(migrations >= 3);
     assert_eq!(count(&first), migrations);
     assert_eq!(count(&second), migrations);
 }
@@ -137,12 +141,13 @@ fn cli_verbs_on_a_team_store_record_and_filter_the_origin_host() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(!String::from_utf8_lossy(&out.stdout).is_empty());
-    // A verb that does not work on a team store yet says so and creates nothing.
-    let out = sessiondb(&url, "beta", &["reindex"]);
+    // A verb that does not work on a team store says so and creates nothing.
+    let out = sessiondb(&url, "beta", &["backup", "team-copy.db"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("team store"), "{err}");
     assert!(!std::path::Path::new("postgres:").exists());
+    assert!(!std::path::Path::new("team-copy.db").exists());
 }
 
 /// The uuid rule of append across connections (as across processes and machines): eight
@@ -214,4 +219,56 @@ fn concurrent_appends_store_each_uuid_once() {
     let resumed =
         sessiondb::pg::resume::resume(&store, &session, &Default::default()).expect("resume");
     assert!(resumed.leaf_uuid.is_some());
+}
+
+/// Two machines' different copies of one session file: the second machine's import does
+/// not hide the first machine's lines (the file is reported and left out, as `sync` reports
+/// a conflict), while the first machine's own rewrite replaces its version as on SQLite.
+#[test]
+fn a_copy_from_another_machine_does_not_replace_a_version_it_did_not_bring() {
+    let Some(db) = pg_db("a_copy_from_another_machine_does_not_replace_a_version") else {
+        return;
+    };
+    const SESSION: &str = "c0ffee00-0000-4000-8000-000000000017";
+    let root = tempfile::tempdir().expect("temp dir");
+    let project = root.path().join("-w");
+    std::fs::create_dir_all(&project).expect("project");
+    let path = project.join(format!("{SESSION}.jsonl"));
+    let line = |uuid: &str, text: &str| {
+        serde_json::json!({"type": "user", "uuid": uuid, "sessionId": SESSION,
+            "message": {"role": "user", "content": text}})
+        .to_string()
+            + "\n"
+    };
+    let dir = root.path().to_str().expect("utf-8");
+    std::fs::write(&path, line("a1", "alpha's")).expect("write");
+    let out = sessiondb(&db.url, "alpha", &["import", dir, "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Beta's copy of the file went another way.
+    std::fs::write(&path, line("b1", "beta's")).expect("write");
+    let out = sessiondb(&db.url, "beta", &["import", dir, "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["files_failed"], 1, "{report}");
+    assert_eq!(report["files_rewritten"], 0, "{report}");
+    assert!(
+        report["errors"][0]
+            .as_str()
+            .is_some_and(|e| e.contains("another machine's copy")),
+        "{report}"
+    );
+    let export = || {
+        let out = sessiondb(&db.url, "alpha", &["export", SESSION]);
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    assert_eq!(export(), line("a1", "alpha's"), "beta hid alpha's line");
+    // Alpha's own file rewritten: a new version, as on SQLite.
+    std::fs::write(&path, line("a2", "alpha's rewrite")).expect("write");
+    let out = sessiondb(&db.url, "alpha", &["import", dir, "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["files_rewritten"], 1, "{report}");
+    assert_eq!(export(), line("a2", "alpha's rewrite"));
 }

@@ -619,3 +619,69 @@ fn two_syncs_at_once_store_every_line_once() {
     assert_eq!(team_listing(&raced.url), team_listing(&clean.url));
     assert_same_export(&store, &raced.url);
 }
+
+/// A rewritten file follows import's rule on `sync` too: the team store's version is
+/// superseded, and a line a team-store writer appended there through sessiondb (a `serve`
+/// client, an `append`) is carried over to the new version instead of being hidden.
+#[test]
+fn a_rewritten_file_carries_the_team_stores_local_lines_over() {
+    let Some(db) = pg_db("a_rewritten_file_carries_the_team_stores_local_lines_over") else {
+        return;
+    };
+    let src = tempfile::tempdir().expect("temp dir");
+    let one = user_line("u1", None, SESSION, "one");
+    let path = write_session(src.path(), SESSION, one.as_bytes());
+    let (_dir, store) = temp_store();
+    import(&store, &[&path]);
+    sync_into(&store, &db.url);
+    // A writer of the team store appends a message there.
+    let team = PgStore::connect(&db.url).expect("connect");
+    let session = team
+        .read(|tx| sessiondb::pg::query::resolve_session(tx, SESSION))
+        .expect("session");
+    let theirs =
+        json!({"type": "user", "uuid": "t1", "message": {"role": "user", "content": "theirs"}});
+    sessiondb::pg::record::append_with(&team, &session, &[theirs], &Default::default())
+        .expect("append");
+    // The local file is rewritten and imported again.
+    let other = user_line("v1", None, SESSION, "rewritten");
+    std::fs::write(&path, &other).expect("rewrite");
+    import(&store, &[&path]);
+    let report = sync_into(&store, &db.url);
+    assert!(report.conflicts.is_empty(), "{report:?}");
+    assert_eq!(report.transcripts_replaced, 1, "{report:?}");
+    let mut out = Vec::new();
+    sessiondb::pg::export::export_session(&team, &session, &mut out).expect("export");
+    let out = String::from_utf8(out).expect("utf-8");
+    assert!(out.starts_with(&other), "{out}");
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(
+        out.lines().nth(1).is_some_and(|l| l.contains("\"t1\"")),
+        "{out}"
+    );
+    // The carried line is in the team store now: the next sync finds it ahead, not apart.
+    assert!(sync_into(&store, &db.url).sent_nothing());
+}
+
+/// After a sync the team store holds this machine's ledger as the local store has it, so an
+/// import of the grown file from this machine stores only its new lines.
+#[test]
+fn an_import_after_a_sync_goes_on_where_the_local_store_stood() {
+    let Some(db) = pg_db("an_import_after_a_sync_goes_on_where_the_local_store_stood") else {
+        return;
+    };
+    let src = tempfile::tempdir().expect("temp dir");
+    let one = user_line("u1", None, SESSION, "one");
+    let path = write_session(src.path(), SESSION, one.as_bytes());
+    let (_dir, store) = temp_store();
+    import(&store, &[&path]);
+    sync_into(&store, &db.url);
+    let two = user_line("u2", Some("u1"), SESSION, "two");
+    std::fs::write(&path, format!("{one}{two}")).expect("grow");
+    let team = PgStore::connect(&db.url).expect("connect");
+    let report =
+        sessiondb::pg::import::import_paths(&team, std::slice::from_ref(&path), &NoProgress)
+            .expect("import");
+    assert_eq!(report.files_rewritten, 0, "{report:?}");
+    assert_eq!(report.new_rows, 1, "{report:?}");
+}

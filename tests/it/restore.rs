@@ -272,7 +272,7 @@ fn export_all_keeps_the_recorded_mtimes() {
 }
 
 /// A fake `claude` that records its arguments, its cwd and the session files it sees.
-fn fake_claude(dir: &Path) -> PathBuf {
+pub(crate) fn fake_claude(dir: &Path) -> PathBuf {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).expect("mkdir");
     let script = bin.join("claude");

@@ -152,10 +152,13 @@ fn check_store(case: &Case) -> Result<(), String> {
     };
     let resumed = store.resume(&session, &options);
     if let Some(want) = case.str("expected_error") {
-        return match resumed {
-            Err(e) if e.to_string() == want => Ok(()),
-            Err(e) => Err(format!("refused with {e}, want {want}")),
-            Ok(_) => Err(format!("not refused, want {want}")),
+        let lean = store.resume_api_view(&session, &options);
+        return match (resumed, lean) {
+            (Err(e), Err(l)) if e.to_string() == want && l.to_string() == want => Ok(()),
+            (Err(e), Err(l)) => Err(format!("refused with {e} (API view: {l}), want {want}")),
+            _ => Err(format!(
+                "not refused by both resume and the API view, want {want}"
+            )),
         };
     }
     let resumed = resumed.map_err(|e| e.to_string())?;
@@ -169,12 +172,12 @@ fn check_store(case: &Case) -> Result<(), String> {
     }
     // The lighter records `resume --api` gathers give the same view.
     let lean = store
-        .resume_for_api(&session, &options)
+        .resume_api_view(&session, &options)
         .map_err(|e| e.to_string())?;
-    let lean = Value::Array(lean.into_api_view());
+    let lean = Value::Array(lean);
     if lean != want {
         return Err(format!(
-            "resume_for_api view differs: {}",
+            "resume_api_view differs: {}",
             first_diff(&lean, &want, "$")
         ));
     }

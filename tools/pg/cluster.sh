@@ -2,6 +2,8 @@
 # A throwaway PostgreSQL cluster for the tests: `start DIR` makes one in DIR (initdb as an
 # unprivileged user, listening only on a Unix socket in DIR and on a free loopback port) and
 # prints the URL to export as SESSIONDB_TEST_PG; `stop DIR` stops it and removes DIR.
+# `start DIR --ssl CERT KEY` makes a cluster that serves TLS with that certificate and key
+# (PEM files) and accepts TCP connections over TLS only (the TLS tests of issue 17).
 # PostgreSQL refuses to run as root, so under root the cluster belongs to the `postgres`
 # system user (created by Debian's package) or, failing that, to `nobody`.
 set -euo pipefail
@@ -43,7 +45,7 @@ free_port() {
 }
 
 start() {
-    local dir="$1" bin user port
+    local dir="$1" bin user port ssl_opts=""
     bin="$(bin_dir)"
     user="$(owner)"
     mkdir -p "$dir"
@@ -52,9 +54,18 @@ start() {
     as_owner "$user" "$bin/initdb" -D "$dir/data" -U sessiondb --auth=trust -E UTF8 \
         --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
         || { cat "$dir/initdb.log" >&2; exit 1; }
+    if [ "${2:-}" = "--ssl" ]; then
+        install -m 600 -o "$user" "$3" "$dir/data/server.crt"
+        install -m 600 -o "$user" "$4" "$dir/data/server.key"
+        # TCP only over TLS: a client that did not encrypt is refused, so a test that
+        # connects proves it used TLS.
+        printf '%s\n' 'local all all trust' 'hostssl all all 127.0.0.1/32 trust' \
+            'hostnossl all all 127.0.0.1/32 reject' >"$dir/data/pg_hba.conf"
+        ssl_opts="-c ssl=on"
+    fi
     port="$(free_port)"
     as_owner "$user" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c fsync=off -c max_connections=200" \
+        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c fsync=off -c max_connections=200 $ssl_opts" \
         start >/dev/null \
         || { cat "$dir/server.log" >&2; exit 1; }
     echo "postgres://sessiondb@127.0.0.1:$port/postgres"
@@ -71,7 +82,7 @@ stop() {
 }
 
 case "${1:-}" in
-    start) start "$2" ;;
+    start) start "$2" "${@:3}" ;;
     stop) stop "$2" ;;
     *) echo "usage: $0 start|stop DIR" >&2; exit 2 ;;
 esac

@@ -2,8 +2,9 @@
 //! them exactly so.
 
 use crate::style::ColorChoice;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, FromArgMatches, Parser, Subcommand};
 use sessiondb::serve::guard::AllowedHost;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
@@ -22,6 +23,18 @@ static VERSION: LazyLock<String> = LazyLock::new(|| {
 #[derive(Debug, Parser)]
 #[command(name = "sessiondb", version = VERSION.as_str(), about, long_about = None)]
 pub struct Cli {
+    /// The options every verb takes.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The options every verb takes (`--db`, `--color`, `--quiet`).
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
     /// The database file [default: $SESSIONDB_PATH, else $XDG_DATA_HOME/sessiondb/sessions.db,
     /// else ~/.local/share/sessiondb/sessions.db].
     #[arg(long, global = true, value_name = "PATH")]
@@ -35,11 +48,68 @@ pub struct Cli {
     /// No summaries and no warnings (errors are still printed).
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
-
-    /// What to do.
-    #[command(subcommand)]
-    pub command: Command,
 }
+
+/// Parses the command line as [`Cli::parse`] does, building only the verb it names.
+///
+/// clap builds the whole grammar, 25 verbs with all their arguments, before it parses: about
+/// a tenth of the work of a process that lists one session. The verb named on the command
+/// line is parsed alone first. When that does not succeed (help, `--version`, a mistake, or
+/// a word taken for the verb that was not it), the whole grammar parses the line again, so
+/// every message, help text and exit code is the one it always was.
+pub fn parse() -> Cli {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    parse_one_verb(&args).unwrap_or_else(Cli::parse)
+}
+
+/// The command line parsed with a grammar holding only the verb it names; `None` when it
+/// names none or does not parse so (the caller then parses with the whole grammar).
+fn parse_one_verb(args: &[OsString]) -> Option<Cli> {
+    let (name, augment) = args
+        .iter()
+        .skip(1)
+        .find_map(|arg| VERBS.iter().find(|(name, _)| arg.to_str() == Some(name)))?;
+    let grammar = GlobalArgs::augment_args(clap::Command::new("sessiondb"))
+        .subcommand_required(true)
+        .subcommand(augment(clap::Command::new(*name)));
+    let matches = grammar.try_get_matches_from(args).ok()?;
+    Cli::from_arg_matches(&matches).ok()
+}
+
+/// What adds a verb's arguments to its (empty) command.
+type AddArgs = fn(clap::Command) -> clap::Command;
+
+/// Each verb of [`Command`] with what adds its arguments (a unit test holds this table
+/// equal to the enum).
+const VERBS: &[(&str, AddArgs)] = &[
+    ("import", ImportArgs::augment_args),
+    ("export", ExportArgs::augment_args),
+    ("sessions", SessionsArgs::augment_args),
+    ("info", InfoArgs::augment_args),
+    ("messages", MessagesArgs::augment_args),
+    ("agents", AgentsArgs::augment_args),
+    ("rename", RenameArgs::augment_args),
+    ("tag", TagArgs::augment_args),
+    ("delete", DeleteArgs::augment_args),
+    ("search", SearchArgs::augment_args),
+    ("reindex", ReindexArgs::augment_args),
+    ("backup", BackupArgs::augment_args),
+    ("check", CheckArgs::augment_args),
+    ("resume", ResumeArgs::augment_args),
+    ("continue", ContinueArgs::augment_args),
+    ("fork", ForkArgs::augment_args),
+    ("append", AppendArgs::augment_args),
+    ("serve", ServeArgs::augment_args),
+    ("completions", CompletionsArgs::augment_args),
+    ("man", |verb| verb),
+    ("capture", CaptureArgs::augment_args),
+    ("hooks", HooksArgs::augment_args),
+    ("restore", RestoreArgs::augment_args),
+    ("launch", LaunchArgs::augment_args),
+    ("watch", WatchArgs::augment_args),
+    ("config", ConfigArgs::augment_args),
+    ("sync", SyncArgs::augment_args),
+];
 
 /// The verbs.
 #[derive(Debug, Subcommand)]
@@ -675,4 +745,84 @@ pub struct SyncArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn argv(line: &str) -> Vec<OsString> {
+        line.split(' ').map(OsString::from).collect()
+    }
+
+    /// `VERBS` lists the verbs of the whole grammar in its order, and each verb built alone
+    /// has the arguments and sub-verbs it has there.
+    #[test]
+    fn verbs_are_the_grammars() {
+        let whole = Cli::command();
+        let names: Vec<&str> = whole.get_subcommands().map(|c| c.get_name()).collect();
+        let table: Vec<&str> = VERBS.iter().map(|(name, _)| *name).collect();
+        assert_eq!(table, names);
+        let args = |c: &clap::Command| -> Vec<String> {
+            c.get_arguments().map(|a| format!("{a:?}")).collect()
+        };
+        let subs = |c: &clap::Command| -> Vec<String> {
+            c.get_subcommands()
+                .map(|s| format!("{} {:?}", s.get_name(), args(s)))
+                .collect()
+        };
+        for (name, augment) in VERBS {
+            let alone = augment(clap::Command::new(*name));
+            let there = whole.find_subcommand(name).expect("listed above");
+            assert_eq!(args(&alone), args(there), "{name}");
+            assert_eq!(subs(&alone), subs(there), "{name}");
+        }
+    }
+
+    /// A line the verb alone parses gives what the whole grammar gives.
+    #[test]
+    fn one_verb_parses_as_the_whole_grammar() {
+        for line in [
+            "sessiondb sessions --limit 1",
+            "sessiondb --db x.db sessions --json --project p --limit 5 --offset 2",
+            "sessiondb sessions --db x.db -q --color always",
+            "sessiondb info abc --json",
+            "sessiondb --db info info abc",
+            "sessiondb --color never search two words --limit 3",
+            "sessiondb tag s1 --clear",
+            "sessiondb tag s1 red",
+            "sessiondb config set write_back true",
+            "sessiondb hooks install",
+            "sessiondb man",
+            "sessiondb resume s1 --api",
+            "sessiondb messages s1 --json --limit 2",
+            "sessiondb export --all --out d",
+            "sessiondb import a b",
+        ] {
+            let whole = Cli::try_parse_from(argv(line)).expect(line);
+            let alone = parse_one_verb(&argv(line)).expect(line);
+            assert_eq!(format!("{alone:?}"), format!("{whole:?}"), "{line}");
+        }
+    }
+
+    /// Help, the version, mistakes and a verb-like option value are left to the whole grammar.
+    #[test]
+    fn the_rest_is_left_to_the_whole_grammar() {
+        for line in [
+            "sessiondb",
+            "sessiondb bogus",
+            "sessiondb --version",
+            "sessiondb sessions --help",
+            "sessiondb help sessions",
+            "sessiondb sessions --limit x",
+            "sessiondb tag s1",
+            "sessiondb --db info sessions",
+        ] {
+            assert!(parse_one_verb(&argv(line)).is_none(), "{line}");
+        }
+        let cli = Cli::try_parse_from(argv("sessiondb --db info sessions")).expect("parses");
+        assert!(matches!(cli.command, Command::Sessions(_)));
+        assert_eq!(cli.global.db, Some(PathBuf::from("info")));
+    }
 }

@@ -7,12 +7,11 @@ mod listing_json;
 mod output;
 mod style;
 
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
-    style::init(cli.color, cli.quiet);
+    let cli = cli::parse();
+    style::init(cli.global.color, cli.global.quiet);
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,

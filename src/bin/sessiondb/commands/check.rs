@@ -8,34 +8,41 @@ use std::path::Path;
 
 pub fn run(db: &Path, args: CheckArgs) -> anyhow::Result<()> {
     let store = if args.repair {
-        super::open_existing(db)?
+        super::open_db_existing(db)?
     } else {
-        super::open_read(db)?
+        super::open_db_read(db)?
     };
-    let report = sessiondb::check::check(&store, args.repair)?;
+    let report = store.check(args.repair)?;
+    let shown = super::shown(db);
     if args.json {
         print_json(&report)?;
     } else {
-        print_human(db, &report);
+        print_human(&shown, &report);
     }
     if !report.ok {
         let left = report.remaining.as_ref().unwrap_or(&report.problems).len();
         anyhow::bail!(
             "{} in {}",
             plural(left as u64, "problem", "problems"),
-            db.display()
+            shown
         );
     }
     Ok(())
 }
 
-fn print_human(db: &Path, report: &CheckReport) {
-    println!(
-        "checked {}, {} and the search index in {}",
-        plural(report.lines_checked, "line", "lines"),
-        plural(report.sessions_checked, "catalog row", "catalog rows"),
-        db.display()
-    );
+fn print_human(shown: &str, report: &CheckReport) {
+    match report.vectors_checked {
+        Some(vectors) => println!(
+            "checked {} and {} in {shown}",
+            plural(vectors, "search vector", "search vectors"),
+            plural(report.sessions_checked, "catalog row", "catalog rows"),
+        ),
+        None => println!(
+            "checked {}, {} and the search index in {shown}",
+            plural(report.lines_checked, "line", "lines"),
+            plural(report.sessions_checked, "catalog row", "catalog rows"),
+        ),
+    }
     if report.lines_unsummed > 0 {
         println!(
             "{} stored before checksums existed were not checked (check --repair sums them)",

@@ -8,6 +8,12 @@ use std::path::Path;
 
 pub fn run(db: &Path, args: InfoArgs) -> anyhow::Result<()> {
     let store = super::open_db_read(db)?;
+    let shown = show(&store, db, args);
+    super::leave_open(store);
+    shown
+}
+
+fn show(store: &sessiondb::Db, db: &Path, args: InfoArgs) -> anyhow::Result<()> {
     let session = store.resolve_session(&args.session)?;
     let info = store.session_info(&session, None)?;
     if args.json {

@@ -3,13 +3,12 @@
 
 use crate::cli::LaunchArgs;
 use anyhow::Context;
-use sessiondb::{query, restore};
 use std::path::{Path, PathBuf};
 
 pub fn run(db: &Path, args: LaunchArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
-    let session = query::resolve_session(&*store.reader()?, &args.session)?;
-    let recorded = restore::recorded_cwd(&*store.reader()?, &session)?;
+    let store = super::open_db(db)?;
+    let session = store.resolve_session(&args.session)?;
+    let recorded = store.recorded_cwd(&session)?;
     // Claude Code finds the session under the project of the folder it runs in: run it in
     // the recorded cwd when that still exists, else move the session to where it will run.
     let dir = match (&args.cwd, &recorded) {

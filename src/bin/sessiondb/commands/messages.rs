@@ -17,12 +17,16 @@ pub fn run(db: &Path, args: MessagesArgs) -> anyhow::Result<()> {
     let session = store.resolve_session(&args.session)?;
     let limit = args.limit.filter(|n| *n > 0);
     let messages = match args.agent.as_deref() {
-        Some(agent) => store.subagent_messages(&session, agent, limit, args.offset)?,
-        None => store.session_messages(&session, limit, args.offset)?,
+        Some(agent) => store.stored_subagent_messages(&session, agent, limit, args.offset)?,
+        None => store.stored_session_messages(&session, limit, args.offset)?,
     };
     if args.json {
         return print_messages_json(&messages);
     }
+    let messages: Vec<sdk::SessionMessage> = messages
+        .into_iter()
+        .map(sdk::StoredMessage::parse)
+        .collect();
     let times = store.record_timestamps(&session)?;
     drop(store);
     let view = View {
@@ -202,8 +206,9 @@ fn result_text(content: Option<&Value>) -> String {
 }
 
 /// `messages --json`: the bytes `print_json` writes for `[SessionMessage]`, through
-/// [`Pretty`] (serde_json's escaping was a sixth of the command).
-fn print_messages_json(messages: &[sdk::SessionMessage]) -> anyhow::Result<()> {
+/// [`Pretty`] (serde_json's escaping was a sixth of the command), each `message` from its
+/// stored text where it can be (building the values was a third).
+fn print_messages_json(messages: &[sdk::StoredMessage]) -> anyhow::Result<()> {
     let mut buf = Vec::with_capacity(OUT_BUFFER);
     let mut out = std::io::stdout().lock();
     messages_json(&mut buf, &mut out, messages)?;
@@ -214,11 +219,12 @@ fn print_messages_json(messages: &[sdk::SessionMessage]) -> anyhow::Result<()> {
 
 /// The pretty JSON of `messages` and a newline, into `buf` and, once it holds
 /// [`OUT_BUFFER`] bytes, on to `sink` (the caller writes what is left in `buf`). The
-/// field names are `SessionMessage`'s serde names (a test compares the bytes).
+/// field names are `SessionMessage`'s serde names; the bytes are serde_json's for the
+/// parsed messages (tests compare them).
 fn messages_json(
     buf: &mut Vec<u8>,
     sink: &mut impl Write,
-    messages: &[sdk::SessionMessage],
+    messages: &[sdk::StoredMessage],
 ) -> std::io::Result<()> {
     if messages.is_empty() {
         buf.extend_from_slice(b"[]\n");
@@ -240,7 +246,7 @@ fn messages_json(
         p.key(false, "session_id");
         p.value(&m.session_id);
         p.key(false, "message");
-        p.value(&m.message);
+        m.message.write_pretty(&mut p);
         p.key(false, "parent_tool_use_id");
         opt(&mut p, m.parent_tool_use_id.as_deref());
         p.key(false, "parent_agent_id");
@@ -260,14 +266,24 @@ mod tests {
 
     #[test]
     fn messages_json_is_the_bytes_serde_json_writes() {
-        let message = |n: u8, tool: Option<&str>, agent: Option<&str>| sdk::SessionMessage {
+        // As stored text (the float makes message 1's text go through a parse), and as a
+        // value (message 3).
+        let message = |n: u8, tool: Option<&str>, agent: Option<&str>| sdk::StoredMessage {
             kind: if n % 2 == 0 { "user" } else { "assistant" }.to_owned(),
             uuid: format!("u{n}\"\\"),
             session_id: if n == 1 { json!("") } else { json!("s-1") },
-            message: json!({"role": "user", "content": [
-                {"type": "text", "text": "line\none\ttab \u{1} \"q\" é"},
-                {"type": "text", "text": "long \"x\"\n".repeat(usize::from(n) * 4_000)},
-                {"type": "tool_result", "content": [], "is_error": false, "n": 1.5}]}),
+            message: {
+                let value = json!({"role": "user", "content": [
+                    {"type": "text", "text": "line\none\ttab \u{1} \"q\" é"},
+                    {"type": "text", "text": "long \"x\"\n".repeat(usize::from(n) * 4_000)},
+                    {"type": "tool_result", "content": [], "is_error": false,
+                     "n": if n == 1 { json!(1.5) } else { json!(-7) }}]});
+                if n == 3 {
+                    sdk::MessageJson::Value(value)
+                } else {
+                    sdk::MessageJson::Text(value.to_string().into())
+                }
+            },
             parent_tool_use_id: tool.map(str::to_owned),
             parent_agent_id: agent.map(str::to_owned),
         };
@@ -275,6 +291,7 @@ mod tests {
             message(0, None, None),
             message(1, Some("toolu_1"), None),
             message(2, Some("toolu_2"), Some("agent\n")),
+            message(3, None, None),
         ];
         for k in 0..=all.len() {
             // Two or more messages pass OUT_BUFFER: some bytes go to the sink early.
@@ -282,7 +299,12 @@ mod tests {
             messages_json(&mut tail, &mut sink, &all[..k]).expect("to a Vec");
             let mut ours = sink;
             ours.extend_from_slice(&tail);
-            let mut want = serde_json::to_vec_pretty(&all[..k]).expect("serializable");
+            let parsed: Vec<sdk::SessionMessage> = all[..k]
+                .iter()
+                .cloned()
+                .map(sdk::StoredMessage::parse)
+                .collect();
+            let mut want = serde_json::to_vec_pretty(&parsed).expect("serializable");
             want.push(b'\n');
             assert_eq!(
                 String::from_utf8(ours),

@@ -2,12 +2,11 @@
 
 use crate::cli::ReindexArgs;
 use crate::output::print_json;
-use sessiondb::search;
 use std::path::Path;
 
 pub fn run(db: &Path, args: ReindexArgs) -> anyhow::Result<()> {
-    let store = super::open_existing(db)?;
-    let report = search::reindex(&store)?;
+    let store = super::open_db_existing(db)?;
+    let report = store.reindex()?;
     if args.json {
         return print_json(&report);
     }
@@ -15,7 +14,7 @@ pub fn run(db: &Path, args: ReindexArgs) -> anyhow::Result<()> {
         "{} indexed, {} recomputed in {}",
         crate::human::plural(report.indexed as u64, "record", "records"),
         crate::human::plural(report.sessions as u64, "catalog entry", "catalog entries"),
-        db.display()
+        super::shown(db)
     ));
     Ok(())
 }

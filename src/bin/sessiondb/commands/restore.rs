@@ -5,13 +5,13 @@ use crate::output::print_json;
 use anyhow::Context;
 use sessiondb::model::SessionRef;
 use sessiondb::restore::{self, RestoreOptions, RestoreReport};
-use sessiondb::{query, Store};
+use sessiondb::Db;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub fn run(db: &Path, args: RestoreArgs) -> anyhow::Result<()> {
-    let store = super::open(db)?;
-    let session = query::resolve_session(&*store.reader()?, &args.session)?;
+    let store = super::open_db(db)?;
+    let session = store.resolve_session(&args.session)?;
     let report = restore_session(
         &store,
         &session,
@@ -32,7 +32,7 @@ pub fn run(db: &Path, args: RestoreArgs) -> anyhow::Result<()> {
 
 /// Restores a session into `config_dir` (default: Claude Code's); shared with `launch`.
 pub fn restore_session(
-    store: &Store,
+    store: &Db,
     session: &SessionRef,
     config_dir: Option<PathBuf>,
     cwd: Option<PathBuf>,
@@ -48,7 +48,7 @@ pub fn restore_session(
         cwd,
         as_new,
     };
-    Ok(restore::restore(store, session, &options)?)
+    Ok(store.restore(session, &options)?)
 }
 
 /// A short account on standard error.

@@ -54,7 +54,7 @@ fn show(store: &Db, db: &Path, session: &SessionRef, view: &ResumeView) -> anyho
         model: view.model.clone(),
     };
     if view.api {
-        return print_json_values(&store.resume_for_api(session, &options)?.into_api_view());
+        return print_json_values(&store.resume_api_view(session, &options)?);
     }
     let resumed = store.resume(session, &options)?;
     if view.json {

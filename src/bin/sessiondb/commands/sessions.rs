@@ -12,6 +12,12 @@ use std::path::Path;
 
 pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
     let store = super::open_db_read(db)?;
+    let listed = list(&store, db, args);
+    super::leave_open(store);
+    listed
+}
+
+fn list(store: &Db, db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
     let mut filter = SessionFilter {
         project: None,
         project_contains: None,
@@ -39,7 +45,7 @@ pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
         }
     }
     if args.json {
-        return match &store {
+        return match store {
             Db::Sqlite(s) => print_sessions_json(&*s.reader()?, &filter),
             Db::Postgres(_) => crate::output::print_json(&store.list_sessions(&filter)?),
         };
@@ -57,7 +63,7 @@ pub fn run(db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
         ));
         return Ok(());
     }
-    let ids = short_ids(&store, &sessions, args.long)?;
+    let ids = short_ids(store, &sessions, args.long)?;
     table(&sessions, &ids)?;
     if std::io::stdout().is_terminal() {
         style::note(format_args!(

@@ -24,11 +24,11 @@ pub fn run(db: &Path, args: WatchArgs) -> anyhow::Result<()> {
         );
     }
     let roots = super::import::roots(args.paths)?;
-    let store = super::open(db)?;
+    let store = super::open_db(db)?;
     let stop = stop_on_signal()?;
     // Watch first, then catch up, so nothing written in between is missed.
     let watcher = Watch::start(&roots)?;
-    let report = sessiondb::import::import_paths(&store, &roots, &sessiondb::model::NoProgress)?;
+    let report = store.import_paths(&roots, &sessiondb::model::NoProgress)?;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -47,19 +47,9 @@ pub fn run(db: &Path, args: WatchArgs) -> anyhow::Result<()> {
         if batch.is_empty() {
             continue;
         }
-        for change in watch::import_batch(&store, &batch)? {
-            let t = &change.transcript;
-            let project = t
-                .parent()
-                .and_then(Path::file_name)
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default();
-            let session = t
-                .file_stem()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default();
+        for change in watch::import_batch_into(&store, &batch)? {
             let r = &change.report;
-            let mut line = format!("{project}/{session}: {} new rows", r.new_rows);
+            let mut line = format!("{}: {} new rows", label(&change.transcript), r.new_rows);
             if r.files_rewritten > 0 {
                 line.push_str(&format!(", {} files rewritten", r.files_rewritten));
             }
@@ -78,6 +68,25 @@ pub fn run(db: &Path, args: WatchArgs) -> anyhow::Result<()> {
     }
     writeln!(out, "stopped")?;
     Ok(())
+}
+
+/// `project/session` for a session's transcript; `project` for a project folder (a team
+/// store imports whole folders).
+fn label(path: &Path) -> String {
+    let name = |p: Option<&Path>| {
+        p.and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    if path.extension().is_some_and(|e| e == "jsonl") {
+        let session = path
+            .file_stem()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        format!("{}/{session}", name(path.parent()))
+    } else {
+        name(Some(path))
+    }
 }
 
 /// A flag set on SIGINT or SIGTERM, so the loop stops between imports (never inside one).

@@ -1,0 +1,127 @@
+//! `restore` and `launch` from a team store: the session's files as the team store holds
+//! them, gathered for the shared rules of [`crate::restore`].
+
+use super::export::{main_transcript, write_transcript_mapped};
+use super::PgStore;
+use crate::error::Result;
+use crate::export::safe_relative;
+use crate::model::SessionRef;
+use crate::restore::{CwdRewrite, Planned, RestoreOptions, RestoreReport, RestoreSource};
+
+/// Writes a session of the team store into Claude Code's folder (see
+/// [`crate::restore::restore`]).
+///
+/// # Errors
+/// As [`crate::restore::restore`].
+pub fn restore(
+    store: &PgStore,
+    session: &SessionRef,
+    options: &RestoreOptions,
+) -> Result<RestoreReport> {
+    crate::restore::restore_from(store, session, options)
+}
+
+/// The session's recorded cwd: the first `cwd` of its main transcript, else its project's
+/// (as [`crate::restore::recorded_cwd`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn recorded_cwd(store: &PgStore, session: &SessionRef) -> Result<Option<String>> {
+    store.read(|tx| {
+        if let Some(transcript) = main_transcript(tx, session)? {
+            let portal = tx.bind(
+                "SELECT raw FROM rows WHERE transcript_id = $1 AND status = 0 ORDER BY ordinal",
+                &[&transcript],
+            )?;
+            loop {
+                let rows = tx.query_portal(&portal, 64)?;
+                if rows.is_empty() {
+                    break;
+                }
+                for row in &rows {
+                    let raw: &[u8] = row.get(0);
+                    if let Some([Some(value)]) =
+                        crate::jsonl::fields::pick(raw, [b"cwd".as_slice()])
+                    {
+                        if let Ok(cwd) = serde_json::from_slice::<String>(value) {
+                            return Ok(Some(cwd));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(tx
+            .query_one(
+                "SELECT p.cwd FROM sessions s JOIN projects p ON p.id = s.project_id
+                 WHERE s.id = $1",
+                &[&session.key],
+            )?
+            .get(0))
+    })
+}
+
+impl RestoreSource for PgStore {
+    fn recorded_cwd(&self, session: &SessionRef) -> Result<Option<String>> {
+        recorded_cwd(self, session)
+    }
+
+    fn plan(
+        &self,
+        session: &SessionRef,
+        rewrite: Option<&CwdRewrite>,
+    ) -> Result<(Vec<Planned>, u64)> {
+        let sid = &session.session_id;
+        let mut rewritten = 0u64;
+        let mut map = |line: &[u8]| {
+            let out = rewrite.and_then(|r| r.rewrite_line(line));
+            rewritten += u64::from(out.is_some());
+            out
+        };
+        let files = self.read(|tx| {
+            let mut files = Vec::new();
+            for row in tx.query(
+                "SELECT s.relpath, s.content, (SELECT f.mtime_ns FROM source_files f
+                    WHERE f.session_file_id = s.id ORDER BY f.id DESC LIMIT 1)
+                 FROM session_files s WHERE s.session_id = $1 ORDER BY s.relpath",
+                &[&session.key],
+            )? {
+                files.push(Planned {
+                    relpath: safe_relative(sid)?.join(safe_relative(row.get(0))?),
+                    bytes: row.get(1),
+                    mtime_ns: row.get(2),
+                });
+            }
+            let transcripts: Vec<(i64, String, Option<i64>)> = tx
+                .query(
+                    "SELECT t.id, t.subpath, (SELECT f.mtime_ns FROM source_files f
+                        WHERE f.transcript_id = t.id ORDER BY f.id DESC LIMIT 1)
+                     FROM transcripts t WHERE t.session_id = $1 AND t.superseded_at IS NULL
+                     ORDER BY t.subpath = '', t.subpath",
+                    &[&session.key],
+                )?
+                .iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2)))
+                .collect();
+            for (id, subpath, mtime_ns) in transcripts {
+                let relpath = if subpath.is_empty() {
+                    safe_relative(&format!("{sid}.jsonl"))?
+                } else {
+                    safe_relative(sid)?.join(safe_relative(&format!("{subpath}.jsonl"))?)
+                };
+                let mut bytes = Vec::new();
+                write_transcript_mapped(tx, id, &mut bytes, &mut map)?;
+                files.push(Planned {
+                    relpath,
+                    bytes,
+                    mtime_ns,
+                });
+            }
+            Ok(files)
+        })?;
+        Ok((files, rewritten))
+    }
+
+    fn fork(&self, session: &SessionRef) -> Result<SessionRef> {
+        Ok(super::fork::fork(self, session, &crate::fork::ForkOptions::default())?.session)
+    }
+}

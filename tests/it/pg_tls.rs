@@ -1,0 +1,202 @@
+//! TLS to a team store (`sslmode`): a throwaway cluster that serves TLS with a certificate
+//! made here and refuses plain TCP, and the plain test server for the modes that must keep
+//! working without TLS. Needs `SESSIONDB_TEST_PG` (for the server binaries), as every
+//! PostgreSQL test.
+
+use crate::support::pg_db;
+use sessiondb::pg::PgStore;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A cluster serving TLS only, stopped and removed when dropped.
+struct TlsCluster {
+    dir: PathBuf,
+    /// `postgres://sessiondb@127.0.0.1:PORT/postgres`.
+    url: String,
+}
+
+impl Drop for TlsCluster {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(script())
+            .arg("stop")
+            .arg(&self.dir)
+            .status();
+    }
+}
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/pg/cluster.sh")
+}
+
+/// A CA and a server certificate it signed for `localhost` only, as PEM files in `dir`:
+/// `ca.pem`, `server.pem`, `server.key`, and `other-ca.pem` (a CA that signed nothing).
+fn make_certificates(dir: &Path) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().expect("CA key");
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).expect("CA certificate");
+    let server_key = KeyPair::generate().expect("server key");
+    let server = CertificateParams::new(vec!["localhost".to_owned()])
+        .expect("server params")
+        .signed_by(&server_key, &Issuer::from_params(&ca_params, &ca_key))
+        .expect("server certificate");
+    let other_key = KeyPair::generate().expect("other key");
+    let other = ca_params.self_signed(&other_key).expect("other CA");
+    std::fs::write(dir.join("ca.pem"), ca.pem()).expect("write");
+    std::fs::write(dir.join("other-ca.pem"), other.pem()).expect("write");
+    std::fs::write(dir.join("server.pem"), server.pem()).expect("write");
+    std::fs::write(dir.join("server.key"), server_key.serialize_pem()).expect("write");
+}
+
+/// Starts a TLS-only cluster with the certificate in `certs`, or `None` when no test server
+/// is configured (the binaries are then not known to be there).
+fn tls_cluster(what: &str, certs: &Path) -> Option<TlsCluster> {
+    // Skipped, or failing under CI, exactly as the other PostgreSQL tests.
+    drop(pg_db(what)?);
+    // The cluster's owner (the `postgres` user under root) must reach its folder: not
+    // inside a private temporary folder.
+    let dir = std::env::temp_dir().join(format!("sessiondb-tls-{}", uuid::Uuid::new_v4().simple()));
+    let out = Command::new("bash")
+        .arg(script())
+        .arg("start")
+        .arg(&dir)
+        .arg("--ssl")
+        .arg(certs.join("server.pem"))
+        .arg(certs.join("server.key"))
+        .output()
+        .expect("run cluster.sh");
+    let cluster = TlsCluster {
+        dir,
+        url: String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+    };
+    assert!(
+        out.status.success() && cluster.url.starts_with("postgres://"),
+        "cannot start a TLS cluster: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(cluster)
+}
+
+fn with_query(url: &str, query: &str) -> String {
+    format!("{url}?{query}")
+}
+
+fn connect_error(url: &str) -> String {
+    match PgStore::connect(url) {
+        Ok(_) => panic!("{url} must not connect"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn sslmode_require_and_verify_connect_over_tls_and_check_what_they_promise() {
+    let certs = tempfile::tempdir().expect("tempdir");
+    make_certificates(certs.path());
+    let Some(cluster) = tls_cluster(
+        "sslmode_require_and_verify_connect_over_tls_and_check_what_they_promise",
+        certs.path(),
+    ) else {
+        return;
+    };
+    let by_ip = cluster
+        .url
+        .replacen("://sessiondb@", "://sessiondb:pw-secret@", 1);
+    let by_name = by_ip.replacen("@127.0.0.1:", "@localhost:", 1);
+    let root = |file: &str| certs.path().join(file).display().to_string();
+
+    // The cluster refuses plain TCP: a connection that works used TLS.
+    let err = connect_error(&with_query(&by_ip, "sslmode=disable"));
+    assert!(
+        err.contains("no encryption") || err.contains("rejects"),
+        "{err}"
+    );
+    assert!(!err.contains("pw-secret"), "{err}");
+
+    let store = PgStore::connect(&with_query(&by_ip, "sslmode=require")).expect("require");
+    let ssl: bool = store
+        .read(|tx| {
+            Ok(tx
+                .query_one(
+                    "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                    &[],
+                )?
+                .get(0))
+        })
+        .expect("pg_stat_ssl");
+    assert!(ssl);
+    // `prefer` (the default) takes TLS when it is offered.
+    PgStore::connect(&by_ip).expect("prefer");
+
+    // verify-full: the right root and the name the certificate was issued for.
+    let full = format!("sslmode=verify-full&sslrootcert={}", root("ca.pem"));
+    PgStore::connect(&with_query(&by_name, &full)).expect("verify-full by name");
+    let err = connect_error(&with_query(&by_ip, &full));
+    assert!(err.contains("certificate"), "{err}");
+    assert!(!err.contains("pw-secret") && err.contains(":***@"), "{err}");
+    // verify-ca does not compare the name, but still wants the right root.
+    let ca = format!("sslmode=verify-ca&sslrootcert={}", root("ca.pem"));
+    PgStore::connect(&with_query(&by_ip, &ca)).expect("verify-ca by address");
+    let other = format!("sslmode=verify-ca&sslrootcert={}", root("other-ca.pem"));
+    let err = connect_error(&with_query(&by_name, &other));
+    assert!(err.contains("certificate"), "{err}");
+    // require with a root named checks the chain, as libpq does.
+    let err = connect_error(&with_query(
+        &by_ip,
+        &format!("sslmode=require&sslrootcert={}", root("other-ca.pem")),
+    ));
+    assert!(err.contains("certificate"), "{err}");
+
+    // Through the binary: a whole import and listing over TLS, the password never shown.
+    let url = with_query(&by_ip, "sslmode=require");
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
+    for args in [
+        vec!["import".to_owned(), samples.display().to_string()],
+        vec!["sessions".to_owned(), "--all".to_owned()],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+            .arg("--db")
+            .arg(&url)
+            .args(&args)
+            .output()
+            .expect("run sessiondb");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{args:?}: {all}");
+        assert!(!all.contains("pw-secret"), "{all}");
+    }
+}
+
+#[test]
+fn a_server_without_tls_keeps_plain_modes_and_refuses_require_clearly() {
+    let Some(db) = pg_db("a_server_without_tls_keeps_plain_modes_and_refuses_require_clearly")
+    else {
+        return;
+    };
+    let url = db
+        .url
+        .replacen("://sessiondb@", "://sessiondb:pw-secret@", 1);
+    PgStore::connect(&with_query(&url, "sslmode=disable")).expect("disable");
+    PgStore::connect(&with_query(&url, "sslmode=prefer")).expect("prefer falls back");
+    let err = connect_error(&with_query(&url, "sslmode=require"));
+    assert!(err.contains("does not offer TLS"), "{err}");
+    assert!(err.contains("sslmode=require"), "{err}");
+    assert!(!err.contains("pw-secret") && err.contains(":***@"), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+        .arg("--db")
+        .arg(with_query(
+            &url,
+            "sslmode=verify-full&sslrootcert=missing-roots.pem",
+        ))
+        .args(["sessions", "--all"])
+        .output()
+        .expect("run sessiondb");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("missing-roots.pem"), "{err}");
+    assert!(!err.contains("pw-secret"), "{err}");
+}
