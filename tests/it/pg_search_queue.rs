@@ -116,3 +116,35 @@ fn a_failed_catch_up_loses_no_line_and_a_search_waits_for_it() {
     let store = PgStore::connect(&pg.url).expect("connect");
     assert_eq!(queued(&store).expect("queued"), 0);
 }
+
+/// Lines still queued are not stale vectors to `check` (the next search indexes them), and
+/// `reindex`, which writes every vector, leaves nothing queued.
+#[test]
+fn check_accepts_queued_lines_and_reindex_empties_the_queue() {
+    let Some((pg, db)) = queued_store("check_accepts_queued_lines_and_reindex_empties_the_queue")
+    else {
+        return;
+    };
+    let store = PgStore::connect(&pg.url).expect("connect");
+    assert_eq!(queued(&store).expect("queued"), LINES as i64);
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+            .arg("--db")
+            .arg(&pg.url)
+            .args(args)
+            .output()
+            .expect("run sessiondb")
+    };
+    let out = run(&["check", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["ok"], true, "{report}");
+    assert!(out.status.success());
+    let out = run(&["reindex"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(queued(&store).expect("queued"), 0);
+    assert_eq!(wombats(&db), LINES);
+}
