@@ -1016,7 +1016,7 @@ fn messages_agents_and_fork_through_the_cli_on_every_backend() {
 }
 
 /// A line appended through the record API (which, on a team store, leaves its search vector
-/// to the queue) is found by the very next search, as on SQLite; so is a forked copy.
+/// to the queue) is found by the very next search, as on SQLite.
 #[test]
 fn appended_lines_are_found_by_the_next_search_on_every_backend() {
     let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
