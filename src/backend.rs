@@ -319,8 +319,8 @@ impl Db {
         }
     }
 
-    /// Runs a full-text search, best hits first. On SQLite, lines still queued for the index
-    /// are indexed first (when that write fails the search runs without them: `Err` is then
+    /// Runs a full-text search, best hits first. Lines still queued for the index are indexed
+    /// first (when that write fails the search runs without them: `Err` is then
     /// only the search's own failure, and the catch-up error is returned beside the hits).
     ///
     /// # Errors
@@ -334,7 +334,10 @@ impl Db {
                 let caught_up = crate::search::catch_up(s).err();
                 Ok((crate::search::search(&*s.reader()?, q)?, caught_up))
             }
-            Db::Postgres(p) => Ok((crate::pg::search::search(p, q)?, None)),
+            Db::Postgres(p) => {
+                let caught_up = crate::pg::search_queue::catch_up(p).err();
+                Ok((crate::pg::search::search(p, q)?, caught_up))
+            }
         }
     }
 

@@ -804,3 +804,41 @@ fn local_session_refs(store: &sessiondb::Store) -> Vec<sessiondb::model::Session
         })
         .collect()
 }
+
+/// A line appended through the SessionStore endpoint (whose search vector a team store
+/// leaves to its queue) is found by the next search, on both backends.
+#[test]
+fn a_line_appended_through_serve_is_found_by_the_next_search() {
+    let Some(pg) = pg_db("a_line_appended_through_serve_is_found_by_the_next_search") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let local = dir.path().join("local.db");
+    sessiondb_ok(&local, &["import", &samples().to_string_lossy()]);
+    for db in [local.to_str().expect("utf-8"), pg.url.as_str()] {
+        let server = Serve::start(db);
+        for (uuid, text) in [("q1", "the marmalade telescope"), ("q2", "a telescope")] {
+            let (status, answer) = server.post(
+                "/v1/store/append",
+                &json!({"key": key("s9", None), "entries": [user(uuid, text)]}),
+            );
+            assert_eq!(status, 200, "{db}: {answer}");
+            let (status, body) = server.get("/v1/search?q=telescope&limit=100");
+            assert_eq!(status, 200, "{db}: {}", String::from_utf8_lossy(&body));
+            let hits: Value = serde_json::from_slice(&body).expect("JSON");
+            let mut found: Vec<&str> = hits
+                .as_array()
+                .expect("hits")
+                .iter()
+                .filter_map(|h| h["uuid"].as_str())
+                .collect();
+            found.sort_unstable();
+            let want = if uuid == "q1" {
+                vec!["q1"]
+            } else {
+                vec!["q1", "q2"]
+            };
+            assert_eq!(found, want, "{db}");
+        }
+    }
+}
