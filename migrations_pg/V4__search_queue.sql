@@ -1,4 +1,4 @@
--- V5 (PostgreSQL): an append does not compute its lines' search vectors. `to_tsvector` in the
+-- V4 (PostgreSQL): an append does not compute its lines' search vectors. `to_tsvector` in the
 -- append's INSERT was nearly all of the server's time in a SessionStore append (issue 17);
 -- as the SQLite store does since its V6, appended lines are queued and indexed before the
 -- next search (`pg::search_queue::catch_up`), or by an idle `serve`.
