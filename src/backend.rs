@@ -8,7 +8,7 @@ use crate::export::{ExportReport, OnDamage};
 use crate::fork::{ForkOptions, ForkOrigin, Forked};
 use crate::model::{ImportReport, Progress, SessionRef};
 use crate::pg::{url::is_postgres_url, PgStore};
-use crate::query::{SessionFilter, SessionInfo};
+use crate::query::{SessionFilter, SessionInfo, StoredLine};
 use crate::resume::{ResumeOptions, Resumed};
 use crate::sdk::{SessionMessage, StoredMessage};
 use crate::Store;
@@ -120,6 +120,99 @@ impl Db {
         }
     }
 
+    /// The session of exactly this project and id (see [`crate::query::find_exact_session`]):
+    /// the web viewer's paths name both, and match nothing else.
+    ///
+    /// # Errors
+    /// [`crate::Error::SessionNotFound`], or a database error.
+    pub fn find_exact_session(&self, project: &str, session_id: &str) -> Result<SessionRef> {
+        match self {
+            Db::Sqlite(s) => crate::query::find_exact_session(&*s.reader()?, project, session_id),
+            Db::Postgres(p) => {
+                p.read(|tx| crate::pg::query::find_exact_session(tx, project, session_id))
+            }
+        }
+    }
+
+    /// Every stored project folder name, in byte order.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn project_keys(&self) -> Result<Vec<String>> {
+        match self {
+            Db::Sqlite(s) => crate::query::project_keys(&*s.reader()?),
+            Db::Postgres(p) => p.read(crate::pg::query::project_keys),
+        }
+    }
+
+    /// Every tag some session has now, in byte order.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn tags(&self) -> Result<Vec<String>> {
+        match self {
+            Db::Sqlite(s) => crate::query::tags(&*s.reader()?),
+            Db::Postgres(p) => p.read(crate::pg::query::tags),
+        }
+    }
+
+    /// The stored lines of a session's main transcript (`agent` `None`) or of its sub-agent
+    /// `agent`'s, in file order; `None` when that transcript is not stored.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn transcript_lines(
+        &self,
+        session: &SessionRef,
+        agent: Option<&str>,
+    ) -> Result<Option<Vec<StoredLine>>> {
+        match self {
+            Db::Sqlite(s) => {
+                let conn = s.reader()?;
+                crate::query::session_transcript(&conn, session, agent)?
+                    .map(|t| crate::query::transcript_lines(&conn, t))
+                    .transpose()
+            }
+            Db::Postgres(p) => p.read(|tx| {
+                crate::pg::query::session_transcript(tx, session, agent)?
+                    .map(|t| crate::pg::query::transcript_lines(tx, t))
+                    .transpose()
+            }),
+        }
+    }
+
+    /// Line `ordinal` (0-based) of a session's main transcript or of its sub-agent
+    /// `agent`'s, as stored: one line read, not the transcript.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] when the transcript or the line is not stored; a database
+    /// error.
+    pub fn transcript_line(
+        &self,
+        session: &SessionRef,
+        agent: Option<&str>,
+        ordinal: i64,
+    ) -> Result<StoredLine> {
+        let raw = match self {
+            Db::Sqlite(s) => {
+                let conn = s.reader()?;
+                crate::query::session_transcript(&conn, session, agent)?
+                    .map(|t| crate::query::transcript_line(&conn, t, ordinal))
+                    .transpose()?
+            }
+            Db::Postgres(p) => p.read(|tx| {
+                crate::pg::query::session_transcript(tx, session, agent)?
+                    .map(|t| crate::pg::query::transcript_line(tx, t, ordinal))
+                    .transpose()
+            })?,
+        }
+        .ok_or_else(|| crate::Error::NotFound("no such transcript".into()))?
+        .ok_or_else(|| {
+            crate::Error::NotFound(format!("no line {} in this transcript", ordinal + 1))
+        })?;
+        Ok(StoredLine { ordinal, raw })
+    }
+
     /// Whether a project folder of this exact name is stored.
     ///
     /// # Errors
@@ -226,8 +319,8 @@ impl Db {
         }
     }
 
-    /// Runs a full-text search, best hits first. On SQLite, lines still queued for the index
-    /// are indexed first (when that write fails the search runs without them: `Err` is then
+    /// Runs a full-text search, best hits first. Lines still queued for the index are indexed
+    /// first (when that write fails the search runs without them: `Err` is then
     /// only the search's own failure, and the catch-up error is returned beside the hits).
     ///
     /// # Errors
@@ -241,7 +334,10 @@ impl Db {
                 let caught_up = crate::search::catch_up(s).err();
                 Ok((crate::search::search(&*s.reader()?, q)?, caught_up))
             }
-            Db::Postgres(p) => Ok((crate::pg::search::search(p, q)?, None)),
+            Db::Postgres(p) => {
+                let caught_up = crate::pg::search_queue::catch_up(p).err();
+                Ok((crate::pg::search::search(p, q)?, caught_up))
+            }
         }
     }
 

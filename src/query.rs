@@ -569,6 +569,22 @@ pub fn transcript_line(
         .optional()?)
 }
 
+/// The live transcript of a session: its main one (`agent` `None`) or its sub-agent
+/// `agent`'s, if stored.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn session_transcript(
+    conn: &Connection,
+    session: &SessionRef,
+    agent: Option<&str>,
+) -> Result<Option<i64>> {
+    match agent {
+        Some(a) => agent_transcript(conn, session, a),
+        None => crate::export::main_transcript(conn, session),
+    }
+}
+
 /// The live transcript of a session's sub-agent (`agent_id`), if stored.
 ///
 /// # Errors

@@ -787,7 +787,7 @@ macro_rules! search_vector {
             END"
     };
 }
-use search_vector;
+pub(crate) use search_vector;
 
 /// Whether a line is searched and the words of its two columns, as its search vector is
 /// made of them; `ahead` is the text the shared reader already took from it, if any.

@@ -22,6 +22,7 @@ pub mod restore;
 pub mod resume;
 pub mod sdk;
 pub mod search;
+pub mod search_queue;
 pub mod streams;
 pub mod sync;
 pub mod tls;

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::SessionRef;
-use crate::query::{one_match, SessionFilter, SessionInfo};
+use crate::query::{one_match, SessionFilter, SessionInfo, StoredLine};
 use postgres::{Row, Transaction};
 
 const SESSION_COLUMNS: &str =
@@ -249,4 +249,120 @@ pub fn record_timestamps(
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect())
+}
+
+/// The session of exactly this project and id (the viewer's paths name both); no prefix or
+/// title matching (see [`crate::query::find_exact_session`]).
+///
+/// # Errors
+/// [`Error::SessionNotFound`]; database errors.
+pub fn find_exact_session(
+    tx: &mut Transaction<'_>,
+    project: &str,
+    session_id: &str,
+) -> Result<SessionRef> {
+    tx.query_opt(
+        &format!("{SESSION_COLUMNS} WHERE p.key = $1 AND s.session_id = $2"),
+        &[&project, &session_id],
+    )?
+    .map(|r| session_ref(&r))
+    .ok_or_else(|| Error::SessionNotFound(format!("{project}/{session_id}")))
+}
+
+/// Every project folder name, in byte order as on SQLite (for a listing's project filter).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn project_keys(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
+    Ok(tx
+        .query("SELECT key FROM projects ORDER BY key COLLATE \"C\"", &[])?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+}
+
+/// Every tag some session has now, in byte order (for a listing's tag filter).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn tags(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
+    Ok(tx
+        .query(
+            "SELECT DISTINCT tag COLLATE \"C\" FROM catalog WHERE tag IS NOT NULL AND tag <> ''
+             ORDER BY 1",
+            &[],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+}
+
+/// The live transcript of a session: its main one (`agent` `None`) or its sub-agent
+/// `agent`'s, if stored (see [`crate::query::session_transcript`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn session_transcript(
+    tx: &mut Transaction<'_>,
+    session: &SessionRef,
+    agent: Option<&str>,
+) -> Result<Option<i64>> {
+    match agent {
+        Some(a) => agent_transcript(tx, session, a),
+        None => super::export::main_transcript(tx, session),
+    }
+}
+
+/// The live transcript of a session's sub-agent (`agent_id`), if stored (the rule of
+/// [`crate::query::agent_transcript`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn agent_transcript(
+    tx: &mut Transaction<'_>,
+    session: &SessionRef,
+    agent_id: &str,
+) -> Result<Option<i64>> {
+    Ok(tx
+        .query_opt(
+            "SELECT id FROM transcripts WHERE session_id = $1 AND agent_id = $2
+               AND subpath <> '' AND superseded_at IS NULL ORDER BY subpath COLLATE \"C\" LIMIT 1",
+            &[&session.key, &agent_id],
+        )?
+        .map(|r| r.get(0)))
+}
+
+/// The lines of one transcript, in file order (see [`crate::query::transcript_lines`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn transcript_lines(tx: &mut Transaction<'_>, transcript: i64) -> Result<Vec<StoredLine>> {
+    Ok(tx
+        .query(
+            "SELECT ordinal, raw FROM rows WHERE transcript_id = $1 ORDER BY ordinal",
+            &[&transcript],
+        )?
+        .into_iter()
+        .map(|r| StoredLine {
+            ordinal: r.get(0),
+            raw: r.get(1),
+        })
+        .collect())
+}
+
+/// One line of a transcript by its position (see [`crate::query::transcript_line`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn transcript_line(
+    tx: &mut Transaction<'_>,
+    transcript: i64,
+    ordinal: i64,
+) -> Result<Option<Vec<u8>>> {
+    Ok(tx
+        .query_opt(
+            "SELECT raw FROM rows WHERE transcript_id = $1 AND ordinal = $2",
+            &[&transcript, &ordinal],
+        )?
+        .map(|r| r.get(0)))
 }

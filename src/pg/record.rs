@@ -107,7 +107,8 @@ fn write_lines(
 }
 
 /// Stores lines given as bytes after the transcript's last row, as local lines with their
-/// projections, side-table rows and search vectors (as import stores a line).
+/// projections and side-table rows (as import stores a line), their search vectors queued
+/// ([`super::search_queue`]).
 pub(crate) fn write_line_bytes(
     tx: &mut Transaction<'_>,
     transcript: i64,
@@ -118,7 +119,7 @@ pub(crate) fn write_line_bytes(
         return Ok(());
     }
     let first = next_ordinal(tx, transcript)?;
-    let parsed: Vec<crate::import::Parsed<'_>> = bytes
+    let mut parsed: Vec<crate::import::Parsed<'_>> = bytes
         .iter()
         .map(|b| {
             let (status, env) = Envelope::parse(b);
@@ -134,7 +135,8 @@ pub(crate) fn write_line_bytes(
             (line, status, env, search)
         })
         .collect();
-    let ids = super::import::insert_lines(tx, transcript, first, &parsed, session_id, true)?;
+    let ids =
+        super::search_queue::insert_local_lines(tx, transcript, first, &mut parsed, session_id)?;
     for (row, (line, status, env, _)) in ids.into_iter().zip(&parsed) {
         if *status == LineStatus::Record {
             super::import::project_record(tx, transcript, row, line.bytes, env)?;
@@ -146,12 +148,13 @@ pub(crate) fn write_line_bytes(
 /// The ordinal that follows the transcript's last row (see [`crate::record`]'s): a last row
 /// without its newline gets one first, so that lines stored after it do not glue onto it.
 pub(crate) fn next_ordinal(tx: &mut Transaction<'_>, transcript: i64) -> Result<i64> {
+    let sql = super::prepared(
+        tx,
+        "SELECT id, ordinal, terminated FROM rows WHERE transcript_id = $1
+         ORDER BY ordinal DESC LIMIT 1",
+    )?;
     let last: Option<(i64, i64, bool)> = tx
-        .query_opt(
-            "SELECT id, ordinal, terminated FROM rows WHERE transcript_id = $1
-             ORDER BY ordinal DESC LIMIT 1",
-            &[&transcript],
-        )?
+        .query_opt(&sql, &[&transcript])?
         .map(|r| (r.get(0), r.get(1), r.get(2)));
     Ok(match last {
         None => 0,

@@ -80,20 +80,28 @@ pub(crate) fn rebuild_search(tx: &mut Transaction<'_>, key: i64) -> Result<u64> 
             &update,
             &[&batch.ids, &batch.indexed, &batch.bodies, &batch.tools],
         )?;
+        // Their vectors are written: queued ones need no catch-up any more.
+        tx.execute(
+            "DELETE FROM search_queue WHERE row_id = ANY($1)",
+            &[&batch.ids],
+        )?;
         Ok(())
     })?;
     Ok(written)
 }
 
 /// The ids of the session's lines whose stored search vector differs from a fresh
-/// computation, and how many lines were compared (`check`).
+/// computation, and how many lines were compared (`check`). Lines still queued for their
+/// vector ([`super::search_queue`]) are not stale: the next search indexes them.
 pub(crate) fn stale_search(tx: &mut Transaction<'_>, key: i64) -> Result<(Vec<i64>, u64)> {
     let compare = format!(
         "SELECT r.id FROM rows r
          JOIN (SELECT u.id, {SEARCH_VECTOR} AS v
                FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::text[])
                  AS u(id, indexed, body, tools)) f ON f.id = r.id
-         WHERE r.id = ANY($1) AND r.search IS DISTINCT FROM f.v ORDER BY r.id"
+         WHERE r.id = ANY($1) AND r.search IS DISTINCT FROM f.v
+           AND NOT EXISTS (SELECT 1 FROM search_queue q WHERE q.row_id = r.id)
+         ORDER BY r.id"
     );
     let mut stale = Vec::new();
     let mut compared = 0;

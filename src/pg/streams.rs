@@ -59,9 +59,10 @@ impl StreamTx for Pg<'_, '_> {
             "SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id
              WHERE p.key = $1 AND s.session_id = $2"
         };
+        let sql = super::prepared(self.tx, sql)?;
         Ok(self
             .tx
-            .query_opt(sql, &[&project_key, &session_id])?
+            .query_opt(&sql, &[&project_key, &session_id])?
             .map(|r| r.get(0)))
     }
 
@@ -70,13 +71,14 @@ impl StreamTx for Pg<'_, '_> {
     }
 
     fn live_stream(&mut self, session: i64, subpath: &str) -> Result<Option<i64>> {
+        let sql = super::prepared(
+            self.tx,
+            "SELECT id FROM transcripts
+             WHERE session_id = $1 AND subpath = $2 AND superseded_at IS NULL",
+        )?;
         Ok(self
             .tx
-            .query_opt(
-                "SELECT id FROM transcripts
-                 WHERE session_id = $1 AND subpath = $2 AND superseded_at IS NULL",
-                &[&session, &subpath],
-            )?
+            .query_opt(&sql, &[&session, &subpath])?
             .map(|r| r.get(0)))
     }
 
@@ -94,12 +96,13 @@ impl StreamTx for Pg<'_, '_> {
     }
 
     fn stored_uuids(&mut self, transcript: i64, uuids: &[&str]) -> Result<HashSet<String>> {
+        let sql = super::prepared(
+            self.tx,
+            "SELECT uuid FROM rows WHERE transcript_id = $1 AND uuid = ANY($2)",
+        )?;
         Ok(self
             .tx
-            .query(
-                "SELECT uuid FROM rows WHERE transcript_id = $1 AND uuid = ANY($2)",
-                &[&transcript, &uuids],
-            )?
+            .query(&sql, &[&transcript, &uuids])?
             .into_iter()
             .map(|r| r.get(0))
             .collect())
@@ -112,7 +115,7 @@ impl StreamTx for Pg<'_, '_> {
         ordinal: i64,
         batch: &[BatchLine<'_>],
     ) -> Result<()> {
-        let parsed: Vec<Parsed<'_>> = batch
+        let mut parsed: Vec<Parsed<'_>> = batch
             .iter()
             .map(|(line, status, env)| {
                 let search = if crate::search::is_indexed(*status, env) {
@@ -123,8 +126,13 @@ impl StreamTx for Pg<'_, '_> {
                 (*line, *status, env.clone(), search)
             })
             .collect();
-        let ids =
-            super::import::insert_lines(self.tx, transcript, ordinal, &parsed, session_id, true)?;
+        let ids = super::search_queue::insert_local_lines(
+            self.tx,
+            transcript,
+            ordinal,
+            &mut parsed,
+            session_id,
+        )?;
         for (row, (line, _, env)) in ids.into_iter().zip(batch) {
             super::import::project_record(self.tx, transcript, row, line.bytes, env)?;
         }
@@ -149,31 +157,34 @@ impl StreamTx for Pg<'_, '_> {
     }
 
     fn api_mtime(&mut self, transcript: i64) -> Result<i64> {
+        let sql = super::prepared(
+            self.tx,
+            "SELECT mtime FROM store_streams WHERE transcript_id = $1",
+        )?;
         Ok(self
             .tx
-            .query_opt(
-                "SELECT mtime FROM store_streams WHERE transcript_id = $1",
-                &[&transcript],
-            )?
+            .query_opt(&sql, &[&transcript])?
             .map_or(0, |r| r.get(0)))
     }
 
     fn catalog_mtime(&mut self, session: i64) -> Result<i64> {
+        let sql = super::prepared(
+            self.tx,
+            "SELECT last_modified FROM catalog WHERE session_key = $1",
+        )?;
         Ok(self
             .tx
-            .query_opt(
-                "SELECT last_modified FROM catalog WHERE session_key = $1",
-                &[&session],
-            )?
+            .query_opt(&sql, &[&session])?
             .map_or(0, |r| r.get(0)))
     }
 
     fn set_api_mtime(&mut self, transcript: i64, mtime: i64) -> Result<()> {
-        self.tx.execute(
+        let sql = super::prepared(
+            self.tx,
             "INSERT INTO store_streams (transcript_id, mtime) VALUES ($1, $2)
              ON CONFLICT (transcript_id) DO UPDATE SET mtime = excluded.mtime",
-            &[&transcript, &mtime],
         )?;
+        self.tx.execute(&sql, &[&transcript, &mtime])?;
         Ok(())
     }
 

@@ -148,10 +148,7 @@ fn router(store: Arc<Db>, token: Option<String>, body_limit: usize) -> Router {
         token: token.map(|t| Arc::from(t.into_bytes())),
         body_limit,
     };
-    let pages = match web::WebState::new(state.store.clone(), state.token.clone()) {
-        Some(web_state) => web::router(web_state),
-        None => web::team_store_router(),
-    };
+    let pages = web::router(web::WebState::new(state.store.clone(), state.token.clone()));
     Router::new()
         .route("/v1/health", get(health))
         .route("/v1/store/append", post(append))

@@ -1015,6 +1015,55 @@ fn messages_agents_and_fork_through_the_cli_on_every_backend() {
     }
 }
 
+/// A line appended through the record API (which, on a team store, leaves its search vector
+/// to the queue) is found by the very next search, as on SQLite.
+#[test]
+fn appended_lines_are_found_by_the_next_search_on_every_backend() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
+    let mut answers = Vec::new();
+    for b in backends("appended_lines_are_found_by_the_next_search_on_every_backend") {
+        import_all(&b, std::slice::from_ref(&samples));
+        let session = listing(&b)[0].session_id.clone();
+        let session = b.db.resolve_session(&session).expect("session");
+        let find = |text: &str| -> Vec<(String, Option<String>)> {
+            let (hits, stale) =
+                b.db.search(&sessiondb::search::SearchQuery {
+                    text: text.to_owned(),
+                    ..Default::default()
+                })
+                .unwrap_or_else(|e| panic!("{}: search {text:?}: {e}", b.name));
+            assert!(stale.is_none(), "{}: {stale:?}", b.name);
+            hits.into_iter().map(|h| (h.session_id, h.uuid)).collect()
+        };
+        assert!(find("quokkalantern").is_empty(), "{}", b.name);
+        let entries = [
+            serde_json::json!({"type": "user", "uuid": "11111111-1111-4111-8111-111111111111",
+                "message": {"role": "user", "content": "where is the quokkalantern?"}}),
+            serde_json::json!({"type": "assistant", "uuid": "22222222-2222-4222-8222-222222222222",
+                "message": {"role": "assistant", "content": [
+                    {"type": "text", "text": "Behind the Quokkalantern shed, with the café."}]}}),
+        ];
+        b.db.append_with(&session, &entries, &Default::default())
+            .unwrap_or_else(|e| panic!("{}: append: {e}", b.name));
+        let found = find("quokkalantern");
+        assert_eq!(found.len(), 2, "{}: {found:?}", b.name);
+        assert_eq!(find("quokkalantern cafe").len(), 1, "{}", b.name);
+        // Another append after a search: queued and found again.
+        let more = [serde_json::json!({"type": "user",
+            "uuid": "33333333-3333-4333-8333-333333333333",
+            "message": {"role": "user", "content": "one more quokkalantern"}})];
+        b.db.append_with(&session, &more, &Default::default())
+            .expect("append");
+        let mut found = find("quokkalantern");
+        found.sort();
+        assert_eq!(found.len(), 3, "{}: {found:?}", b.name);
+        answers.push((b.name, found));
+    }
+    for pair in answers.windows(2) {
+        assert_eq!(pair[0].1, pair[1].1, "{} and {}", pair[0].0, pair[1].0);
+    }
+}
+
 /// A user record of session `session` as Claude Code writes one, with its newline.
 fn user_record(session: &str, uuid: &str, parent: Option<&str>, text: &str) -> String {
     let line = serde_json::json!({

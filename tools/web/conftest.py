@@ -1,5 +1,6 @@
 """Fixtures for the web viewer's browser tests: a `sessiondb serve` on a temporary database
-holding tools/web/fixture.py's tree, and headless Chromium driven over WebDriver."""
+(or the store `SESSIONDB_WEB_DB` names) holding tools/web/fixture.py's tree, and headless
+Chromium driven over WebDriver."""
 
 import os
 import shutil
@@ -62,7 +63,9 @@ def served():
     tmp = tempfile.mkdtemp(prefix="sessiondb-web-")
     tree = os.path.join(tmp, "tree")
     fixture.main([tree, "--big"])
-    db = os.path.join(tmp, "web.db")
+    # SESSIONDB_WEB_DB runs the same tests on another store, e.g. an empty PostgreSQL team
+    # store (`postgres://…/db`): the viewer must behave the same on it.
+    db = os.environ.get("SESSIONDB_WEB_DB") or os.path.join(tmp, "web.db")
     binary = sessiondb_bin()
     subprocess.run([binary, "--db", db, "import", tree], check=True, capture_output=True)
     out = open(os.path.join(tmp, "serve.out"), "w+")

@@ -22,7 +22,6 @@ mod session;
 use crate::backend::Db;
 use crate::error::Error;
 use crate::model::SessionRef;
-use crate::store::Store;
 use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -87,61 +86,22 @@ fn asset(content_type: &'static str, body: &'static str, query: Option<&str>) ->
 /// What the pages need.
 #[derive(Clone)]
 pub struct WebState {
-    /// The store: always a SQLite one ([`WebState::new`]).
+    /// The store, of either kind: the pages read and change it only through [`Db`].
     db: Arc<Db>,
     /// The token, when the server has one.
     pub token: Option<Arc<[u8]>>,
 }
 
 impl WebState {
-    /// The pages' state over `db`; `None` for a team store, where the viewer does not run
-    /// yet (its pages read the SQLite tables directly; see [`team_store_router`]).
-    pub fn new(db: Arc<Db>, token: Option<Arc<[u8]>>) -> Option<WebState> {
-        matches!(*db, Db::Sqlite(_)).then_some(WebState { db, token })
+    /// The pages' state over `db`.
+    pub fn new(db: Arc<Db>, token: Option<Arc<[u8]>>) -> WebState {
+        WebState { db, token }
     }
 
-    /// The SQLite store the pages read.
-    pub(crate) fn store(&self) -> &Store {
-        match &*self.db {
-            Db::Sqlite(store) => store,
-            Db::Postgres(_) => unreachable!("WebState::new refuses a team store"),
-        }
+    /// The store the pages read.
+    pub(crate) fn db(&self) -> &Db {
+        &self.db
     }
-}
-
-/// The message every viewer page answers on a team store.
-const NOT_ON_TEAM_STORE: &str = "The web viewer does not run on a PostgreSQL team store yet. \
-    This server's SessionStore API (/v1/store/) and read endpoints (/v1/sessions, /v1/resume, \
-    /v1/search) do; browse these sessions with the CLI for now (sessiondb --db postgres://… \
-    sessions, resume, search).";
-
-/// The viewer's routes on a team store: each page answers 501 with a page that says so
-/// (the assets stay, so that the page looks like the viewer's own).
-pub fn team_store_router<S: Clone + Send + Sync + 'static>() -> Router<S> {
-    let unavailable = || async { error_page(StatusCode::NOT_IMPLEMENTED, NOT_ON_TEAM_STORE) };
-    Router::new()
-        .route("/", get(unavailable))
-        .route("/search", get(unavailable))
-        .route("/login", get(unavailable).post(unavailable))
-        .route("/session/{*rest}", get(unavailable).post(unavailable))
-        .route(
-            "/assets/app.css",
-            get(|RawQuery(q): RawQuery| async move {
-                asset("text/css; charset=utf-8", APP_CSS, q.as_deref())
-            }),
-        )
-        .route(
-            "/assets/app.js",
-            get(|RawQuery(q): RawQuery| async move {
-                asset("text/javascript; charset=utf-8", APP_JS, q.as_deref())
-            }),
-        )
-        .route(
-            "/favicon.ico",
-            get(|RawQuery(q): RawQuery| async move {
-                asset("image/svg+xml", FAVICON, q.as_deref())
-            }),
-        )
 }
 
 /// The pages' routes, to merge into the API's router (which adds authorization and the
@@ -460,13 +420,8 @@ where
 }
 
 /// The session a page's path names: exactly this project and session id.
-pub(crate) fn find_session(
-    store: &Store,
-    project: &str,
-    session_id: &str,
-) -> Result<SessionRef, Error> {
-    let conn = store.reader()?;
-    crate::query::find_exact_session(&conn, project, session_id)
+pub(crate) fn find_session(db: &Db, project: &str, session_id: &str) -> Result<SessionRef, Error> {
+    db.find_exact_session(project, session_id)
 }
 
 /// The path of a session's page.

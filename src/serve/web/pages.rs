@@ -4,11 +4,11 @@ use super::html::Html;
 use super::{
     blocking_json, blocking_page, find_session, json_ok, page, same_origin_json, Nav, WebState,
 };
+use crate::backend::Db;
 use crate::error::Error;
 use crate::model::SessionRef;
-use crate::query::{self, SessionFilter, SessionInfo};
-use crate::search::{self, SearchQuery};
-use crate::store::Store;
+use crate::query::{SessionFilter, SessionInfo};
+use crate::search::SearchQuery;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -88,7 +88,7 @@ pub(crate) async fn sessions(
         let branch = nonempty(&p.branch);
         let since = nonempty(&p.since);
         let until = nonempty(&p.until);
-        let conn = state.store().reader()?;
+        let db = state.db();
         let filter = SessionFilter {
             project: project.clone(),
             tag: tag.clone(),
@@ -100,12 +100,11 @@ pub(crate) async fn sessions(
             offset: Some((page_no - 1) * limit),
             ..SessionFilter::default()
         };
-        let mut list = query::list_sessions(&conn, &filter)?;
+        let mut list = db.list_sessions(&filter)?;
         let more = list.len() as i64 > limit;
         list.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-        let projects = query::project_keys(&conn)?;
-        let tags = query::tags(&conn)?;
-        drop(conn);
+        let projects = db.project_keys()?;
+        let tags = db.tags()?;
 
         let mut h = Html::new();
         h.raw("<h1>Sessions</h1>");
@@ -296,7 +295,7 @@ pub(crate) async fn search(
         let tag = nonempty(&p.tag);
         let role = nonempty(&p.role).filter(|r| r == "user" || r == "assistant");
         let tools = p.tools.is_some();
-        let projects = query::project_keys(&*state.store().reader()?)?;
+        let projects = state.db().project_keys()?;
         let mut h = Html::new();
         h.raw("<h1>Search</h1><form class=\"filters\" method=\"get\" action=\"/search\" role=\"search\">")
             .raw("<label class=\"wide\">Words <input type=\"search\" name=\"q\" autofocus value=\"")
@@ -329,8 +328,7 @@ pub(crate) async fn search(
             };
             // As the API's search: a write that fails (a full disk) must not fail the read;
             // the queued lines are left out.
-            let _ = search::catch_up(state.store());
-            let hits = search::search(&*state.store().reader()?, &query)?;
+            let (hits, _caught_up) = state.db().search(&query)?;
             h.raw("<p class=\"count\">").num(hits.len()).raw(if hits.len() == 1 { " hit" } else { " hits" }).raw("</p>");
             h.raw("<ol class=\"hits\">");
             for hit in &hits {
@@ -411,9 +409,11 @@ pub(crate) async fn download(
     Path((project, session_id)): Path<(String, String)>,
 ) -> Response {
     blocking_page(move || {
-        let session = find_session(state.store(), &project, &session_id)?;
+        let session = find_session(state.db(), &project, &session_id)?;
         let mut out = Vec::new();
-        crate::export::export_session(state.store(), &session, &mut out)?;
+        state
+            .db()
+            .export_session(&session, &mut out, crate::export::OnDamage::Fail)?;
         let mut response = out.into_response();
         let h = response.headers_mut();
         h.insert(
@@ -465,14 +465,14 @@ async fn session_action<F>(
     action: F,
 ) -> Response
 where
-    F: FnOnce(&Store, &SessionRef) -> Result<serde_json::Value, Error> + Send + 'static,
+    F: FnOnce(&Db, &SessionRef) -> Result<serde_json::Value, Error> + Send + 'static,
 {
     if let Err(r) = same_origin_json(headers) {
         return r;
     }
     blocking_json(move || {
-        let session = find_session(state.store(), &project, &session_id)?;
-        action(state.store(), &session).map(json_ok)
+        let session = find_session(state.db(), &project, &session_id)?;
+        action(state.db(), &session).map(json_ok)
     })
     .await
 }
@@ -484,9 +484,9 @@ pub(crate) async fn rename(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    session_action(state, path, &headers, move |store, session| {
+    session_action(state, path, &headers, move |db, session| {
         let body: RenameBody = parse(&body)?;
-        crate::metadata::rename_session(store, session, &body.title)?;
+        db.rename_session(session, &body.title)?;
         Ok(serde_json::json!({ "ok": true }))
     })
     .await
@@ -499,10 +499,10 @@ pub(crate) async fn tag(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    session_action(state, path, &headers, move |store, session| {
+    session_action(state, path, &headers, move |db, session| {
         let body: TagBody = parse(&body)?;
         let tag = body.tag.as_deref().map(str::trim).filter(|t| !t.is_empty());
-        crate::metadata::tag_session(store, session, tag)?;
+        db.tag_session(session, tag)?;
         Ok(serde_json::json!({ "ok": true }))
     })
     .await
@@ -515,9 +515,9 @@ pub(crate) async fn fork(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    session_action(state, path, &headers, move |store, session| {
+    session_action(state, path, &headers, move |db, session| {
         let body: ForkBody = parse(&body)?;
-        let forked = store.fork(
+        let forked = db.fork(
             session,
             &crate::fork::ForkOptions {
                 up_to: body.up_to.filter(|u| !u.is_empty()),
@@ -542,8 +542,8 @@ pub(crate) async fn delete(
     Path(path): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    session_action(state, path, &headers, |store, session| {
-        let report = crate::metadata::delete_session(store, session)?;
+    session_action(state, path, &headers, |db, session| {
+        let report = db.delete_session(session)?;
         Ok(serde_json::json!({ "ok": true, "rows": report.rows }))
     })
     .await

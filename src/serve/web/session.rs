@@ -7,9 +7,10 @@ use super::html::Html;
 use super::markdown;
 use super::pages::{clip, relative_age};
 use super::{blocking_page, find_session, page, session_href, Nav, WebState};
+use crate::backend::Db;
 use crate::error::Error;
 use crate::model::SessionRef;
-use crate::query::{self, StoredLine};
+use crate::query::StoredLine;
 use crate::resume::{ResumeOptions, Resumed};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -804,13 +805,8 @@ impl Usage {
     }
 }
 
-fn stored_agents(
-    conn: &rusqlite::Connection,
-    session: &SessionRef,
-) -> Result<HashSet<String>, Error> {
-    Ok(crate::sdk::list_subagents(conn, session)?
-        .into_iter()
-        .collect())
+fn stored_agents(db: &Db, session: &SessionRef) -> Result<HashSet<String>, Error> {
+    Ok(db.list_subagents(session)?.into_iter().collect())
 }
 
 /// `GET /session/P/S[?view=resume]`.
@@ -822,17 +818,16 @@ pub(crate) async fn page_handler(
 ) -> Response {
     blocking_page(move || {
         let resume_view = params.view.as_deref() == Some("resume");
-        let session = find_session(state.store(), &project, &session_id)?;
-        let conn = state.store().reader()?;
-        let info = query::get_session_info(&conn, &session, None).ok();
-        let agents = stored_agents(&conn, &session)?;
-        let transcript = crate::export::main_transcript(&conn, &session)?;
-        let lines = match transcript {
-            Some(t) if !resume_view => query::transcript_lines(&conn, t)?,
-            _ => Vec::new(),
+        let db = state.db();
+        let session = find_session(db, &project, &session_id)?;
+        let info = db.session_info(&session, None).ok();
+        let agents = stored_agents(db, &session)?;
+        let lines = if resume_view {
+            Vec::new()
+        } else {
+            db.transcript_lines(&session, None)?.unwrap_or_default()
         };
-        drop(conn);
-        let resumed = state.store().resume(&session, &ResumeOptions::default());
+        let resumed = db.resume(&session, &ResumeOptions::default());
         let records: Vec<Rec> = if resume_view {
             match &resumed {
                 Ok(r) => r
@@ -869,6 +864,15 @@ pub(crate) async fn page_handler(
                 .raw("\">")
                 .text(&relative_age(i.last_modified, crate::time::now_ms()))
                 .raw("</time>");
+            // A team store records which machine (and account) imported or first wrote the
+            // session; a SQLite file has only this machine's.
+            if let Some(host) = &i.origin_host {
+                h.raw("<span class=\"origin\"> · from <code>").text(host).raw("</code>");
+                if let Some(user) = &i.origin_user {
+                    h.raw(" (").text(user).raw(")");
+                }
+                h.raw("</span>");
+            }
         }
         h.raw("</p><nav class=\"views\" aria-label=\"View\"><a href=\"");
         session_href(&mut h, &session.project, &session.session_id);
@@ -1114,14 +1118,14 @@ pub(crate) async fn agent_page(
         Err(e) => return super::bad_query(&e),
     };
     blocking_page(move || {
-        let session = find_session(state.store(), &project, &session_id)?;
-        let conn = state.store().reader()?;
-        let transcript = query::agent_transcript(&conn, &session, &agent)?.ok_or_else(|| {
-            Error::NotFound(format!("no sub-agent {agent} in session {session_id}"))
-        })?;
-        let agents = stored_agents(&conn, &session)?;
-        let lines = query::transcript_lines(&conn, transcript)?;
-        drop(conn);
+        let db = state.db();
+        let session = find_session(db, &project, &session_id)?;
+        let lines = db
+            .transcript_lines(&session, Some(&agent))?
+            .ok_or_else(|| {
+                Error::NotFound(format!("no sub-agent {agent} in session {session_id}"))
+            })?;
+        let agents = stored_agents(db, &session)?;
         let records: Vec<Rec> = lines.into_iter().map(Rec::from_line).collect();
         let mut body = Html::new();
         let mut renderer = Renderer::new(&session, Some(&agent), &records, agents);
@@ -1175,30 +1179,6 @@ fn fragment_answer(body: Html) -> Response {
     response
 }
 
-/// The session's main transcript, or its sub-agent `agent`'s.
-fn transcript_of(
-    conn: &rusqlite::Connection,
-    session: &SessionRef,
-    agent: Option<&str>,
-) -> Result<i64, Error> {
-    match agent {
-        Some(a) => query::agent_transcript(conn, session, a)?,
-        None => crate::export::main_transcript(conn, session)?,
-    }
-    .ok_or_else(|| Error::NotFound("no such transcript".into()))
-}
-
-/// Line `ordinal` of a transcript, as stored.
-fn stored_line(
-    conn: &rusqlite::Connection,
-    transcript: i64,
-    ordinal: i64,
-) -> Result<StoredLine, Error> {
-    let raw = query::transcript_line(conn, transcript, ordinal)?
-        .ok_or_else(|| Error::NotFound(format!("no line {} in this transcript", ordinal + 1)))?;
-    Ok(StoredLine { ordinal, raw })
-}
-
 #[derive(Deserialize)]
 pub(crate) struct ToolParams {
     /// The `tool_use` block's id.
@@ -1221,14 +1201,15 @@ pub(crate) async fn tool_fragment(
         Err(e) => return super::bad_query(&e),
     };
     blocking_page(move || {
-        let session = find_session(state.store(), &project, &session_id)?;
-        let conn = state.store().reader()?;
-        let transcript = transcript_of(&conn, &session, params.agent.as_deref())?;
-        let mut records = vec![Rec::from_line(stored_line(&conn, transcript, ordinal)?)];
+        let db = state.db();
+        let session = find_session(db, &project, &session_id)?;
+        let agent = params.agent.as_deref();
+        let mut records = vec![Rec::from_line(
+            db.transcript_line(&session, agent, ordinal)?,
+        )];
         if let Some(at) = params.result {
-            records.push(Rec::from_line(stored_line(&conn, transcript, at)?));
+            records.push(Rec::from_line(db.transcript_line(&session, agent, at)?));
         }
-        drop(conn);
         let block = records[0]
             .value
             .as_ref()
@@ -1272,11 +1253,10 @@ pub(crate) async fn record_page(
     };
     blocking_page(move || {
         let agent = params.agent;
-        let session = find_session(state.store(), &project, &session_id)?;
-        let conn = state.store().reader()?;
-        let transcript = transcript_of(&conn, &session, agent.as_deref())?;
-        let line = stored_line(&conn, transcript, ordinal)?;
-        drop(conn);
+        let session = find_session(state.db(), &project, &session_id)?;
+        let line = state
+            .db()
+            .transcript_line(&session, agent.as_deref(), ordinal)?;
         if params.fragment.is_some() {
             let records = [Rec::from_line(line)];
             let renderer = Renderer::new(&session, agent.as_deref(), &records, HashSet::new());
