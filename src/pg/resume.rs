@@ -26,8 +26,8 @@ pub fn resume(store: &PgStore, session: &SessionRef, options: &ResumeOptions) ->
     store.read(|tx| resume_with(&mut Pg(tx), session, options))
 }
 
-/// [`crate::resume::Resumed::into_api_view`] of [`resume`], reading only what the view needs (see
-/// [`crate::Store::resume_api_view`]): four fewer queries than a full resume.
+/// [`crate::resume::Resumed::into_api_view`] of [`resume`], reading only what the view
+/// needs (see [`crate::Store::resume_api_view`]): five fewer queries than a full resume.
 ///
 /// # Errors
 /// As [`crate::Store::resume`].
