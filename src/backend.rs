@@ -270,8 +270,8 @@ impl Db {
         }
     }
 
-    /// The API view of [`Db::resume`] (see [`Store::resume_api_view`]); a team store
-    /// resumes in full and takes the view.
+    /// The API view of [`Db::resume`] (see [`Store::resume_api_view`]): either store reads
+    /// only the conversation and the model.
     ///
     /// # Errors
     /// As [`Store::resume`].
@@ -282,7 +282,7 @@ impl Db {
     ) -> Result<Vec<serde_json::Value>> {
         match self {
             Db::Sqlite(s) => s.resume_api_view(session, options),
-            Db::Postgres(p) => Ok(crate::pg::resume::resume(p, session, options)?.into_api_view()),
+            Db::Postgres(p) => crate::pg::resume::resume_api_view(p, session, options),
         }
     }
 

@@ -9,7 +9,8 @@ use crate::jsonl;
 use crate::model::SessionRef;
 use crate::resume::gather::LeafRule;
 use crate::resume::{
-    resume_with, ResumeOptions, ResumeSource, Resumed, StoredReplacement, StoredSubagent,
+    api_view_with, resume_with, ResumeOptions, ResumeSource, Resumed, StoredReplacement,
+    StoredSubagent,
 };
 use postgres::Transaction;
 use serde_json::Value;
@@ -23,6 +24,19 @@ const CHAIN_TYPES: &str = "('user', 'assistant', 'attachment', 'system')";
 /// As [`crate::Store::resume`].
 pub fn resume(store: &PgStore, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
     store.read(|tx| resume_with(&mut Pg(tx), session, options))
+}
+
+/// [`crate::resume::Resumed::into_api_view`] of [`resume`], reading only what the view
+/// needs (see [`crate::Store::resume_api_view`]): five fewer queries than a full resume.
+///
+/// # Errors
+/// As [`crate::Store::resume`].
+pub fn resume_api_view(
+    store: &PgStore,
+    session: &SessionRef,
+    options: &ResumeOptions,
+) -> Result<Vec<Value>> {
+    store.read(|tx| api_view_with(&mut Pg(tx), session, options))
 }
 
 /// The session `--continue` picks in a project (see [`crate::Store::continue_target`]).

@@ -286,15 +286,11 @@ impl Store {
         options: &ResumeOptions,
     ) -> Result<Vec<Value>> {
         let conn = self.reader()?;
-        let loaded = load_with(
+        api_view_with(
             &mut Sqlite(&conn, gather::Records::ApiView),
             session,
             options,
-        )?;
-        Ok(normalize_for(
-            loaded.conversation.messages,
-            loaded.model.as_deref(),
-        ))
+        )
     }
 
     /// The session `--continue` picks in a project: the main transcript whose source file
@@ -395,6 +391,24 @@ fn load_with(
         conversation,
         model,
     })
+}
+
+/// [`Resumed::into_api_view`] of [`resume_with`], reading only what the view needs: the
+/// conversation and the model, not the runtime state beside them (metadata, file history,
+/// content replacements, sub-agents).
+///
+/// # Errors
+/// As [`resume_with`].
+pub(crate) fn api_view_with(
+    src: &mut impl ResumeSource,
+    session: &SessionRef,
+    options: &ResumeOptions,
+) -> Result<Vec<Value>> {
+    let loaded = load_with(src, session, options)?;
+    Ok(normalize_for(
+        loaded.conversation.messages,
+        loaded.model.as_deref(),
+    ))
 }
 
 /// Resumes a session from what `src` reads: the one composition of resume, for every

@@ -46,6 +46,92 @@ fn migrations_from_many_processes_at_once_do_not_collide() {
     }
 }
 
+/// The team store's migrations, embedded here too so a test can stop short of the newest.
+mod embedded_pg {
+    refinery::embed_migrations!("migrations_pg");
+}
+
+/// A client on `url` whose database holds every embedded migration but the newest, and the
+/// versions of all the embedded ones, in order.
+fn one_migration_behind(url: &str) -> (postgres::Client, Vec<i32>) {
+    let mut client = postgres::Client::connect(url, postgres::NoTls).expect("connect");
+    let mut versions: Vec<i32> = embedded_pg::migrations::runner()
+        .get_migrations()
+        .iter()
+        .map(refinery::Migration::version)
+        .collect();
+    versions.sort_unstable();
+    assert!(versions.len() >= 2, "{versions:?}");
+    embedded_pg::migrations::runner()
+        .set_target(refinery::Target::Version(versions[versions.len() - 2]))
+        .run(&mut client)
+        .expect("migrate all but the newest");
+    (client, versions)
+}
+
+fn history(client: &mut postgres::Client) -> Vec<i32> {
+    client
+        .query(
+            "SELECT version FROM refinery_schema_history ORDER BY version",
+            &[],
+        )
+        .expect("history")
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+#[test]
+fn a_database_one_migration_behind_is_brought_current() {
+    let Some(db) = pg_db("a_database_one_migration_behind_is_brought_current") else {
+        return;
+    };
+    let (mut client, versions) = one_migration_behind(&db.url);
+    assert_eq!(history(&mut client), versions[..versions.len() - 1]);
+    PgStore::connect(&db.url).expect("connect");
+    assert_eq!(history(&mut client), versions);
+}
+
+#[test]
+fn many_processes_at_once_bring_a_database_one_migration_behind_current() {
+    let Some(db) = pg_db("many_processes_at_once_bring_a_database_one_migration_behind_current")
+    else {
+        return;
+    };
+    let (mut client, versions) = one_migration_behind(&db.url);
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let url = db.url.clone();
+            std::thread::spawn(move || PgStore::connect(&url).map(drop))
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("thread").expect("connect");
+    }
+    assert_eq!(history(&mut client), versions);
+}
+
+#[test]
+fn a_changed_migration_is_reported_not_taken_as_current() {
+    let Some(db) = pg_db("a_changed_migration_is_reported_not_taken_as_current") else {
+        return;
+    };
+    PgStore::connect(&db.url).expect("connect");
+    let mut client = postgres::Client::connect(&db.url, postgres::NoTls).expect("connect");
+    // Same versions, one checksum different: the one-query check must not accept it.
+    client
+        .execute(
+            "UPDATE refinery_schema_history SET checksum = '1' WHERE version = 1",
+            &[],
+        )
+        .expect("spoil a checksum");
+    let err = PgStore::connect(&db.url)
+        .err()
+        .expect("a changed migration must fail")
+        .to_string();
+    assert!(err.contains("migration"), "{err}");
+}
+
 #[test]
 fn a_refused_login_names_the_server_without_the_password() {
     let Some(db) = pg_db("a_refused_login_names_the_server_without_the_password") else {
