@@ -377,41 +377,52 @@ impl CatalogSource for Sqlite<'_> {
     }
 }
 
+/// A computed row's values in [`COLUMNS`]' order, as an array of `&$to_sql` (each backend
+/// binds the same list with its own parameter trait).
+macro_rules! catalog_values {
+    ($c:expr, $to_sql:ty) => {{
+        let c = $c;
+        let e = c.entry;
+        let values: [&$to_sql; 30] = [
+            &c.session_key,
+            &c.session_id,
+            &c.project_id,
+            &e.listed,
+            &e.summary,
+            &e.custom_title,
+            &e.user_title,
+            &e.ai_title,
+            &e.last_prompt,
+            &e.summary_record,
+            &e.first_prompt,
+            &e.git_branch,
+            &e.cwd,
+            &e.tag,
+            &e.created_at,
+            &e.first_timestamp,
+            &e.last_timestamp,
+            &c.last_modified,
+            &c.written_at,
+            &e.file_size,
+            &e.message_count,
+            &c.subagents,
+            &e.source_state,
+            &c.name_text,
+            &e.main_transcript,
+            &e.scanned_ordinal,
+            &e.base_size,
+            &e.base_messages,
+            &e.first_line_sidechain,
+            &e.prompt_is_command,
+        ];
+        values
+    }};
+}
+pub(crate) use catalog_values;
+
 /// A computed row as [`UPSERT`] binds it, in [`COLUMNS`]' order.
 fn bound<'a>(c: &'a Computed<'_>) -> [&'a dyn rusqlite::ToSql; 30] {
-    let e = c.entry;
-    [
-        &c.session_key,
-        &c.session_id,
-        &c.project_id,
-        &e.listed,
-        &e.summary,
-        &e.custom_title,
-        &e.user_title,
-        &e.ai_title,
-        &e.last_prompt,
-        &e.summary_record,
-        &e.first_prompt,
-        &e.git_branch,
-        &e.cwd,
-        &e.tag,
-        &e.created_at,
-        &e.first_timestamp,
-        &e.last_timestamp,
-        &c.last_modified,
-        &c.written_at,
-        &e.file_size,
-        &e.message_count,
-        &c.subagents,
-        &e.source_state,
-        &c.name_text,
-        &e.main_transcript,
-        &e.scanned_ordinal,
-        &e.base_size,
-        &e.base_messages,
-        &e.first_line_sidechain,
-        &e.prompt_is_command,
-    ]
+    catalog_values!(c, dyn rusqlite::ToSql)
 }
 
 /// [`bound`] as owned values, to compare with a stored row.

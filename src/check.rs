@@ -163,13 +163,25 @@ pub fn check(store: &Store, repair: bool) -> Result<CheckReport> {
     if store.read_only_reason().is_none() {
         search::catch_up(store)?;
     }
-    let mut report = scan(store)?;
-    if !repair {
+    check_with(
+        || scan(store),
+        repair.then_some(|problems: &[Problem]| repair_problems(store, problems)),
+    )
+}
+
+/// A check's course on either store: scan; with a repair, repair what was found and scan
+/// again, the report saying what was done and what is left.
+pub(crate) fn check_with(
+    mut scan: impl FnMut() -> Result<CheckReport>,
+    repair: Option<impl FnOnce(&[Problem]) -> Result<Repair>>,
+) -> Result<CheckReport> {
+    let mut report = scan()?;
+    let Some(repair) = repair else {
         report.ok = report.problems.is_empty();
         return Ok(report);
-    }
-    let done = repair_problems(store, &report.problems)?;
-    let again = scan(store)?;
+    };
+    let done = repair(&report.problems)?;
+    let again = scan()?;
     report.ok = again.problems.is_empty();
     report.remaining = Some(again.problems);
     report.repair = Some(done);

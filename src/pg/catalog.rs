@@ -1,7 +1,9 @@
 //! The catalog on PostgreSQL: the shared rules of [`crate::catalog`] over these statements.
 
 use super::prepared;
-use crate::catalog::{computed, refresh_with, CatalogSource, Computed, Previous, COLUMNS};
+use crate::catalog::{
+    catalog_values, computed, refresh_with, CatalogSource, Computed, Previous, COLUMNS,
+};
 use crate::error::Result;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
@@ -298,7 +300,6 @@ impl CatalogSource for Pg<'_, '_> {
     }
 
     fn upsert(&mut self, c: &Computed<'_>) -> Result<()> {
-        let e = c.entry;
         let stmt = prepared(
             self.0,
             "INSERT INTO catalog (session_key, session_id, project_id, listed, summary,
@@ -329,38 +330,7 @@ impl CatalogSource for Pg<'_, '_> {
         )?;
         self.0.execute(
             &stmt,
-            &[
-                &c.session_key,
-                &c.session_id,
-                &c.project_id,
-                &e.listed,
-                &e.summary,
-                &e.custom_title,
-                &e.user_title,
-                &e.ai_title,
-                &e.last_prompt,
-                &e.summary_record,
-                &e.first_prompt,
-                &e.git_branch,
-                &e.cwd,
-                &e.tag,
-                &e.created_at,
-                &e.first_timestamp,
-                &e.last_timestamp,
-                &c.last_modified,
-                &c.written_at,
-                &e.file_size,
-                &e.message_count,
-                &c.subagents,
-                &e.source_state,
-                &c.name_text,
-                &e.main_transcript,
-                &e.scanned_ordinal,
-                &e.base_size,
-                &e.base_messages,
-                &e.first_line_sidechain,
-                &e.prompt_is_command,
-            ],
+            &catalog_values!(c, dyn postgres::types::ToSql + Sync),
         )?;
         Ok(())
     }

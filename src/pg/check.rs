@@ -21,17 +21,10 @@ use crate::error::Result;
 /// # Errors
 /// A database error that stops the check itself; problems found are in the report.
 pub fn check(store: &PgStore, repair: bool) -> Result<CheckReport> {
-    let mut report = scan(store)?;
-    if !repair {
-        report.ok = report.problems.is_empty();
-        return Ok(report);
-    }
-    let done = repair_problems(store, &report.problems)?;
-    let again = scan(store)?;
-    report.ok = again.problems.is_empty();
-    report.remaining = Some(again.problems);
-    report.repair = Some(done);
-    Ok(report)
+    crate::check::check_with(
+        || scan(store),
+        repair.then_some(|problems: &[Problem]| repair_problems(store, problems)),
+    )
 }
 
 /// Every check, on one read snapshot.
