@@ -258,10 +258,7 @@ impl Lines {
                  WHERE r.id = ANY($1) AND r.id = f.id"
             ),
         )?;
-        tx.execute(
-            &sql,
-            &[&self.ids, &self.indexed, &self.bodies, &self.tools],
-        )?;
+        tx.execute(&sql, &[&self.ids, &self.indexed, &self.bodies, &self.tools])?;
         self.ids.clear();
         self.indexed.clear();
         self.bodies.clear();

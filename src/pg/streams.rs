@@ -120,11 +120,7 @@ impl StreamTx for Pg<'_, '_> {
             .map(|(line, status, env)| (*line, *status, env.clone(), None))
             .collect();
         let ids = super::search_queue::insert_local_lines(
-            self.tx,
-            transcript,
-            ordinal,
-            &parsed,
-            session_id,
+            self.tx, transcript, ordinal, &parsed, session_id,
         )?;
         for (row, (line, _, env)) in ids.into_iter().zip(batch) {
             super::import::project_record(self.tx, transcript, row, line.bytes, env)?;
