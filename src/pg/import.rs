@@ -907,6 +907,21 @@ pub(crate) fn insert_lines(
     own_session: &str,
     local: bool,
 ) -> Result<Vec<i64>> {
+    insert_rows(tx, transcript, ordinal, lines, own_session, local, false)
+}
+
+/// [`insert_lines`], with each searchable line's vector either computed (`queued` false) or
+/// left empty for [`super::search_queue`] to write later (`queued` true: the line's words
+/// are then not even cut here, which is most of an append's own work).
+pub(crate) fn insert_rows(
+    tx: &mut Transaction<'_>,
+    transcript: i64,
+    ordinal: i64,
+    lines: &[crate::import::Parsed<'_>],
+    own_session: &str,
+    local: bool,
+    queued: bool,
+) -> Result<Vec<i64>> {
     if lines.is_empty() {
         return Ok(Vec::new());
     }
@@ -953,7 +968,12 @@ pub(crate) fn insert_lines(
             col.push(v);
         }
         unknown_fields.push(i64::from(env.unknown_fields));
-        let (is_indexed, body, tool) = search_columns(*st, env, line.bytes, search.as_ref());
+        let (is_indexed, body, tool) = if queued {
+            // An empty vector: both columns empty.
+            (crate::search::is_indexed(*st, env), None, None)
+        } else {
+            search_columns(*st, env, line.bytes, search.as_ref())
+        };
         indexed.push(is_indexed);
         bodies.push(body);
         tools.push(tool);

@@ -119,24 +119,19 @@ pub(crate) fn write_line_bytes(
         return Ok(());
     }
     let first = next_ordinal(tx, transcript)?;
-    let mut parsed: Vec<crate::import::Parsed<'_>> = bytes
+    // Their words are cut later, by the search queue's catch-up.
+    let parsed: Vec<crate::import::Parsed<'_>> = bytes
         .iter()
         .map(|b| {
             let (status, env) = Envelope::parse(b);
-            let search = if crate::search::is_indexed(status, &env) {
-                jsonl::search_text(b)
-            } else {
-                None
-            };
             let line = Line {
                 bytes: b,
                 terminated: true,
             };
-            (line, status, env, search)
+            (line, status, env, None)
         })
         .collect();
-    let ids =
-        super::search_queue::insert_local_lines(tx, transcript, first, &mut parsed, session_id)?;
+    let ids = super::search_queue::insert_local_lines(tx, transcript, first, &parsed, session_id)?;
     for (row, (line, status, env, _)) in ids.into_iter().zip(&parsed) {
         if *status == LineStatus::Record {
             super::import::project_record(tx, transcript, row, line.bytes, env)?;

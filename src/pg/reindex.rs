@@ -80,13 +80,15 @@ pub(crate) fn rebuild_search(tx: &mut Transaction<'_>, key: i64) -> Result<u64> 
             &update,
             &[&batch.ids, &batch.indexed, &batch.bodies, &batch.tools],
         )?;
-        // Their vectors are written: queued ones need no catch-up any more.
-        tx.execute(
-            "DELETE FROM search_queue WHERE row_id = ANY($1)",
-            &[&batch.ids],
-        )?;
         Ok(())
     })?;
+    // Every vector of the session is written: its queued runs need no catch-up any more
+    // (none can be queued meanwhile: appends wait for the session's row lock).
+    tx.execute(
+        "DELETE FROM search_queue_runs
+         WHERE transcript_id IN (SELECT id FROM transcripts WHERE session_id = $1)",
+        &[&key],
+    )?;
     Ok(written)
 }
 
@@ -100,7 +102,9 @@ pub(crate) fn stale_search(tx: &mut Transaction<'_>, key: i64) -> Result<(Vec<i6
                FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::text[])
                  AS u(id, indexed, body, tools)) f ON f.id = r.id
          WHERE r.id = ANY($1) AND r.search IS DISTINCT FROM f.v
-           AND NOT EXISTS (SELECT 1 FROM search_queue q WHERE q.row_id = r.id)
+           AND NOT EXISTS (SELECT 1 FROM search_queue_runs q
+                           WHERE q.transcript_id = r.transcript_id
+                             AND r.ordinal BETWEEN q.first_ordinal AND q.last_ordinal)
          ORDER BY r.id"
     );
     let mut stale = Vec::new();

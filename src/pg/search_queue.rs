@@ -3,31 +3,39 @@
 //! store's `search_pending`, V6).
 //!
 //! Computing `to_tsvector` inside an append's INSERT was nearly all of the server's time in
-//! a SessionStore append (issue 17). An append now stores its searchable lines with the
-//! empty vector (which matches nothing) and queues their words, cut exactly as import cuts
-//! them; [`catch_up`] writes the vectors later, from the queued words, with the same
-//! expression import uses, so a search finds exactly what it would have found.
+//! a SessionStore append (issue 17), and queueing each line with its words (V4) still cost a
+//! row, an index entry and a foreign-key check per line. An append now stores its searchable
+//! lines with the empty vector (which matches nothing) and queues one *run*: the ordinals of
+//! the lines it wrote (`search_queue_runs`, V7). [`catch_up`] reads a run's searchable lines
+//! back, cuts their words from the stored bytes with the reader import uses
+//! ([`super::import::search_columns_of`], as `reindex` does) and writes their vectors with
+//! import's own expression, so a search finds exactly what it would have found had the
+//! append computed them.
 //!
-//! Many processes may catch up at once: each takes queued lines with
-//! `FOR UPDATE SKIP LOCKED`, writes their vectors and removes them from the queue in one
-//! transaction, so two never index the same line and a failed catch-up leaves its lines
-//! queued. A search waits for the lines another process is indexing at that moment, so that
+//! Many processes may catch up at once: each takes runs with `FOR UPDATE SKIP LOCKED`,
+//! writes their vectors and removes them from the queue in one transaction of at most
+//! [`BATCH`] lines (a longer run is taken in parts: its first ordinal moves past what was
+//! written), so two never index the same line and a failed catch-up leaves its lines
+//! queued. A search waits for the runs another process is indexing at that moment, so that
 //! it finds every line appended before it.
 
 use super::PgStore;
 use crate::error::Result;
 use crate::import::Parsed;
-use crate::jsonl::SearchText;
 use postgres::Transaction;
 
 /// Lines indexed per transaction of a catch-up: short transactions, so that a failure loses
 /// little work and another searcher can take the next lines meanwhile.
 const BATCH: i64 = 2000;
 
+/// Runs locked per look at the queue.
+const RUNS: i64 = 16;
+
 /// Stores lines written by sessiondb itself (appends) from `ordinal` on, as
 /// [`super::import::insert_lines`] stores them but with their search vectors left to
-/// [`catch_up`]: each searchable line is queued with its words. Takes each line's search
-/// text out of `lines` (ahead or not, as import reads it). Returns the row ids in line order.
+/// [`catch_up`]: the run of lines is queued when one of them is searchable. Each line's
+/// search text (the fourth member) is not read: the catch-up cuts it from the stored bytes.
+/// Returns the row ids in line order.
 ///
 /// # Errors
 /// On a database error.
@@ -35,33 +43,23 @@ pub(crate) fn insert_local_lines(
     tx: &mut Transaction<'_>,
     transcript: i64,
     ordinal: i64,
-    lines: &mut [Parsed<'_>],
+    lines: &[Parsed<'_>],
     own_session: &str,
 ) -> Result<Vec<i64>> {
-    let mut queued = Vec::new();
-    let mut bodies = Vec::new();
-    let mut tools = Vec::new();
-    for (i, (line, status, env, search)) in lines.iter_mut().enumerate() {
-        let (indexed, body, tool) =
-            super::import::search_columns(*status, env, line.bytes, search.as_ref());
-        if !indexed {
-            continue;
-        }
-        queued.push(i);
-        bodies.push(body);
-        tools.push(tool);
-        // Still a searchable line to the INSERT, with no words: the empty vector.
-        *search = Some(SearchText::default());
-    }
-    let ids = super::import::insert_lines(tx, transcript, ordinal, lines, own_session, true)?;
-    if !queued.is_empty() {
-        let rows: Vec<i64> = queued.iter().map(|&i| ids[i]).collect();
+    let ids = super::import::insert_rows(tx, transcript, ordinal, lines, own_session, true, true)?;
+    if lines
+        .iter()
+        .any(|(_, status, env, _)| crate::search::is_indexed(*status, env))
+    {
+        let last = ordinal + lines.len() as i64 - 1;
         let sql = super::prepared(
             tx,
-            "INSERT INTO search_queue (row_id, body, tools)
-             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])",
+            "INSERT INTO search_queue_runs (transcript_id, first_ordinal, last_ordinal)
+             VALUES ($1, $2, $3)
+             ON CONFLICT (transcript_id, first_ordinal) DO UPDATE
+                SET last_ordinal = greatest(search_queue_runs.last_ordinal, excluded.last_ordinal)",
         )?;
-        tx.execute(&sql, &[&rows, &bodies, &tools])?;
+        tx.execute(&sql, &[&transcript, &ordinal, &last])?;
     }
     Ok(ids)
 }
@@ -74,74 +72,215 @@ pub(crate) fn insert_local_lines(
 /// On a database error; the lines of the failed batch stay queued.
 pub fn catch_up(store: &PgStore) -> Result<u64> {
     let mut indexed = 0;
-    loop {
-        let n = store.write(|tx| index_queued(tx, Take::Unlocked))?;
+    while let Some(n) = index_some(store)? {
         indexed += n;
-        if n == 0 {
-            break;
-        }
     }
-    // Lines locked by another catch-up: waited for, then skipped if it indexed them, taken
-    // if it failed. One pass: lines queued after it began are not the search's to wait for.
-    indexed += store.write(|tx| index_queued(tx, Take::Waiting))?;
+    // Runs locked by another catch-up: waited for, then skipped if it indexed them, taken
+    // if it failed. One pass: runs queued after it began are not the search's to wait for.
+    indexed += store
+        .write(|tx| index_queued(tx, Take::Waiting))?
+        .unwrap_or(0);
     Ok(indexed)
 }
 
-/// Which queued lines a catch-up transaction takes.
+/// Indexes one batch of the queued lines no other process holds, in one transaction (what
+/// `serve` does when idle): the lines indexed, or `None` when no run was free.
+///
+/// # Errors
+/// On a database error; the batch's lines stay queued.
+pub fn index_some(store: &PgStore) -> Result<Option<u64>> {
+    store.write(|tx| index_queued(tx, Take::Unlocked))
+}
+
+/// Which queued runs a catch-up transaction takes.
 #[derive(Clone, Copy)]
 enum Take {
-    /// Up to [`BATCH`] lines no other transaction holds.
+    /// Runs no other transaction holds, up to [`BATCH`] lines.
     Unlocked,
-    /// All lines, waiting for those other transactions hold.
+    /// All runs, waiting for those other transactions hold.
     Waiting,
 }
 
-/// Writes the vectors of queued lines and takes them off the queue, in one statement.
-fn index_queued(tx: &mut Transaction<'_>, take: Take) -> Result<u64> {
-    // The vector is import's own expression (`import::SEARCH_VECTOR`) over the same words.
-    const UNLOCKED: &str = concat!(
-        "WITH taken AS (
-            SELECT row_id, body, tools FROM search_queue ORDER BY row_id
-            LIMIT $1 FOR UPDATE SKIP LOCKED
-        ), indexed AS (
-            UPDATE rows r SET search = (SELECT ",
-        super::import::search_vector!(),
-        " FROM (SELECT true, t.body, t.tools) AS u(indexed, body, tools))
-            FROM taken t WHERE r.id = t.row_id
-        )
-        DELETE FROM search_queue q USING taken t WHERE q.row_id = t.row_id"
-    );
-    const WAITING: &str = concat!(
-        "WITH taken AS (
-            SELECT row_id, body, tools FROM search_queue ORDER BY row_id FOR UPDATE
-        ), indexed AS (
-            UPDATE rows r SET search = (SELECT ",
-        super::import::search_vector!(),
-        " FROM (SELECT true, t.body, t.tools) AS u(indexed, body, tools))
-            FROM taken t WHERE r.id = t.row_id
-        )
-        DELETE FROM search_queue q USING taken t WHERE q.row_id = t.row_id"
-    );
-    Ok(match take {
-        Take::Unlocked => {
-            let sql = super::prepared(tx, UNLOCKED)?;
-            tx.execute(&sql, &[&BATCH])?
-        }
-        Take::Waiting => {
-            let sql = super::prepared(tx, WAITING)?;
-            tx.execute(&sql, &[])?
-        }
-    })
+/// A queued run as a catch-up took it.
+struct Run {
+    transcript: i64,
+    first: i64,
+    last: i64,
 }
 
-/// Lines waiting for their search vector (for `serve`'s idle pass and for tests).
+/// Writes the vectors of queued lines and takes their runs off the queue; `None` when no run
+/// was taken.
+fn index_queued(tx: &mut Transaction<'_>, take: Take) -> Result<Option<u64>> {
+    let budget = match take {
+        Take::Unlocked => BATCH,
+        Take::Waiting => i64::MAX,
+    };
+    let mut lines = Lines::default();
+    let mut took = false;
+    while lines.taken < budget {
+        let runs = take_runs(tx, take)?;
+        if runs.is_empty() {
+            break;
+        }
+        took = true;
+        for run in runs {
+            if lines.taken >= budget {
+                // Left queued (and unlocked at commit) for the next batch.
+                break;
+            }
+            index_run(tx, &run, budget - lines.taken, &mut lines)?;
+        }
+        if matches!(take, Take::Waiting) {
+            // Every run was taken at once.
+            break;
+        }
+    }
+    lines.write(tx)?;
+    Ok(took.then_some(lines.taken as u64))
+}
+
+/// Locks queued runs, oldest transcript first.
+fn take_runs(tx: &mut Transaction<'_>, take: Take) -> Result<Vec<Run>> {
+    let rows = match take {
+        Take::Unlocked => {
+            let sql = super::prepared(
+                tx,
+                "SELECT transcript_id, first_ordinal, last_ordinal FROM search_queue_runs
+                 ORDER BY transcript_id, first_ordinal LIMIT $1 FOR UPDATE SKIP LOCKED",
+            )?;
+            tx.query(&sql, &[&RUNS])?
+        }
+        Take::Waiting => {
+            let sql = super::prepared(
+                tx,
+                "SELECT transcript_id, first_ordinal, last_ordinal FROM search_queue_runs
+                 ORDER BY transcript_id, first_ordinal FOR UPDATE",
+            )?;
+            tx.query(&sql, &[])?
+        }
+    };
+    Ok(rows
+        .iter()
+        .map(|r| Run {
+            transcript: r.get(0),
+            first: r.get(1),
+            last: r.get(2),
+        })
+        .collect())
+}
+
+/// Reads the searchable lines of `run`, at most `budget` of them, into `lines`, and removes
+/// the run from the queue, or moves its start past the lines read when it holds more.
+fn index_run(tx: &mut Transaction<'_>, run: &Run, budget: i64, lines: &mut Lines) -> Result<()> {
+    let mut first = run.first;
+    let mut left = budget;
+    loop {
+        // Read in parts of at most `BATCH` lines, written as they come.
+        let part = left.min(BATCH);
+        let sql = super::prepared(
+            tx,
+            "SELECT id, ordinal, raw FROM rows
+             WHERE transcript_id = $1 AND ordinal BETWEEN $2 AND $3 AND search IS NOT NULL
+             ORDER BY ordinal LIMIT $4",
+        )?;
+        let rows = tx.query(&sql, &[&run.transcript, &first, &run.last, &part])?;
+        let read = rows.len() as i64;
+        let mut next = run.last + 1;
+        for row in &rows {
+            lines.add(row.get(0), row.get::<_, &[u8]>(2));
+            next = row.get::<_, i64>(1) + 1;
+        }
+        lines.taken += read;
+        left -= read;
+        if lines.pending() >= BATCH {
+            lines.write(tx)?;
+        }
+        if read < part || next > run.last {
+            // The whole run is read.
+            let sql = super::prepared(
+                tx,
+                "DELETE FROM search_queue_runs WHERE transcript_id = $1 AND first_ordinal = $2",
+            )?;
+            tx.execute(&sql, &[&run.transcript, &run.first])?;
+            return Ok(());
+        }
+        first = next;
+        if left == 0 {
+            let sql = super::prepared(
+                tx,
+                "UPDATE search_queue_runs SET first_ordinal = $3
+                 WHERE transcript_id = $1 AND first_ordinal = $2",
+            )?;
+            tx.execute(&sql, &[&run.transcript, &run.first, &first])?;
+            return Ok(());
+        }
+    }
+}
+
+/// Lines read for their vectors, not yet written.
+#[derive(Default)]
+struct Lines {
+    ids: Vec<i64>,
+    indexed: Vec<bool>,
+    bodies: Vec<Option<String>>,
+    tools: Vec<Option<String>>,
+    /// Lines taken by this transaction, written or not.
+    taken: i64,
+}
+
+impl Lines {
+    fn add(&mut self, id: i64, raw: &[u8]) {
+        let (indexed, body, tools) = super::import::search_columns_of(raw);
+        self.ids.push(id);
+        self.indexed.push(indexed);
+        self.bodies.push(body);
+        self.tools.push(tools);
+    }
+
+    fn pending(&self) -> i64 {
+        self.ids.len() as i64
+    }
+
+    /// Writes the vectors of the lines read, with import's own expression.
+    fn write(&mut self, tx: &mut Transaction<'_>) -> Result<()> {
+        if self.ids.is_empty() {
+            return Ok(());
+        }
+        // `r.id = ANY($1)` lets the planner reach the rows by the primary key.
+        let sql = super::prepared(
+            tx,
+            concat!(
+                "UPDATE rows r SET search = f.v
+                 FROM (SELECT u.id, ",
+                super::import::search_vector!(),
+                " AS v FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::text[])
+                       AS u(id, indexed, body, tools)) f
+                 WHERE r.id = ANY($1) AND r.id = f.id"
+            ),
+        )?;
+        tx.execute(&sql, &[&self.ids, &self.indexed, &self.bodies, &self.tools])?;
+        self.ids.clear();
+        self.indexed.clear();
+        self.bodies.clear();
+        self.tools.clear();
+        Ok(())
+    }
+}
+
+/// Lines waiting for their search vector (for tests).
 ///
 /// # Errors
 /// On a database error.
 pub fn queued(store: &PgStore) -> Result<i64> {
     store.read(|tx| {
         Ok(tx
-            .query_one("SELECT count(*) FROM search_queue", &[])?
+            .query_one(
+                "SELECT count(*) FROM search_queue_runs q JOIN rows r
+                   ON r.transcript_id = q.transcript_id
+                  AND r.ordinal BETWEEN q.first_ordinal AND q.last_ordinal
+                 WHERE r.search IS NOT NULL",
+                &[],
+            )?
             .get(0))
     })
 }

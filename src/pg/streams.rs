@@ -10,7 +10,6 @@
 use super::PgStore;
 use crate::error::Result;
 use crate::import::Parsed;
-use crate::jsonl;
 use crate::serve::streams::{
     BatchLine, StoredSummary, StreamInfo, StreamStore, StreamTx, Watermark,
 };
@@ -115,23 +114,13 @@ impl StreamTx for Pg<'_, '_> {
         ordinal: i64,
         batch: &[BatchLine<'_>],
     ) -> Result<()> {
-        let mut parsed: Vec<Parsed<'_>> = batch
+        // Their words are cut later, by the search queue's catch-up.
+        let parsed: Vec<Parsed<'_>> = batch
             .iter()
-            .map(|(line, status, env)| {
-                let search = if crate::search::is_indexed(*status, env) {
-                    jsonl::search_text(line.bytes)
-                } else {
-                    None
-                };
-                (*line, *status, env.clone(), search)
-            })
+            .map(|(line, status, env)| (*line, *status, env.clone(), None))
             .collect();
         let ids = super::search_queue::insert_local_lines(
-            self.tx,
-            transcript,
-            ordinal,
-            &mut parsed,
-            session_id,
+            self.tx, transcript, ordinal, &parsed, session_id,
         )?;
         for (row, (line, _, env)) in ids.into_iter().zip(batch) {
             super::import::project_record(self.tx, transcript, row, line.bytes, env)?;

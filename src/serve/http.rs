@@ -7,7 +7,7 @@
 use super::connections::{self, BodyTimeout, Limits, Stopped};
 use super::guard::{AllowedHost, Policy};
 use super::streams::{self, StreamKey, SummaryPut, Watermark};
-use super::web;
+use super::{idle_index, web};
 use crate::backend::Db;
 use crate::checkpoint::Checkpointer;
 use crate::error::Error;
@@ -142,7 +142,12 @@ fn pretty<T: serde::Serialize>(value: &T) -> std::result::Result<Vec<u8>, ApiErr
 /// The router: the SessionStore endpoints under `/v1/store/`, the read endpoints under `/v1/`,
 /// behind the token check. [`run`] puts the request guard and the connection limits in
 /// front of it: a route added here gets them without doing anything.
-fn router(store: Arc<Db>, token: Option<String>, body_limit: usize) -> Router {
+fn router(
+    store: Arc<Db>,
+    token: Option<String>,
+    body_limit: usize,
+    activity: idle_index::Activity,
+) -> Router {
     let state = AppState {
         store,
         token: token.map(|t| Arc::from(t.into_bytes())),
@@ -172,7 +177,18 @@ fn router(store: Arc<Db>, token: Option<String>, body_limit: usize) -> Router {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")
         })
         .layer(middleware::from_fn_with_state(state.clone(), authorize))
+        .layer(middleware::from_fn_with_state(activity, in_flight))
         .with_state(state)
+}
+
+/// Counts the request as in flight while it runs, for the idle indexer.
+async fn in_flight(
+    State(activity): State<idle_index::Activity>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let _running = activity.begin();
+    next.run(request).await
 }
 
 /// How often the WAL is checkpointed while serving.
@@ -198,9 +214,17 @@ pub async fn run(
         }
         Db::Postgres(_) => None,
     };
-    let router = router(store.clone(), config.token, config.body_limit);
+    let activity = idle_index::Activity::default();
+    let indexer = idle_index::IdleIndexer::start(&store, &activity)?;
+    let router = router(store.clone(), config.token, config.body_limit, activity);
     let policy = Arc::new(Policy::new(config.allowed_hosts));
     let stopped = connections::serve(listener, router, policy, config.limits, shutdown).await;
+    if let Some(indexer) = indexer {
+        // At most the batch it is running.
+        tokio::task::spawn_blocking(move || indexer.stop())
+            .await
+            .map_err(std::io::Error::other)?;
+    }
     if let Some(checkpointer) = checkpointer {
         tokio::task::spawn_blocking(move || match &*store {
             Db::Sqlite(s) => checkpointer.stop(s),

@@ -11,6 +11,9 @@
 //! * [`connections`]: the accept loop, with the connection limit, the idle, header and body
 //!   timeouts and the bounded graceful shutdown.
 //!
+//! * [`idle_index`]: on a team store, the search queue indexed while no request is in
+//!   flight.
+//!
 //! * [`web`]: the web viewer's pages and actions at `/`, on the same port.
 //!
 //! `tools/python/sessiondb_store.py` is the Python adapter (a `SessionStore` for the SDK).
@@ -18,5 +21,6 @@
 pub mod connections;
 pub mod guard;
 pub mod http;
+pub mod idle_index;
 pub mod streams;
 pub mod web;

@@ -12,6 +12,9 @@ use std::path::Path;
 /// Lines appended, more than one catch-up batch.
 const LINES: usize = 4500;
 
+/// Lines of the first append, which a catch-up elsewhere holds in one test.
+const HELD: usize = 100;
+
 /// A team store holding the sample sessions, with `LINES` appended lines that each say
 /// "wombatcheese" queued for the index.
 fn queued_store(what: &str) -> Option<(PgTestDb, Db)> {
@@ -30,8 +33,12 @@ fn queued_store(what: &str) -> Option<(PgTestDb, Db)> {
                 "message": {"role": "user", "content": format!("line {i} wombatcheese")}})
         })
         .collect();
-    db.append_with(&session, &entries, &Default::default())
-        .expect("append");
+    // Two appends, so two queued runs: the first (`HELD` lines) for a catch-up elsewhere to
+    // hold.
+    for part in [&entries[..HELD], &entries[HELD..]] {
+        db.append_with(&session, part, &Default::default())
+            .expect("append");
+    }
     Some((pg, db))
 }
 
@@ -90,22 +97,24 @@ fn a_failed_catch_up_loses_no_line_and_a_search_waits_for_it() {
     else {
         return;
     };
-    // A catch-up in flight elsewhere: it holds the first 100 queued lines.
+    // A catch-up in flight elsewhere: it holds the first run, the first append's lines.
     let mut other = postgres::Client::connect(&pg.url, postgres::NoTls).expect("connect");
     let mut held = other.transaction().expect("begin");
     let taken = held
         .query(
-            "SELECT row_id FROM search_queue ORDER BY row_id LIMIT 100 FOR UPDATE",
+            "SELECT first_ordinal, last_ordinal FROM search_queue_runs
+             ORDER BY transcript_id, first_ordinal LIMIT 1 FOR UPDATE",
             &[],
         )
         .expect("lock");
-    assert_eq!(taken.len(), 100);
+    let run: (i64, i64) = (taken[0].get(0), taken[0].get(1));
+    assert_eq!(run.1 - run.0 + 1, HELD as i64);
     std::thread::scope(|s| {
         let search = s.spawn(|| wombats(&db));
         // The search indexes the rest and then waits for the held lines.
         let store = PgStore::connect(&pg.url).expect("connect");
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-        while queued(&store).expect("queued") > 100 {
+        while queued(&store).expect("queued") > HELD as i64 {
             assert!(std::time::Instant::now() < deadline, "catch-up stalled");
             std::thread::sleep(std::time::Duration::from_millis(50));
         }

@@ -842,3 +842,48 @@ fn a_line_appended_through_serve_is_found_by_the_next_search() {
         }
     }
 }
+
+/// An idle `serve` on a team store indexes the lines appended through it without waiting for
+/// a search: the queue empties while no request is made, and the lines then hold their
+/// vectors. (That an append queues its lines rather than indexing them is
+/// `pg_search_queue`'s to show.)
+#[test]
+fn an_idle_server_indexes_the_search_queue() {
+    let Some(pg) = pg_db("an_idle_server_indexes_the_search_queue") else {
+        return;
+    };
+    let server = Serve::start(&pg.url);
+    let entries: Vec<Value> = (0..300)
+        .map(|i| {
+            user(
+                &format!("idle-{i}"),
+                &format!("line {i} of the quokka ledger"),
+            )
+        })
+        .collect();
+    let (status, answer) = server.post(
+        "/v1/store/append",
+        &json!({"key": key("idle", None), "entries": entries}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    let store = sessiondb::pg::PgStore::connect(&pg.url).expect("connect");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while sessiondb::pg::search_queue::queued(&store).expect("queued") > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the idle server left lines queued"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let found: i64 = store
+        .read(|tx| {
+            Ok(tx
+                .query_one(
+                    "SELECT count(*) FROM rows WHERE search @@ to_tsquery('simple', 'quokka')",
+                    &[],
+                )?
+                .get(0))
+        })
+        .expect("count");
+    assert_eq!(found, 300);
+}

@@ -358,3 +358,56 @@ fn a_copy_from_another_machine_does_not_replace_a_version_it_did_not_bring() {
     assert_eq!(report["files_rewritten"], 1, "{report}");
     assert_eq!(export(), line("a2", "alpha's rewrite"));
 }
+
+/// V7 replaces V4's per-line search queue: the lines V4 left queued get their vectors, from
+/// their queued words, and V4's table goes.
+#[test]
+fn lines_queued_before_v7_are_indexed_by_the_migration() {
+    let Some(db) = pg_db("lines_queued_before_v7_are_indexed_by_the_migration") else {
+        return;
+    };
+    let runner = embedded_pg::migrations::runner();
+    let runs = runner
+        .get_migrations()
+        .iter()
+        .find(|m| m.name() == "search_queue_runs")
+        .expect("the search queue runs migration")
+        .version();
+    let mut client = postgres::Client::connect(&db.url, postgres::NoTls).expect("connect");
+    embedded_pg::migrations::runner()
+        .set_target(refinery::Target::Version(runs - 1))
+        .run(&mut client)
+        .expect("migrate to the one before");
+    client
+        .batch_execute(
+            "INSERT INTO projects (key) VALUES ('p');
+             INSERT INTO sessions (project_id, session_id, origin_host, origin_user)
+                 SELECT id, 's', 'h', 'u' FROM projects;
+             INSERT INTO transcripts (session_id, subpath) SELECT id, '' FROM sessions;
+             INSERT INTO rows (transcript_id, ordinal, raw, local, search)
+                 SELECT id, n, '{}'::bytea, true, ''::tsvector
+                 FROM transcripts, generate_series(0, 2) n;
+             INSERT INTO search_queue (row_id, body, tools)
+                 SELECT id, 'wombat ' || ordinal, 'Bash' FROM rows WHERE ordinal < 2;",
+        )
+        .expect("a queued line as V4 stored it");
+    PgStore::connect(&db.url).expect("connect");
+    let found: i64 = client
+        .query_one(
+            "SELECT count(*) FROM rows WHERE search @@ to_tsquery('simple', 'wombat & bash')",
+            &[],
+        )
+        .expect("search")
+        .get(0);
+    assert_eq!(found, 2);
+    let left: i64 = client
+        .query_one("SELECT count(*) FROM rows WHERE search = ''::tsvector", &[])
+        .expect("count")
+        .get(0);
+    assert_eq!(left, 1, "the line that was not queued keeps its vector");
+    let table: Option<String> = client
+        .query_one("SELECT to_regclass('search_queue')::text", &[])
+        .expect("regclass")
+        .get(0);
+    assert_eq!(table, None);
+}
