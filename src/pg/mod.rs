@@ -214,7 +214,10 @@ impl PgStore {
 /// A query sent with its parameter types is parsed, bound and run in one round trip (an
 /// unnamed statement), where an untyped one is first prepared, a round trip of its own. A
 /// read that runs a statement once uses this.
-pub(crate) type Typed<'a> = [(&'a (dyn postgres::types::ToSql + Sync), postgres::types::Type)];
+pub(crate) type Typed<'a> = [(
+    &'a (dyn postgres::types::ToSql + Sync),
+    postgres::types::Type,
+)];
 
 /// How to open a connection: the settings (they hold the password, so they are never
 /// shown) and the TLS connector the URL asks for.

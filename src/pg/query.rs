@@ -1,9 +1,9 @@
 //! Reads of the team store that are not resume or search: finding sessions and listing
 //! them, with the same rules and answers as [`crate::query`].
 
+use super::Typed;
 use crate::error::{Error, Result};
 use crate::model::SessionRef;
-use super::Typed;
 use crate::query::{one_match, SessionFilter, SessionInfo, SessionRow, StoredLine};
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::Type;
@@ -119,7 +119,10 @@ fn session_row(r: &Row) -> SessionRow<'_> {
 ///
 /// # Errors
 /// Fails on a database error.
-pub fn list_sessions(c: &mut impl GenericClient, filter: &SessionFilter) -> Result<Vec<SessionInfo>> {
+pub fn list_sessions(
+    c: &mut impl GenericClient,
+    filter: &SessionFilter,
+) -> Result<Vec<SessionInfo>> {
     let mut out = Vec::new();
     for_each_session(c, filter, |s| {
         out.push(s.to_info());
@@ -224,9 +227,11 @@ pub fn get_session_info(
 /// # Errors
 /// Fails on a database error.
 pub fn project_exists(c: &mut impl GenericClient, key: &str) -> Result<bool> {
-    Ok(c
-        .query_typed_opt("SELECT 1 FROM projects WHERE key = $1", &[(&key, Type::TEXT)])?
-        .is_some())
+    Ok(c.query_typed_opt(
+        "SELECT 1 FROM projects WHERE key = $1",
+        &[(&key, Type::TEXT)],
+    )?
+    .is_some())
 }
 
 /// The stored session ids just before and after `id`, in byte order.

@@ -97,8 +97,10 @@ pub fn catch_up(store: &PgStore) -> Result<u64> {
 /// Whether any line waits in the queue, committed or being indexed by another process.
 fn anything_queued(store: &PgStore) -> Result<bool> {
     store.read_single(|c| {
-        Ok(c.query_typed_one("SELECT EXISTS (SELECT 1 FROM search_queue)", &[])?
-            .get(0))
+        Ok(
+            c.query_typed_one("SELECT EXISTS (SELECT 1 FROM search_queue)", &[])?
+                .get(0),
+        )
     })
 }
 
