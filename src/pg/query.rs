@@ -22,6 +22,9 @@ fn session_ref(r: &Row) -> SessionRef {
 
 /// Finds the session a user means (the rules of [`crate::query::resolve_session`]).
 ///
+/// The id is compared by its bytes (`COLLATE "C"`): the same equality and prefixes as in
+/// the database's collation, and both then use migration V6's index.
+///
 /// # Errors
 /// [`Error::SessionNotFound`] or [`Error::AmbiguousSession`].
 pub fn resolve_session(c: &mut impl GenericClient, arg: &str) -> Result<SessionRef> {
@@ -36,7 +39,8 @@ pub fn resolve_session(c: &mut impl GenericClient, arg: &str) -> Result<SessionR
     let exact: Vec<SessionRef> = c
         .query_typed(
             &format!(
-                "{SESSION_COLUMNS} WHERE s.session_id = $1 AND ($2::text IS NULL OR p.key = $2)
+                "{SESSION_COLUMNS} WHERE s.session_id COLLATE \"C\" = $1
+                   AND ($2::text IS NULL OR p.key = $2)
                  ORDER BY p.key"
             ),
             &[(&id, Type::TEXT), (&project, Type::TEXT)],
@@ -62,7 +66,7 @@ pub fn resolve_session(c: &mut impl GenericClient, arg: &str) -> Result<SessionR
     let matches = if exact.is_empty() {
         c.query_typed(
             &format!(
-                "{SESSION_COLUMNS} WHERE starts_with(s.session_id, $1)
+                "{SESSION_COLUMNS} WHERE starts_with(s.session_id COLLATE \"C\", $1)
                  AND ($2::text IS NULL OR p.key = $2) ORDER BY p.key, s.session_id LIMIT 6"
             ),
             &[(&id, Type::TEXT), (&project, Type::TEXT)],
