@@ -130,20 +130,40 @@ impl Pg<'_, '_> {
     }
 }
 
-/// The `parentUuid` walk from `$2`, not above `$3` when given: the ids of the rows on it.
-/// `UNION` drops revisited uuids, so a cycle ends the walk.
-const WALK: &str = "WITH RECURSIVE walk(uuid) AS (
-        SELECT $2::text
-        UNION
-        SELECT r.parent_uuid FROM walk JOIN rows r
-            ON r.transcript_id = $1 AND r.uuid = walk.uuid
-         WHERE r.parent_uuid IS NOT NULL
-           AND ((r.type IN ('user', 'assistant', 'attachment', 'system') AND NOT r.is_sidechain)
-                OR r.type = 'progress')
-           AND ($3::text IS NULL OR walk.uuid <> $3))
-     SELECT r.id FROM walk JOIN rows r ON r.transcript_id = $1 AND r.uuid = walk.uuid
-      WHERE (r.type IN ('user', 'assistant', 'attachment', 'system') AND NOT r.is_sidechain)
-         OR r.type = 'progress'";
+/// The `parentUuid` walk from `$2`, not above `$3` when given, as `on_walk`: the ids of the
+/// rows on it. `UNION` drops revisited uuids, so a cycle ends the walk.
+macro_rules! walk_cte {
+    () => {
+        "WITH RECURSIVE walk(uuid) AS (
+            SELECT $2::text
+            UNION
+            SELECT r.parent_uuid FROM walk JOIN rows r
+                ON r.transcript_id = $1 AND r.uuid = walk.uuid
+             WHERE r.parent_uuid IS NOT NULL
+               AND ((r.type IN ('user', 'assistant', 'attachment', 'system') AND NOT r.is_sidechain)
+                    OR r.type = 'progress')
+               AND ($3::text IS NULL OR walk.uuid <> $3)),
+        on_walk(id) AS (
+            SELECT r.id FROM walk JOIN rows r ON r.transcript_id = $1 AND r.uuid = walk.uuid
+             WHERE (r.type IN ('user', 'assistant', 'attachment', 'system') AND NOT r.is_sidechain)
+                OR r.type = 'progress')"
+    };
+}
+
+/// The ids of the rows on a walk (see [`walk_cte`]).
+const WALK: &str = concat!(walk_cte!(), " SELECT id FROM on_walk");
+
+/// [`WALK`]'s rows (`id`, then two nulls), and after them the preserved segments of the
+/// compact boundaries on the walk (R2: a null, then the segment's tail and head uuids): the
+/// walk and the question that follows it in one round trip.
+const WALK_AND_SEGMENTS: &str = concat!(
+    walk_cte!(),
+    " SELECT id, NULL::text, NULL::text FROM on_walk
+      UNION ALL
+      SELECT NULL, c.tail_uuid, c.head_uuid FROM compactions c
+       WHERE c.transcript_id = $1 AND c.tail_uuid IS NOT NULL AND c.head_uuid IS NOT NULL
+         AND c.row_id IN (SELECT id FROM on_walk)"
+);
 
 /// The rows around the seeds (see the SQLite `NEIGHBOURS`).
 const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT unnest($2::bigint[])),
@@ -231,31 +251,22 @@ impl ResumeSource for Pg<'_, '_> {
         with_replacements: bool,
     ) -> Result<Vec<Value>> {
         let none: Option<&str> = None;
-        let mut seeds: Vec<i64> = self
-            .0
-            .query_typed(
-                WALK,
-                &[
-                    (&transcript, Type::INT8),
-                    (&leaf, Type::TEXT),
-                    (&none, Type::TEXT),
-                ],
-            )?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
+        let mut seeds: Vec<i64> = Vec::new();
         // Preserved segments of the compact boundaries on the walk (R2).
-        let segments: Vec<(String, String)> = self
-            .0
-            .query_typed(
-                "SELECT c.tail_uuid, c.head_uuid FROM compactions c
-                 WHERE c.transcript_id = $1 AND c.tail_uuid IS NOT NULL
-                   AND c.head_uuid IS NOT NULL AND c.row_id = ANY($2)",
-                &[(&transcript, Type::INT8), (&seeds, Type::INT8_ARRAY)],
-            )?
-            .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect();
+        let mut segments: Vec<(String, String)> = Vec::new();
+        for r in self.0.query_typed(
+            WALK_AND_SEGMENTS,
+            &[
+                (&transcript, Type::INT8),
+                (&leaf, Type::TEXT),
+                (&none, Type::TEXT),
+            ],
+        )? {
+            match r.get::<_, Option<i64>>(0) {
+                Some(id) => seeds.push(id),
+                None => segments.push((r.get(1), r.get(2))),
+            }
+        }
         for (tail, head) in segments {
             let more = self.0.query_typed(
                 WALK,
