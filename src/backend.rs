@@ -88,7 +88,7 @@ impl Db {
     pub fn resolve_session(&self, arg: &str) -> Result<SessionRef> {
         match self {
             Db::Sqlite(s) => crate::query::resolve_session(&*s.reader()?, arg),
-            Db::Postgres(p) => p.read(|tx| crate::pg::query::resolve_session(tx, arg)),
+            Db::Postgres(p) => p.read_single(|c| crate::pg::query::resolve_session(c, arg)),
         }
     }
 
@@ -99,7 +99,7 @@ impl Db {
     pub fn list_sessions(&self, filter: &SessionFilter) -> Result<Vec<SessionInfo>> {
         match self {
             Db::Sqlite(s) => crate::query::list_sessions(&*s.reader()?, filter),
-            Db::Postgres(p) => p.read(|tx| crate::pg::query::list_sessions(tx, filter)),
+            Db::Postgres(p) => p.read_single(|c| crate::pg::query::list_sessions(c, filter)),
         }
     }
 
@@ -115,7 +115,7 @@ impl Db {
         match self {
             Db::Sqlite(s) => crate::query::get_session_info(&*s.reader()?, session, directory),
             Db::Postgres(p) => {
-                p.read(|tx| crate::pg::query::get_session_info(tx, session, directory))
+                p.read_single(|c| crate::pg::query::get_session_info(c, session, directory))
             }
         }
     }
@@ -220,7 +220,7 @@ impl Db {
     pub fn project_exists(&self, key: &str) -> Result<bool> {
         match self {
             Db::Sqlite(s) => crate::query::project_exists(&*s.reader()?, key),
-            Db::Postgres(p) => p.read(|tx| crate::pg::query::project_exists(tx, key)),
+            Db::Postgres(p) => p.read_single(|c| crate::pg::query::project_exists(c, key)),
         }
     }
 
@@ -304,7 +304,7 @@ impl Db {
     pub fn neighbour_ids(&self, id: &str) -> Result<(Option<String>, Option<String>)> {
         match self {
             Db::Sqlite(s) => crate::query::neighbour_ids(&*s.reader()?, id),
-            Db::Postgres(p) => p.read(|tx| crate::pg::query::neighbour_ids(tx, id)),
+            Db::Postgres(p) => p.read_single(|c| crate::pg::query::neighbour_ids(c, id)),
         }
     }
 

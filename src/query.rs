@@ -204,6 +204,8 @@ pub struct SessionRow<'a> {
     pub source_state: &'a str,
     pub first_timestamp: Option<&'a str>,
     pub last_timestamp: Option<&'a str>,
+    pub origin_host: Option<&'a str>,
+    pub origin_user: Option<&'a str>,
 }
 
 impl SessionRow<'_> {
@@ -230,8 +232,8 @@ impl SessionRow<'_> {
             source_state: self.source_state.to_owned(),
             first_timestamp: owned(self.first_timestamp),
             last_timestamp: owned(self.last_timestamp),
-            origin_host: None,
-            origin_user: None,
+            origin_host: owned(self.origin_host),
+            origin_user: owned(self.origin_user),
         }
     }
 }
@@ -259,6 +261,8 @@ impl SessionInfo {
             source_state: &self.source_state,
             first_timestamp: self.first_timestamp.as_deref(),
             last_timestamp: self.last_timestamp.as_deref(),
+            origin_host: self.origin_host.as_deref(),
+            origin_user: self.origin_user.as_deref(),
         }
     }
 }
@@ -299,6 +303,8 @@ fn session_row<'a>(r: &'a rusqlite::Row<'_>) -> rusqlite::Result<SessionRow<'a>>
         source_state: required(15)?,
         first_timestamp: text(16)?,
         last_timestamp: text(17)?,
+        origin_host: None,
+        origin_user: None,
     })
 }
 

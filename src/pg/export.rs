@@ -59,10 +59,10 @@ pub fn write_transcript_mapped(
 /// Fails on a database error.
 pub fn main_transcript(tx: &mut Transaction<'_>, session: &SessionRef) -> Result<Option<i64>> {
     Ok(tx
-        .query_opt(
+        .query_typed_opt(
             "SELECT id FROM transcripts WHERE session_id = $1 AND subpath = ''
                AND superseded_at IS NULL",
-            &[&session.key],
+            &[(&session.key, postgres::types::Type::INT8)],
         )?
         .map(|r| r.get(0)))
 }

@@ -194,7 +194,30 @@ impl PgStore {
         tx.commit()?;
         Ok(out)
     }
+
+    /// Runs `f` on a connection outside any transaction, for a read that is one statement
+    /// or whose statements need no common snapshot (finding a session by name, then
+    /// reading it, were two transactions before too): one statement is its own snapshot,
+    /// and the `BEGIN` and `COMMIT` of [`PgStore::read`] are two round trips to the server,
+    /// a third of those of a short verb.
+    ///
+    /// # Errors
+    /// Whatever `f` returns, or a database error.
+    pub fn read_single<T>(&self, f: impl FnOnce(&mut Client) -> Result<T>) -> Result<T> {
+        let mut client = self.pool.take(&self.shown)?;
+        f(&mut client)
+    }
 }
+
+/// The parameters of [`postgres::GenericClient::query_typed`]: each value with its type.
+///
+/// A query sent with its parameter types is parsed, bound and run in one round trip (an
+/// unnamed statement), where an untyped one is first prepared, a round trip of its own. A
+/// read that runs a statement once uses this.
+pub(crate) type Typed<'a> = [(
+    &'a (dyn postgres::types::ToSql + Sync),
+    postgres::types::Type,
+)];
 
 /// How to open a connection: the settings (they hold the password, so they are never
 /// shown) and the TLS connector the URL asks for.

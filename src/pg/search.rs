@@ -11,6 +11,7 @@
 use super::PgStore;
 use crate::error::Result;
 use crate::search::{Hit, SearchQuery, MAX_TERMS};
+use postgres::types::Type;
 use unicode_general_category::{get_general_category, GeneralCategory};
 use unicode_normalization::UnicodeNormalization;
 
@@ -112,13 +113,19 @@ pub fn search(store: &PgStore, q: &SearchQuery) -> Result<Vec<Hit>> {
         .marks
         .clone()
         .unwrap_or_else(|| ("**".to_owned(), "**".to_owned()));
-    store.read(|tx| {
-        let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> =
-            vec![&q.project, &q.tag, &q.role, &limit];
+    // One statement, so no transaction around it; sent with its parameter types, so not
+    // prepared first: one round trip.
+    store.read_single(|c| {
+        let mut params: Vec<(&(dyn postgres::types::ToSql + Sync), Type)> = vec![
+            (&q.project, Type::TEXT),
+            (&q.tag, Type::TEXT),
+            (&q.role, Type::TEXT),
+            (&limit, Type::INT8),
+        ];
         for w in &terms {
-            params.push(w);
+            params.push((w, Type::TEXT));
         }
-        let rows = tx.query(&sql, &params)?;
+        let rows = c.query_typed(&sql, &params)?;
         let mut hits = Vec::with_capacity(rows.len());
         for r in rows {
             let raw: &[u8] = r.get(7);

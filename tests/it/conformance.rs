@@ -1148,3 +1148,70 @@ fn rewritten_and_vanished_files_on_every_backend() {
         );
     }
 }
+
+/// Finding a session by what a user typed: a whole id, an id in one project, a unique and
+/// an ambiguous prefix, an id stored in two projects, a title, nothing. Both stores give
+/// the same session or the same kind of refusal (the team store compares ids by their
+/// bytes, through migration V6's index).
+#[test]
+fn sessions_are_found_by_id_prefix_and_project_on_every_backend() {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sample-projects/-home-dev-weather-app")
+        .join("7c9d2e41-5b6a-4f80-9a1b-2c3d4e5f6a71.jsonl");
+    let tree = tempfile::tempdir().expect("temp dir");
+    let ids = [
+        ("-p-alpha", "aaaa1111-0000-4000-8000-000000000001"),
+        ("-p-alpha", "aaaa2222-0000-4000-8000-000000000002"),
+        ("-p-beta", "aaaa1111-0000-4000-8000-000000000001"),
+        ("-p-beta", "bbbb3333-0000-4000-8000-000000000003"),
+    ];
+    for (project, id) in ids {
+        let dir = tree.path().join(project);
+        std::fs::create_dir_all(&dir).expect("project dir");
+        std::fs::copy(&source, dir.join(format!("{id}.jsonl"))).expect("copy");
+    }
+    let asked = [
+        "bbbb3333-0000-4000-8000-000000000003",
+        "bbbb",
+        "aaaa2",
+        "aaaa",
+        "aaaa1111-0000-4000-8000-000000000001",
+        "-p-beta/aaaa1111-0000-4000-8000-000000000001",
+        "-p-alpha/aaaa1",
+        "-p-beta/aaaa2",
+        "%",
+        "zzzz",
+    ];
+    let mut results = Vec::new();
+    for b in backends("sessions_are_found_by_id_prefix_and_project_on_every_backend") {
+        import_all(&b, &[tree.path().to_path_buf()]);
+        let found: Vec<String> = asked
+            .iter()
+            .map(|arg| match b.db.resolve_session(arg) {
+                Ok(s) => format!("{arg}: {}/{}", s.project, s.session_id),
+                Err(sessiondb::Error::AmbiguousSession { .. }) => format!("{arg}: ambiguous"),
+                Err(sessiondb::Error::SessionNotFound(_)) => format!("{arg}: not found"),
+                Err(e) => panic!("{}: {arg}: {e}", b.name),
+            })
+            .collect();
+        assert_eq!(
+            found[..3],
+            [
+                "bbbb3333-0000-4000-8000-000000000003: -p-beta/bbbb3333-0000-4000-8000-000000000003",
+                "bbbb: -p-beta/bbbb3333-0000-4000-8000-000000000003",
+                "aaaa2: -p-alpha/aaaa2222-0000-4000-8000-000000000002",
+            ],
+            "{}",
+            b.name
+        );
+        assert_eq!(found[9], "zzzz: not found", "{}", b.name);
+        results.push((b.name, found));
+    }
+    for pair in results.windows(2) {
+        assert_eq!(
+            pair[0].1, pair[1].1,
+            "{} and {} differ",
+            pair[0].0, pair[1].0
+        );
+    }
+}

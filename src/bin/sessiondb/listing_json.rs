@@ -38,6 +38,13 @@ impl SessionsJson {
         o.string("source_state", s.source_state);
         o.opt_string("first_timestamp", s.first_timestamp);
         o.opt_string("last_timestamp", s.last_timestamp);
+        // Only a team store records them; absent, not null, elsewhere (as serde skips them).
+        if let Some(host) = s.origin_host {
+            o.string("origin_host", host);
+        }
+        if let Some(user) = s.origin_user {
+            o.string("origin_user", user);
+        }
         out.extend_from_slice(b"\n  }");
     }
 
@@ -162,9 +169,10 @@ mod tests {
             subagent_count: n,
             source_state: "present".to_owned(),
             first_timestamp: text.clone(),
-            last_timestamp: text,
-            origin_host: None,
-            origin_user: None,
+            last_timestamp: text.clone(),
+            // A team store's rows carry an origin, a SQLite store's none (either alone too).
+            origin_host: text.clone().filter(|_| n % 2 == 0),
+            origin_user: text.filter(|_| n % 3 != 1),
         }
     }
 

@@ -5,7 +5,7 @@ use crate::cli::SessionsArgs;
 use crate::human;
 use crate::style;
 use anyhow::Context;
-use sessiondb::query::{SessionFilter, SessionInfo};
+use sessiondb::query::{SessionFilter, SessionInfo, SessionRow};
 use sessiondb::Db;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -45,10 +45,21 @@ fn list(store: &Db, db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
         }
     }
     if args.json {
-        return match store {
-            Db::Sqlite(s) => print_sessions_json(&*s.reader()?, &filter),
-            Db::Postgres(_) => crate::output::print_json(&store.list_sessions(&filter)?),
-        };
+        let mut out = JsonOut::default();
+        match store {
+            Db::Sqlite(s) => {
+                sessiondb::query::for_each_session(&*s.reader()?, &filter, |row| {
+                    out.row(row).map_err(anyhow::Error::from)
+                })?;
+            }
+            Db::Postgres(p) => p.read_single(|c| {
+                sessiondb::pg::query::for_each_session(c, &filter, |row| {
+                    out.row(row)
+                        .map_err(|e| sessiondb::Error::io("<output>", e))
+                })
+            })?,
+        }
+        return out.finish();
     }
     let sessions = store.list_sessions(&filter)?;
     if sessions.is_empty() {
@@ -75,24 +86,40 @@ fn list(store: &Db, db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--json`: each session written out as the catalog yields it, through one buffer.
-fn print_sessions_json(conn: &rusqlite::Connection, filter: &SessionFilter) -> anyhow::Result<()> {
-    let mut out = crate::output::stdout();
-    let mut buf = Vec::with_capacity(BUFFER);
-    let mut json = crate::listing_json::SessionsJson::default();
-    sessiondb::query::for_each_session(conn, filter, |s| {
-        json.row(&mut buf, s);
-        if buf.len() >= BUFFER {
-            out.write_all(&buf)?;
-            buf.clear();
+/// `--json`: each session written out as the store yields it, through one buffer.
+struct JsonOut {
+    out: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    buf: Vec<u8>,
+    json: crate::listing_json::SessionsJson,
+}
+
+impl Default for JsonOut {
+    fn default() -> JsonOut {
+        JsonOut {
+            out: crate::output::stdout(),
+            buf: Vec::with_capacity(BUFFER),
+            json: crate::listing_json::SessionsJson::default(),
         }
-        Ok::<(), anyhow::Error>(())
-    })?;
-    json.finish(&mut buf);
-    buf.push(b'\n');
-    out.write_all(&buf)?;
-    out.flush()?;
-    Ok(())
+    }
+}
+
+impl JsonOut {
+    fn row(&mut self, s: &SessionRow<'_>) -> std::io::Result<()> {
+        self.json.row(&mut self.buf, s);
+        if self.buf.len() >= BUFFER {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> anyhow::Result<()> {
+        self.json.finish(&mut self.buf);
+        self.buf.push(b'\n');
+        self.out.write_all(&self.buf)?;
+        self.out.flush()?;
+        Ok(())
+    }
 }
 
 /// How much JSON is gathered before it is written.
