@@ -80,9 +80,16 @@ pub(crate) fn rebuild_search(tx: &mut Transaction<'_>, key: i64) -> Result<u64> 
             &update,
             &[&batch.ids, &batch.indexed, &batch.bodies, &batch.tools],
         )?;
-        // Their vectors are written: queued ones need no catch-up any more.
+        // Their vectors are written: queued ones need no catch-up any more. Each entry's
+        // row is locked before the entry, the order every writer keeps (see
+        // `search_queue`): dropping an entry whose row a catch-up holds would let the two
+        // wait for each other.
         tx.execute(
-            "DELETE FROM search_queue WHERE row_id = ANY($1)",
+            "WITH held AS (
+                SELECT r.id FROM rows r JOIN search_queue q ON q.row_id = r.id
+                WHERE q.row_id = ANY($1) FOR NO KEY UPDATE OF r
+             )
+             DELETE FROM search_queue WHERE row_id IN (SELECT id FROM held)",
             &[&batch.ids],
         )?;
         Ok(())

@@ -9,10 +9,18 @@
 //! expression import uses, so a search finds exactly what it would have found.
 //!
 //! Many processes may catch up at once: each takes queued lines with
-//! `FOR UPDATE SKIP LOCKED`, writes their vectors and removes them from the queue in one
-//! transaction, so two never index the same line and a failed catch-up leaves its lines
-//! queued. A search waits for the lines another process is indexing at that moment, so that
-//! it finds every line appended before it.
+//! `FOR NO KEY UPDATE … SKIP LOCKED`, writes their vectors and removes them from the queue
+//! in one transaction, so two never index the same line and a failed catch-up leaves its
+//! lines queued. A search waits for the lines another process is indexing at that moment,
+//! so that it finds every line appended before it.
+//!
+//! Lock order: every writer locks a line's row before its queue entry. `delete` and
+//! `sync`/`import` deleting rows do (the queue entry goes by the cascade of the row's
+//! deletion), `reindex` does (it locks the rows before it drops their entries), and a
+//! catch-up does: it locks the row (and the entry) without waiting, and waits only in its
+//! last pass, one line at a time, holding nothing else meanwhile. So a catch-up never
+//! holds what a writer waits for while waiting for what that writer holds, and PostgreSQL
+//! never has to abort one of them as a deadlock.
 
 use super::PgStore;
 use crate::error::Result;
@@ -75,63 +83,90 @@ pub(crate) fn insert_local_lines(
 pub fn catch_up(store: &PgStore) -> Result<u64> {
     let mut indexed = 0;
     loop {
-        let n = store.write(|tx| index_queued(tx, Take::Unlocked))?;
+        let n = store.write(|tx| index_unlocked(tx, None))?;
         indexed += n;
         if n == 0 {
             break;
         }
     }
-    // Lines locked by another catch-up: waited for, then skipped if it indexed them, taken
-    // if it failed. One pass: lines queued after it began are not the search's to wait for.
-    indexed += store.write(|tx| index_queued(tx, Take::Waiting))?;
+    // Lines locked by another transaction: waited for, then skipped if it indexed or deleted
+    // them, taken if it failed. One pass over what is queued now: lines queued after it
+    // began are not the search's to wait for.
+    let mut pending: Vec<i64> = store.write(|tx| {
+        Ok(tx
+            .query("SELECT row_id FROM search_queue ORDER BY row_id", &[])?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
+    })?;
+    while let Some((&first, rest)) = pending.split_first() {
+        // Waits for this one line only, in a transaction that holds nothing else.
+        indexed += store.write(|tx| index_one_waiting(tx, first))?;
+        if rest.is_empty() {
+            break;
+        }
+        // The others that are free by now, without waiting; what is still held is waited
+        // for in turn.
+        let rest = rest.to_vec();
+        let (n, left) = store.write(|tx| {
+            let n = index_unlocked(tx, Some(&rest))?;
+            let left: Vec<i64> = tx
+                .query(
+                    "SELECT row_id FROM search_queue WHERE row_id = ANY($1) ORDER BY row_id",
+                    &[&rest],
+                )?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            Ok((n, left))
+        })?;
+        indexed += n;
+        pending = left;
+    }
     Ok(indexed)
 }
 
-/// Which queued lines a catch-up transaction takes.
-#[derive(Clone, Copy)]
-enum Take {
-    /// Up to [`BATCH`] lines no other transaction holds.
-    Unlocked,
-    /// All lines, waiting for those other transactions hold.
-    Waiting,
+/// The statement that writes the vectors of the queued lines `taken` selects and takes them
+/// off the queue. The vector is import's own expression (`import::SEARCH_VECTOR`) over the
+/// same words.
+macro_rules! index_taken {
+    ($taken:expr) => {
+        concat!(
+            "WITH taken AS (",
+            $taken,
+            "), indexed AS (
+                UPDATE rows r SET search = (SELECT ",
+            super::import::search_vector!(),
+            " FROM (SELECT true, t.body, t.tools) AS u(indexed, body, tools))
+                FROM taken t WHERE r.id = t.row_id
+            )
+            DELETE FROM search_queue q USING taken t WHERE q.row_id = t.row_id"
+        )
+    };
 }
 
-/// Writes the vectors of queued lines and takes them off the queue, in one statement.
-fn index_queued(tx: &mut Transaction<'_>, take: Take) -> Result<u64> {
-    // The vector is import's own expression (`import::SEARCH_VECTOR`) over the same words.
-    const UNLOCKED: &str = concat!(
-        "WITH taken AS (
-            SELECT row_id, body, tools FROM search_queue ORDER BY row_id
-            LIMIT $1 FOR UPDATE SKIP LOCKED
-        ), indexed AS (
-            UPDATE rows r SET search = (SELECT ",
-        super::import::search_vector!(),
-        " FROM (SELECT true, t.body, t.tools) AS u(indexed, body, tools))
-            FROM taken t WHERE r.id = t.row_id
-        )
-        DELETE FROM search_queue q USING taken t WHERE q.row_id = t.row_id"
+/// Indexes up to [`BATCH`] queued lines (of `only`, when given) that no other transaction
+/// holds: their rows and queue entries are locked without waiting, so this never waits.
+fn index_unlocked(tx: &mut Transaction<'_>, only: Option<&[i64]>) -> Result<u64> {
+    const SQL: &str = index_taken!(
+        "SELECT q.row_id, q.body, q.tools FROM rows r JOIN search_queue q ON q.row_id = r.id
+         WHERE $2::bigint[] IS NULL OR q.row_id = ANY($2)
+         ORDER BY q.row_id LIMIT $1 FOR NO KEY UPDATE OF r, q SKIP LOCKED"
     );
-    const WAITING: &str = concat!(
-        "WITH taken AS (
-            SELECT row_id, body, tools FROM search_queue ORDER BY row_id FOR UPDATE
-        ), indexed AS (
-            UPDATE rows r SET search = (SELECT ",
-        super::import::search_vector!(),
-        " FROM (SELECT true, t.body, t.tools) AS u(indexed, body, tools))
-            FROM taken t WHERE r.id = t.row_id
-        )
-        DELETE FROM search_queue q USING taken t WHERE q.row_id = t.row_id"
+    let sql = super::prepared(tx, SQL)?;
+    Ok(tx.execute(&sql, &[&BATCH, &only])?)
+}
+
+/// Indexes one queued line, waiting for whoever holds its row. Only the row is locked
+/// before the wait (the queue entry is taken by the `DELETE`, after it): a writer locks a
+/// row before its entry, so the entry of a row this transaction holds is not a writer's.
+fn index_one_waiting(tx: &mut Transaction<'_>, row_id: i64) -> Result<u64> {
+    const SQL: &str = index_taken!(
+        "SELECT q.row_id, q.body, q.tools FROM rows r JOIN search_queue q ON q.row_id = r.id
+         WHERE q.row_id = $1 FOR NO KEY UPDATE OF r"
     );
-    Ok(match take {
-        Take::Unlocked => {
-            let sql = super::prepared(tx, UNLOCKED)?;
-            tx.execute(&sql, &[&BATCH])?
-        }
-        Take::Waiting => {
-            let sql = super::prepared(tx, WAITING)?;
-            tx.execute(&sql, &[])?
-        }
-    })
+    let sql = super::prepared(tx, SQL)?;
+    Ok(tx.execute(&sql, &[&row_id])?)
 }
 
 /// Lines waiting for their search vector (for `serve`'s idle pass and for tests).
