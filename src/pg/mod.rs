@@ -9,6 +9,7 @@
 //! Many processes on many machines may write one database at once: uniqueness is kept by
 //! constraints (`ON CONFLICT`), never by a check and then an insert.
 
+pub mod backup;
 pub mod catalog;
 pub mod check;
 pub mod export;
