@@ -112,7 +112,7 @@ impl PgStore {
         let config: postgres::Config = request
             .url
             .parse()
-            .map_err(|e: postgres::Error| cannot(e.to_string()))?;
+            .map_err(|e: postgres::Error| cannot(connect_reason(&e, request.mode)))?;
         let tls = tls::connector(&request).map_err(|e| cannot(e.to_string()))?;
         let link = Link {
             config,
