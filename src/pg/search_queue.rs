@@ -82,23 +82,22 @@ pub(crate) fn insert_local_lines(
 /// On a database error; the lines of the failed batch stay queued.
 pub fn catch_up(store: &PgStore) -> Result<u64> {
     let mut indexed = 0;
-    loop {
-        let n = store.write(|tx| index_unlocked(tx, None))?;
+    // Batches of what no one holds, until none is left; the transaction that finds none
+    // also lists what others hold (in one round trip), for the waiting pass below.
+    let mut pending = loop {
+        let (n, held) = store.write(|tx| {
+            let n = index_unlocked(tx, None)?;
+            let held = if n == 0 { all_queued(tx)? } else { Vec::new() };
+            Ok((n, held))
+        })?;
         indexed += n;
         if n == 0 {
-            break;
+            break held;
         }
-    }
+    };
     // Lines locked by another transaction: waited for, then skipped if it indexed or deleted
-    // them, taken if it failed. One pass over what is queued now: lines queued after it
+    // them, taken if it failed. One pass over what was queued then: lines queued after it
     // began are not the search's to wait for.
-    let mut pending: Vec<i64> = store.write(|tx| {
-        Ok(tx
-            .query("SELECT row_id FROM search_queue ORDER BY row_id", &[])?
-            .iter()
-            .map(|r| r.get(0))
-            .collect())
-    })?;
     while let Some((&first, rest)) = pending.split_first() {
         // Waits for this one line only, in a transaction that holds nothing else.
         indexed += store.write(|tx| index_one_waiting(tx, first))?;
@@ -124,6 +123,19 @@ pub fn catch_up(store: &PgStore) -> Result<u64> {
         pending = left;
     }
     Ok(indexed)
+}
+
+/// The row ids of every queued line, in order (the simple protocol: one round trip).
+fn all_queued(tx: &mut Transaction<'_>) -> Result<Vec<i64>> {
+    let mut ids = Vec::new();
+    for message in tx.simple_query("SELECT row_id FROM search_queue ORDER BY row_id")? {
+        if let postgres::SimpleQueryMessage::Row(row) = message {
+            if let Some(id) = row.get(0).and_then(|v| v.parse().ok()) {
+                ids.push(id);
+            }
+        }
+    }
+    Ok(ids)
 }
 
 /// The statement that writes the vectors of the queued lines `taken` selects and takes them
