@@ -100,8 +100,10 @@ pub enum Error {
     /// A JSON value could not be encoded or decoded.
     #[error("JSON error: {0}")]
     Json(#[from] serde_json::Error),
-    /// A PostgreSQL statement failed.
-    #[error("postgres error: {0}")]
+    /// A PostgreSQL statement failed. Shown with the server's own message ("deadlock
+    /// detected", "relation … does not exist"): the client library's text for a server
+    /// error is only "db error".
+    #[error("postgres error: {}", postgres_message(.0))]
     Postgres(#[from] postgres::Error),
     /// A PostgreSQL server could not be reached or refused the login. `target` is the URL
     /// without its password.
@@ -121,6 +123,24 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// What a PostgreSQL error says: the server's severity, message and SQLSTATE for an error the
+/// server reported, else the client library's text with its cause. The server's detail and
+/// hint are left out: they can quote stored values (a transcript's strings).
+fn postgres_message(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return format!(
+            "{}: {} (SQLSTATE {})",
+            db.severity(),
+            db.message(),
+            db.code().code()
+        );
+    }
+    match std::error::Error::source(e) {
+        Some(cause) => format!("{e}: {cause}"),
+        None => e.to_string(),
     }
 }
 

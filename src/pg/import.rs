@@ -272,17 +272,26 @@ pub(crate) fn upsert_session(
     tx.execute(&stmt, &[&project])?;
     let stmt = prepared(tx, "SELECT id FROM projects WHERE key = $1")?;
     let project_id: i64 = tx.query_one(&stmt, &[&project])?.get(0);
-    let stmt = prepared(
+    let insert = prepared(
         tx,
         "INSERT INTO sessions (project_id, session_id, origin_host, origin_user)
          VALUES ($1, $2, $3, $4) ON CONFLICT (project_id, session_id) DO NOTHING",
     )?;
-    tx.execute(&stmt, &[&project_id, &session, &origin.host, &origin.user])?;
-    let stmt = prepared(
+    let lock = prepared(
         tx,
         "SELECT id FROM sessions WHERE project_id = $1 AND session_id = $2 FOR UPDATE",
     )?;
-    Ok(tx.query_one(&stmt, &[&project_id, &session])?.get(0))
+    loop {
+        tx.execute(
+            &insert,
+            &[&project_id, &session, &origin.host, &origin.user],
+        )?;
+        if let Some(row) = tx.query_opt(&lock, &[&project_id, &session])? {
+            return Ok(row.get(0));
+        }
+        // The row the insert found was deleted (`delete`, another process) before it could
+        // be locked: the session is new again, so it is inserted again.
+    }
 }
 
 fn write_ledger(

@@ -102,6 +102,13 @@ pub fn tag_session(store: &PgStore, session: &SessionRef, tag: Option<&str>) -> 
 /// Fails on a database error.
 pub fn delete_session(store: &PgStore, session: &SessionRef) -> Result<DeleteReport> {
     store.write(|tx| {
+        // The session's row first, as every writer of a session locks it (an import locks
+        // it, then its ledger entries in `source_files`, which are deleted below). Gone
+        // already: nothing to delete, as on SQLite.
+        tx.execute(
+            "SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE",
+            &[&session.key],
+        )?;
         let r = tx.query_one(
             "SELECT (SELECT count(*) FROM transcripts WHERE session_id = $1),
                     (SELECT count(*) FROM rows r JOIN transcripts t ON t.id = r.transcript_id

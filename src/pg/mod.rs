@@ -9,6 +9,7 @@
 //! Many processes on many machines may write one database at once: uniqueness is kept by
 //! constraints (`ON CONFLICT`), never by a check and then an insert.
 
+pub mod backup;
 pub mod catalog;
 pub mod check;
 pub mod export;
@@ -111,7 +112,7 @@ impl PgStore {
         let config: postgres::Config = request
             .url
             .parse()
-            .map_err(|e: postgres::Error| cannot(e.to_string()))?;
+            .map_err(|e: postgres::Error| cannot(connect_reason(&e, request.mode)))?;
         let tls = tls::connector(&request).map_err(|e| cannot(e.to_string()))?;
         let link = Link {
             config,

@@ -12,7 +12,8 @@
 //! import's own expression, so a search finds exactly what it would have found had the
 //! append computed them.
 //!
-//! Many processes may catch up at once: each takes runs with `FOR UPDATE SKIP LOCKED`,
+//! Many processes may catch up at once: each takes runs with `FOR UPDATE SKIP LOCKED`
+//! (after their sessions' rows, the order every writer keeps: see [`take_runs`]),
 //! writes their vectors and removes them from the queue in one transaction of at most
 //! [`BATCH`] lines (a longer run is taken in parts: its first ordinal moves past what was
 //! written), so two never index the same line and a failed catch-up leaves its lines
@@ -156,24 +157,49 @@ fn index_queued(tx: &mut Transaction<'_>, take: Take) -> Result<Option<u64>> {
     Ok(took.then_some(lines.taken as u64))
 }
 
-/// Locks queued runs, oldest transcript first.
+/// Locks queued runs, oldest transcript first, each after its session's row.
+///
+/// Lock order: every writer of a session's lines or runs (`delete`, `import`, `sync`,
+/// `reindex`, an append) first locks the session's row `FOR UPDATE`; a catch-up first takes
+/// it `FOR KEY SHARE`, which conflicts with that, then the run, then writes the lines. So a
+/// catch-up never holds a run or a line that a writer of its session waits for while it
+/// waits for that writer, and PostgreSQL never has to abort one of them as a deadlock.
 fn take_runs(tx: &mut Transaction<'_>, take: Take) -> Result<Vec<Run>> {
     let rows = match take {
         Take::Unlocked => {
+            // Never waits: a run whose session or run row another transaction holds is
+            // left for later.
             let sql = super::prepared(
                 tx,
-                "SELECT transcript_id, first_ordinal, last_ordinal FROM search_queue_runs
-                 ORDER BY transcript_id, first_ordinal LIMIT $1 FOR UPDATE SKIP LOCKED",
+                "SELECT q.transcript_id, q.first_ordinal, q.last_ordinal
+                 FROM search_queue_runs q
+                 JOIN transcripts t ON t.id = q.transcript_id
+                 JOIN sessions s ON s.id = t.session_id
+                 ORDER BY q.transcript_id, q.first_ordinal LIMIT $1
+                 FOR KEY SHARE OF s SKIP LOCKED FOR UPDATE OF q SKIP LOCKED",
             )?;
             tx.query(&sql, &[&RUNS])?
         }
         Take::Waiting => {
+            // The sessions first (waiting for their writers, which may delete them), then
+            // their runs (waiting for other catch-ups, which hold no session lock a writer
+            // of these sessions could take).
             let sql = super::prepared(
                 tx,
-                "SELECT transcript_id, first_ordinal, last_ordinal FROM search_queue_runs
-                 ORDER BY transcript_id, first_ordinal FOR UPDATE",
+                "SELECT s.id FROM sessions s
+                 WHERE s.id IN (SELECT t.session_id FROM search_queue_runs q
+                                JOIN transcripts t ON t.id = q.transcript_id)
+                 ORDER BY s.id FOR KEY SHARE",
             )?;
-            tx.query(&sql, &[])?
+            let sessions: Vec<i64> = tx.query(&sql, &[])?.iter().map(|r| r.get(0)).collect();
+            let sql = super::prepared(
+                tx,
+                "SELECT q.transcript_id, q.first_ordinal, q.last_ordinal
+                 FROM search_queue_runs q JOIN transcripts t ON t.id = q.transcript_id
+                 WHERE t.session_id = ANY($1)
+                 ORDER BY q.transcript_id, q.first_ordinal FOR UPDATE OF q",
+            )?;
+            tx.query(&sql, &[&sessions])?
         }
     };
     Ok(rows

@@ -1,5 +1,5 @@
 //! TLS to a team store, as the connection string asks for it (`sslmode`, `sslrootcert`,
-//! with libpq's meanings).
+//! `sslcert`, `sslkey`, with libpq's meanings).
 //!
 //! The `postgres` crate knows `disable`, `prefer` and `require`; libpq's `verify-ca` and
 //! `verify-full`, and `sslrootcert`, are read here and taken out of the URL before it is
@@ -15,12 +15,20 @@
 //!
 //! Without `sslrootcert`, `verify-ca` and `verify-full` read `~/.postgresql/root.crt`, as
 //! libpq does.
+//!
+//! A client certificate (`sslcert`, PEM, the chain after the certificate) and its key
+//! (`sslkey`, PEM: PKCS#8, PKCS#1 or SEC1, not encrypted) are sent when the server asks for
+//! one, over any mode but `disable`. Without `sslcert`, `~/.postgresql/postgresql.crt` and
+//! `~/.postgresql/postgresql.key` are used when the certificate file exists, as libpq does;
+//! a file the URL names must exist (libpq would go on without it, so that a typo shows only
+//! as the server's refusal). The key must not be readable by group or others (0600, or
+//! 0640 when root owns it), libpq's rule. `sslpassword` (an encrypted key) is refused.
 
 use crate::error::{Error, Result};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -50,9 +58,13 @@ pub struct TlsRequest {
     pub mode: SslMode,
     /// The trusted roots file, when the URL names one.
     pub root_cert: Option<PathBuf>,
+    /// The client certificate file, when the URL names one (`sslcert`).
+    pub client_cert: Option<PathBuf>,
+    /// Its private key file, when the URL names one (`sslkey`).
+    pub client_key: Option<PathBuf>,
 }
 
-/// Reads `sslmode` and `sslrootcert` from `url`'s query.
+/// Reads `sslmode`, `sslrootcert`, `sslcert` and `sslkey` from `url`'s query.
 ///
 /// # Errors
 /// [`Error::Invalid`] for an `sslmode` libpq does not know (`allow` is refused too: it
@@ -64,6 +76,7 @@ pub fn read_request(url: &str) -> Result<TlsRequest> {
     };
     let mut mode = SslMode::Prefer;
     let mut root_cert = None;
+    let (mut client_cert, mut client_key) = (None, None);
     let mut kept = Vec::new();
     for param in query
         .into_iter()
@@ -88,6 +101,15 @@ pub fn read_request(url: &str) -> Result<TlsRequest> {
                 };
             }
             "sslrootcert" => root_cert = Some(PathBuf::from(percent_decode(value))),
+            "sslcert" => client_cert = Some(PathBuf::from(percent_decode(value))),
+            "sslkey" => client_key = Some(PathBuf::from(percent_decode(value))),
+            "sslpassword" => {
+                return Err(Error::Invalid(
+                    "sslpassword is not supported: the client key (sslkey) must be a PEM file \
+                     that is not encrypted (readable by its owner only)"
+                        .to_owned(),
+                ))
+            }
             _ => kept.push(param.to_owned()),
         }
     }
@@ -101,6 +123,8 @@ pub fn read_request(url: &str) -> Result<TlsRequest> {
         url: format!("{base}?{}", kept.join("&")),
         mode,
         root_cert,
+        client_cert,
+        client_key,
     })
 }
 
@@ -154,13 +178,90 @@ pub fn connector(request: &TlsRequest) -> Result<Option<tokio_postgres_rustls::M
             }
         }
     };
-    let config = rustls::ClientConfig::builder_with_provider(provider)
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::Invalid(format!("TLS set-up: {e}")))?
         .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(verifier);
+    let config = match client_identity(request)? {
+        None => builder.with_no_client_auth(),
+        Some((chain, key, files)) => builder
+            .with_client_auth_cert(chain, key)
+            .map_err(|e| Error::Invalid(format!("{files}: {e}")))?,
+    };
     Ok(Some(tokio_postgres_rustls::MakeRustlsConnect::new(config)))
+}
+
+/// The client certificate chain and key to send, when the URL names them or libpq's
+/// default files exist; with the files' names for messages.
+#[allow(clippy::type_complexity)]
+fn client_identity(
+    request: &TlsRequest,
+) -> Result<Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>, String)>> {
+    let home = || {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(|h| PathBuf::from(h).join(".postgresql"))
+    };
+    let cert = match &request.client_cert {
+        Some(file) => file.clone(),
+        None => match home().map(|d| d.join("postgresql.crt")) {
+            // libpq's default certificate, used only when it is there.
+            Some(file) if file.exists() => file,
+            _ => return Ok(None),
+        },
+    };
+    let key = match &request.client_key {
+        Some(file) => file.clone(),
+        None => match home() {
+            Some(dir) => dir.join("postgresql.key"),
+            None => {
+                return Err(Error::Invalid(format!(
+                    "sslcert {}: sslkey=FILE is needed (HOME is not set to find \
+                     ~/.postgresql/postgresql.key)",
+                    cert.display()
+                )))
+            }
+        },
+    };
+    let bad_cert = |why: String| Error::Invalid(format!("sslcert {}: {why}", cert.display()));
+    let pem = std::fs::read(&cert).map_err(|e| bad_cert(e.to_string()))?;
+    let chain = CertificateDer::pem_slice_iter(&pem)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| bad_cert(format!("not a PEM certificate file ({e})")))?;
+    if chain.is_empty() {
+        return Err(bad_cert("holds no certificate".to_owned()));
+    }
+    let bad_key = |why: String| Error::Invalid(format!("sslkey {}: {why}", key.display()));
+    let meta = std::fs::metadata(&key).map_err(|e| bad_key(e.to_string()))?;
+    if !private_enough(&meta) {
+        return Err(bad_key(
+            "the private key file is readable by group or others; it must have mode 0600 \
+             or less (0640 or less when owned by root)"
+                .to_owned(),
+        ));
+    }
+    let pem = std::fs::read(&key).map_err(|e| bad_key(e.to_string()))?;
+    let private = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
+        bad_key(format!(
+            "not a PEM private key that is not encrypted (PKCS#8, PKCS#1 or SEC1): {e}"
+        ))
+    })?;
+    let files = format!("sslcert {} with sslkey {}", cert.display(), key.display());
+    Ok(Some((chain, private, files)))
+}
+
+/// libpq's rule for a client key file: no access for others, and none for the group unless
+/// root owns the file (a key shared with a server's group); never write or execute for the
+/// group.
+fn private_enough(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let mode = meta.mode();
+    if meta.uid() == 0 {
+        mode & 0o037 == 0
+    } else {
+        mode & 0o077 == 0
+    }
 }
 
 /// libpq's default roots file, `~/.postgresql/root.crt`.
@@ -313,6 +414,11 @@ mod tests {
         );
         let r = read_request("postgres://h/db?sslmode=disable").unwrap();
         assert_eq!(r.mode, SslMode::Disable);
+        let r = read_request("postgres://h/db?sslcert=%2Fk%2Fc.pem&sslkey=%2Fk%2Fc.key").unwrap();
+        assert_eq!(r.client_cert, Some(PathBuf::from("/k/c.pem")));
+        assert_eq!(r.client_key, Some(PathBuf::from("/k/c.key")));
+        assert_eq!(r.url, "postgres://h/db?sslmode=prefer");
+        assert!(read_request("postgres://h/db?sslpassword=x").is_err());
         assert!(read_request("postgres://h/db?sslmode=allow").is_err());
         assert!(read_request("postgres://h/db?sslmode=bogus").is_err());
     }

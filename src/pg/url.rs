@@ -12,6 +12,18 @@ pub fn is_postgres_url(target: &str) -> bool {
 /// (`user:secret@host`) and a `password=` query parameter. This is the only form of a
 /// connection string that sessiondb prints or logs.
 pub fn redact(url: &str) -> String {
+    rewrite_password(url, Some("***"))
+}
+
+/// `url` with its password left out altogether (the authority's and a `password=`
+/// parameter), for handing the rest of the URL to another program (`pg_dump`) whose
+/// command line other users of the machine can read; the password goes by the environment.
+pub fn without_password(url: &str) -> String {
+    rewrite_password(url, None)
+}
+
+/// `url` with each password replaced by `shown`, or taken out when `shown` is `None`.
+fn rewrite_password(url: &str, shown: Option<&str>) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_owned();
     };
@@ -26,24 +38,34 @@ pub fn redact(url: &str) -> String {
     let authority = match authority.rfind('@') {
         Some(at) => {
             let userinfo = &authority[..at];
-            match userinfo.find(':') {
-                Some(colon) => format!("{}:***{}", &userinfo[..colon], &authority[at..]),
-                None => authority.to_owned(),
+            match (userinfo.find(':'), shown) {
+                (Some(colon), Some(shown)) => {
+                    format!("{}:{shown}{}", &userinfo[..colon], &authority[at..])
+                }
+                (Some(colon), None) => format!("{}{}", &userinfo[..colon], &authority[at..]),
+                (None, _) => authority.to_owned(),
             }
         }
         None => authority.to_owned(),
     };
     let tail = match tail.find('?') {
         Some(q) => {
-            let (path, query) = tail.split_at(q + 1);
-            let params: Vec<String> = query
+            let (path, query) = tail.split_at(q);
+            let params: Vec<String> = query[1..]
                 .split('&')
-                .map(|p| match p.split_once('=') {
-                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                    _ => p.to_owned(),
+                .filter_map(|p| match (p.split_once('='), shown) {
+                    (Some((k, _)), Some(shown)) if k.eq_ignore_ascii_case("password") => {
+                        Some(format!("{k}={shown}"))
+                    }
+                    (Some((k, _)), None) if k.eq_ignore_ascii_case("password") => None,
+                    _ => Some(p.to_owned()),
                 })
                 .collect();
-            format!("{path}{}", params.join("&"))
+            if params.is_empty() {
+                path.to_owned()
+            } else {
+                format!("{path}?{}", params.join("&"))
+            }
         }
         None => tail.to_owned(),
     };
@@ -68,6 +90,23 @@ mod tests {
         assert!(!is_postgres_url("postgres.db"));
         assert!(!is_postgres_url("/tmp/postgres://x"));
         assert!(!is_postgres_url(""));
+    }
+
+    #[test]
+    fn passwords_are_left_out() {
+        let cases = [
+            ("postgres://u:s3cret@h:5432/db", "postgres://u@h:5432/db"),
+            ("postgres://u@h/db", "postgres://u@h/db"),
+            ("postgres://u:p@ss@h/db?x=1", "postgres://u@h/db?x=1"),
+            (
+                "postgresql://h/db?sslmode=require&password=s3cret&user=u",
+                "postgresql://h/db?sslmode=require&user=u",
+            ),
+            ("postgres://u:pw@h/db?password=pw", "postgres://u@h/db"),
+        ];
+        for (url, want) in cases {
+            assert_eq!(without_password(url), want, "{url}");
+        }
     }
 
     #[test]

@@ -486,3 +486,47 @@ fn capture_checkpoint_copies_the_wal_and_creates_nothing() {
     let store = Store::open(&home.db).expect("open");
     assert_eq!(rows_of(&store, ""), 1);
 }
+
+/// `capture` and `hooks install` write to a SQLite file only: given a team store's URL (by
+/// `--db` or `SESSIONDB_PATH`) they refuse it, with the password hidden, and never take
+/// the URL for a file name to create.
+#[test]
+fn a_team_store_url_is_refused_not_taken_for_a_file() {
+    let mut home = Home::new();
+    let url = "postgres://team:pw-secret@127.0.0.1:1/sessions";
+    home.db = PathBuf::from(url);
+    let run = |args: &[&str], stdin: &[u8], by_env: bool| {
+        let mut command = if by_env {
+            let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"));
+            c.env("SESSIONDB_PATH", url);
+            c
+        } else {
+            sessiondb_command(&home.db)
+        };
+        command
+            .args(args)
+            .current_dir(&home.cwd)
+            .env("CLAUDE_CONFIG_DIR", &home.config)
+            .env("XDG_STATE_HOME", &home.state);
+        output_with_stdin(command, stdin)
+    };
+    let payload = home.payload("stop");
+    for by_env in [false, true] {
+        let out = run(&["capture"], payload.as_bytes(), by_env);
+        assert_eq!(out.status.code(), Some(0), "capture always exits 0");
+        let out = run(&["hooks", "install"], b"", by_env);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("team store") && err.contains(":***@"), "{err}");
+        assert!(!err.contains("pw-secret"), "{err}");
+    }
+    let log = home.log();
+    assert_eq!(log.matches("is a team store").count(), 2, "{log}");
+    assert!(!log.contains("pw-secret"), "{log}");
+    assert!(!settings_of(&home).exists(), "settings written");
+    let made: Vec<_> = std::fs::read_dir(&home.cwd)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(made.is_empty(), "created {made:?}");
+}

@@ -426,32 +426,181 @@ fn watch_imports_changes_into_a_team_store() {
     crate::support::assert_same_tree(&root, &export);
 }
 
+/// Whether PostgreSQL's client programs the backup test needs are on PATH (under CI they
+/// must be).
+fn have_pg_client() -> bool {
+    let found = ["pg_dump", "pg_restore"].iter().all(|p| {
+        Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "pg_dump and pg_restore must be on PATH under CI"
+        );
+        eprintln!("skipping the team store backup test: pg_dump or pg_restore is not on PATH");
+    }
+    found
+}
+
+/// An executable shell script at `path`.
+fn script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("#!/bin/sh\n{body}")).expect("write script");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+fn backup_with(url: &str, pg_dump: &Path, dest: &Path, log: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+        .arg("--db")
+        .arg(url)
+        .arg("backup")
+        .arg(dest)
+        .arg("--json")
+        .env("PG_DUMP", pg_dump)
+        .env("LOG", log)
+        .env_remove("PGPASSWORD")
+        .output()
+        .expect("run sessiondb")
+}
+
 #[test]
-fn backup_of_a_team_store_points_to_pg_dump_and_writes_nothing() {
-    let Some(db) = pg_db("backup_of_a_team_store_points_to_pg_dump_and_writes_nothing") else {
+fn backup_of_a_team_store_is_a_pg_dump_that_pg_restore_reads_back() {
+    let Some(db) = pg_db("backup_of_a_team_store_is_a_pg_dump_that_pg_restore_reads_back") else {
         return;
     };
+    if !have_pg_client() {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tmp");
+    let (tools, out_dir) = (dir.path().join("tools"), dir.path().join("out"));
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::create_dir_all(&out_dir).unwrap();
+    // The store: the samples, plus lines sessiondb wrote itself (queued for the index).
+    ok(&sessiondb(
+        &db.url,
+        &["import", &samples().display().to_string()],
+    ));
+    let listed: serde_json::Value =
+        serde_json::from_str(&ok(&sessiondb(&db.url, &["sessions", "--json"]))).unwrap();
+    let id = listed[0]["session_id"].as_str().unwrap().to_owned();
+    ok(&sessiondb(&db.url, &["rename", &id, "kept by the backup"]));
+    ok(&sessiondb(&db.url, &["tag", &id, "backed-up"]));
+
+    // pg_dump through a wrapper that notes what it was given.
+    let wrapper = tools.join("pg_dump-wrapper");
+    script(
+        &wrapper,
+        "printf '%s\\n' \"$@\" > \"$LOG/args\"\nprintf '%s' \"$PGPASSWORD\" > \"$LOG/password\"\nexec pg_dump \"$@\"\n",
+    );
+    // The test server trusts its users, so the password is accepted and not needed.
     let url = db
         .url
         .replacen("://sessiondb@", "://sessiondb:pw-secret@", 1);
-    let dest = dir.path().join("copy.db");
-    let out = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-        .arg("--db")
-        .arg(&url)
-        .arg("backup")
+    let dest = out_dir.join("team.dump");
+    let out = backup_with(&url, &wrapper, &dest, &tools);
+    let said = ok(&out);
+    let all = format!("{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!all.contains("pw-secret"), "{all}");
+    let report: serde_json::Value = serde_json::from_str(&said).expect("JSON");
+    assert!(
+        report["source"].as_str().unwrap().contains(":***@"),
+        "{report}"
+    );
+    assert_eq!(report["bytes"], std::fs::metadata(&dest).unwrap().len());
+    let args = std::fs::read_to_string(tools.join("args")).unwrap();
+    assert!(
+        !args.contains("pw-secret"),
+        "password on pg_dump's command line: {args}"
+    );
+    assert!(args.contains("--format=custom"), "{args}");
+    assert_eq!(
+        std::fs::read_to_string(tools.join("password")).unwrap(),
+        "pw-secret",
+        "the password goes by PGPASSWORD"
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&dest).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let names: Vec<_> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["team.dump"], "only the copy is left");
+
+    // Read back into a new database: the same sessions, byte for byte.
+    let restored = pg_db("backup_of_a_team_store_is_a_pg_dump_that_pg_restore_reads_back 2")
+        .expect("a second database");
+    let out = Command::new("pg_restore")
+        .arg("--no-owner")
+        .arg("--dbname")
+        .arg(&restored.url)
         .arg(&dest)
-        .current_dir(dir.path())
         .output()
-        .expect("run");
+        .expect("run pg_restore");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for (url, to) in [(&db.url, &a), (&restored.url, &b)] {
+        ok(&sessiondb(
+            url,
+            &["export", "--all", "--out", &to.display().to_string()],
+        ));
+    }
+    crate::support::assert_same_tree(&a, &b);
+    assert!(
+        std::fs::read_dir(&a).unwrap().count() > 0,
+        "the export wrote nothing"
+    );
+    let list = |url: &str| ok(&sessiondb(url, &["sessions", "--json"]));
+    assert_eq!(list(&db.url), list(&restored.url));
+    let find = |url: &str| ok(&sessiondb(url, &["search", "fetch_forecast", "--json"]));
+    assert_eq!(find(&db.url), find(&restored.url));
+    let hits: serde_json::Value = serde_json::from_str(&find(&db.url)).unwrap();
+    assert!(!hits.as_array().unwrap().is_empty(), "{hits}");
+
+    // A pg_dump that fails: its message is shown with the password hidden, and the file
+    // already at the destination is left as it was, with nothing beside it.
+    std::fs::write(&dest, b"the previous copy").unwrap();
+    let failing = tools.join("failing");
+    script(
+        &failing,
+        "echo \"pg_dump: error: no luck with pw-secret\" >&2\nexit 1\n",
+    );
+    let out = backup_with(&url, &failing, &dest, &tools);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("pg_dump") && err.contains(":***@"), "{err}");
+    assert!(
+        err.contains("no luck with ***") && err.contains("failed"),
+        "{err}"
+    );
     assert!(!err.contains("pw-secret"), "{err}");
-    assert!(!dest.exists());
+    assert_eq!(std::fs::read(&dest).unwrap(), b"the previous copy");
     assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "nothing created"
+        std::fs::read_dir(&out_dir).unwrap().count(),
+        1,
+        "a temporary file left"
+    );
+
+    // No pg_dump at all: a clear message, nothing written.
+    let out = backup_with(&url, &tools.join("no-such-pg_dump"), &dest, &tools);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not found") && err.contains("PG_DUMP"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&dest).unwrap(), b"the previous copy");
+    assert_eq!(
+        std::fs::read_dir(&out_dir).unwrap().count(),
+        1,
+        "a temporary file left"
     );
 }

@@ -228,12 +228,16 @@ fn cli_verbs_on_a_team_store_record_and_filter_the_origin_host() {
     );
     assert!(!String::from_utf8_lossy(&out.stdout).is_empty());
     // A verb that does not work on a team store says so and creates nothing.
-    let out = sessiondb(&url, "beta", &["backup", "team-copy.db"]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let settings = dir.path().join("settings.json");
+    let settings = settings.to_string_lossy();
+    let out = sessiondb(&url, "beta", &["hooks", "install", "--settings", &settings]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("team store"), "{err}");
+    assert!(!err.contains("pw-not-shown"), "{err}");
     assert!(!std::path::Path::new("postgres:").exists());
-    assert!(!std::path::Path::new("team-copy.db").exists());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
 /// The uuid rule of append across connections (as across processes and machines): eight

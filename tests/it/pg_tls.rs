@@ -30,7 +30,9 @@ fn script() -> PathBuf {
 }
 
 /// A CA and a server certificate it signed for `localhost` only, as PEM files in `dir`:
-/// `ca.pem`, `server.pem`, `server.key`, and `other-ca.pem` (a CA that signed nothing).
+/// `ca.pem`, `server.pem`, `server.key`, and `other-ca.pem` (a CA that signed nothing);
+/// and client certificates for the user `sessiondb`: `client.pem`/`client.key` signed by
+/// the CA, `stranger.pem`/`stranger.key` by another (keys mode 0600).
 fn make_certificates(dir: &Path) {
     use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
     let ca_key = KeyPair::generate().expect("CA key");
@@ -48,11 +50,36 @@ fn make_certificates(dir: &Path) {
     std::fs::write(dir.join("other-ca.pem"), other.pem()).expect("write");
     std::fs::write(dir.join("server.pem"), server.pem()).expect("write");
     std::fs::write(dir.join("server.key"), server_key.serialize_pem()).expect("write");
+    let client = |name: &str, issuer: &Issuer<'_, &KeyPair>| {
+        let key = KeyPair::generate().expect("client key");
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("client params");
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "sessiondb");
+        let cert = params.signed_by(&key, issuer).expect("client certificate");
+        std::fs::write(dir.join(format!("{name}.pem")), cert.pem()).expect("write");
+        private_file(&dir.join(format!("{name}.key")), &key.serialize_pem());
+    };
+    client("client", &Issuer::from_params(&ca_params, &ca_key));
+    client("stranger", &Issuer::from_params(&ca_params, &other_key));
+}
+
+/// Writes `text` to a file only its owner can read, as a private key must be.
+fn private_file(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
 }
 
 /// Starts a TLS-only cluster with the certificate in `certs`, or `None` when no test server
 /// is configured (the binaries are then not known to be there).
 fn tls_cluster(what: &str, certs: &Path) -> Option<TlsCluster> {
+    start_tls_cluster(what, certs, false)
+}
+
+/// As [`tls_cluster`], and with `client_ca`, a cluster that also requires a client
+/// certificate signed by `ca.pem` for the user it names (`cert` authentication).
+fn start_tls_cluster(what: &str, certs: &Path, client_ca: bool) -> Option<TlsCluster> {
     // Skipped, or failing under CI, exactly as the other PostgreSQL tests.
     drop(pg_db(what)?);
     // The cluster's owner (the `postgres` user under root) must reach its folder: not
@@ -65,6 +92,7 @@ fn tls_cluster(what: &str, certs: &Path) -> Option<TlsCluster> {
         .arg("--ssl")
         .arg(certs.join("server.pem"))
         .arg(certs.join("server.key"))
+        .args(client_ca.then(|| certs.join("ca.pem")))
         .output()
         .expect("run cluster.sh");
     let cluster = TlsCluster {
@@ -199,4 +227,101 @@ fn a_server_without_tls_keeps_plain_modes_and_refuses_require_clearly() {
     assert!(!out.status.success());
     assert!(err.contains("missing-roots.pem"), "{err}");
     assert!(!err.contains("pw-secret"), "{err}");
+}
+
+#[test]
+fn client_certificates_named_by_the_url_are_sent() {
+    let certs = tempfile::tempdir().expect("tempdir");
+    make_certificates(certs.path());
+    let Some(cluster) = start_tls_cluster(
+        "client_certificates_named_by_the_url_are_sent",
+        certs.path(),
+        true,
+    ) else {
+        return;
+    };
+    let url = cluster
+        .url
+        .replacen("://sessiondb@", "://sessiondb:pw-secret@", 1);
+    let file = |name: &str| certs.path().join(name).display().to_string();
+    let with_client = |cert: &str, key: &str| {
+        with_query(
+            &url,
+            &format!(
+                "sslmode=require&sslcert={}&sslkey={}",
+                file(cert),
+                file(key)
+            ),
+        )
+    };
+    // Every refusal, to check afterwards that none shows the password.
+    let errors = std::cell::RefCell::new(Vec::new());
+    let refused = |url: &str| {
+        let err = connect_error(url);
+        errors.borrow_mut().push(err.clone());
+        err
+    };
+    // Without a certificate the server refuses the login.
+    let err = refused(&with_query(&url, "sslmode=require"));
+    assert!(err.contains("certificate"), "{err}");
+    // With the CA's certificate for this user, it lets us in, and sees the certificate.
+    let good = with_client("client.pem", "client.key");
+    let store = PgStore::connect(&good).expect("a client certificate signed by the CA");
+    let dn: String = store
+        .read(|tx| {
+            Ok(tx
+                .query_one(
+                    "SELECT client_dn FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                    &[],
+                )?
+                .get(0))
+        })
+        .expect("pg_stat_ssl");
+    assert!(dn.contains("CN=sessiondb"), "{dn}");
+    // Signed by a CA the server does not trust: refused by the server.
+    let err = refused(&with_client("stranger.pem", "stranger.key"));
+    assert!(err.contains("cannot connect"), "{err}");
+    // A key others can read is refused before connecting, as libpq refuses it.
+    let open_key = certs.path().join("open.key");
+    std::fs::copy(certs.path().join("client.key"), &open_key).expect("copy");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&open_key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let err = refused(&with_client("client.pem", "open.key"));
+    assert!(err.contains("open.key") && err.contains("0600"), "{err}");
+    // A named file that is missing, a key that does not match, an encrypted key's password.
+    let err = refused(&with_client("missing.pem", "client.key"));
+    assert!(err.contains("missing.pem"), "{err}");
+    let err = refused(&with_client("client.pem", "stranger.key"));
+    assert!(
+        err.contains("client.key") || err.contains("stranger.key"),
+        "{err}"
+    );
+    let err = refused(&format!("{good}&sslpassword=x"));
+    assert!(err.contains("sslpassword"), "{err}");
+    for err in errors.borrow().iter() {
+        assert!(!err.contains("pw-secret") && err.contains(":***@"), "{err}");
+    }
+
+    // Through the binary: an import and a listing with the client certificate.
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
+    for args in [
+        vec!["import".to_owned(), samples.display().to_string()],
+        vec!["sessions".to_owned(), "--all".to_owned()],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+            .arg("--db")
+            .arg(&good)
+            .args(&args)
+            .output()
+            .expect("run sessiondb");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{args:?}: {all}");
+        assert!(!all.contains("pw-secret"), "{all}");
+    }
 }

@@ -3,7 +3,9 @@
 # unprivileged user, listening only on a Unix socket in DIR and on a free loopback port) and
 # prints the URL to export as SESSIONDB_TEST_PG; `stop DIR` stops it and removes DIR.
 # `start DIR --ssl CERT KEY` makes a cluster that serves TLS with that certificate and key
-# (PEM files) and accepts TCP connections over TLS only (the TLS tests of issue 17).
+# (PEM files) and accepts TCP connections over TLS only (the TLS tests of issue 17);
+# `start DIR --ssl CERT KEY CLIENT_CA` also requires a client certificate signed by
+# CLIENT_CA whose common name is the user's (`cert` authentication).
 # PostgreSQL refuses to run as root, so under root the cluster belongs to the `postgres`
 # system user (created by Debian's package) or, failing that, to `nobody`.
 set -euo pipefail
@@ -59,9 +61,15 @@ start() {
         install -m 600 -o "$user" "$4" "$dir/data/server.key"
         # TCP only over TLS: a client that did not encrypt is refused, so a test that
         # connects proves it used TLS.
-        printf '%s\n' 'local all all trust' 'hostssl all all 127.0.0.1/32 trust' \
-            'hostnossl all all 127.0.0.1/32 reject' >"$dir/data/pg_hba.conf"
+        local method=trust
         ssl_opts="-c ssl=on"
+        if [ -n "${5:-}" ]; then
+            install -m 600 -o "$user" "$5" "$dir/data/root.crt"
+            method=cert
+            ssl_opts="$ssl_opts -c ssl_ca_file=root.crt"
+        fi
+        printf '%s\n' 'local all all trust' "hostssl all all 127.0.0.1/32 $method" \
+            'hostnossl all all 127.0.0.1/32 reject' >"$dir/data/pg_hba.conf"
     fi
     port="$(free_port)"
     as_owner "$user" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \

@@ -141,7 +141,7 @@ pub enum Command {
     /// Rebuild the full-text index and the session catalog.
     Reindex(ReindexArgs),
     /// Write a consistent copy of the database to DEST (mode 0600, atomically), while
-    /// writers go on (SQLite's online backup).
+    /// writers go on (SQLite's online backup; on a team store, pg_dump's custom format).
     Backup(BackupArgs),
     /// Verify the database: SQLite integrity and foreign keys, the search index, every
     /// stored line against its checksum, the catalog against its lines. Exit 1 when a

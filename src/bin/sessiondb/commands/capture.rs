@@ -23,6 +23,7 @@ pub fn run(db: Option<PathBuf>, args: &CaptureArgs) -> anyhow::Result<()> {
         read.map_err(anyhow::Error::msg)?;
         let payload = HookPayload::parse(&input)?;
         let db = super::database_path(db)?;
+        super::sqlite_only(&db, "capture")?;
         let store = super::named(&db, capture::open_store(&db))?;
         let report = capture::capture(&store, &payload);
         drop(store);
@@ -92,7 +93,10 @@ fn start_checkpoint(db: &Path) -> std::io::Result<()> {
 fn checkpoint(db: Option<PathBuf>) -> anyhow::Result<()> {
     #[cfg(unix)]
     let _ = rustix::process::setpriority_process(None, 10);
-    let result = super::database_path(db).and_then(|db| Ok(capture::checkpoint_wal(&db)?));
+    let result = super::database_path(db).and_then(|db| {
+        super::sqlite_only(&db, "capture --checkpoint")?;
+        Ok(capture::checkpoint_wal(&db)?)
+    });
     if let (Err(e), Some(dir)) = (&result, capture::state_dir()) {
         let _ = capture::log_failure(&dir, "checkpoint", &format!("{e:#}"));
     }

@@ -7,6 +7,13 @@ use sessiondb::{capture, hooks};
 use std::path::PathBuf;
 
 pub fn run(db: Option<PathBuf>, args: HooksArgs) -> anyhow::Result<()> {
+    if let HooksAction::Install(_) = &args.action {
+        // The hooks run `capture`, which writes to a SQLite file only (`--db`, else
+        // `SESSIONDB_PATH`, which the hooks would read).
+        if let Some(db) = db.clone().or_else(sessiondb::paths::default_database) {
+            super::sqlite_only(&db, "hooks install")?;
+        }
+    }
     let (target, action) = match args.action {
         HooksAction::Install(t) => (t, "install"),
         HooksAction::Uninstall(t) => (t, "uninstall"),

@@ -44,9 +44,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         command => Cli { command, ..cli },
     };
     let db = database_path(cli.global.db)?;
-    if is_team_store(&db) {
-        refuse_on_team_store(&cli.command, &db)?;
-    }
     match cli.command {
         Command::Import(args) => import::run(&db, args),
         Command::Export(args) => export::run(&db, args),
@@ -99,24 +96,6 @@ fn man() -> anyhow::Result<()> {
 /// Whether `--db` names a PostgreSQL team store rather than a SQLite file.
 pub fn is_team_store(db: &std::path::Path) -> bool {
     db.to_str().is_some_and(sessiondb::pg::url::is_postgres_url)
-}
-
-/// `backup` refuses a team store before anything is opened (a URL must never be taken for
-/// a file name and created); every other verb works on both stores.
-fn refuse_on_team_store(command: &Command, db: &std::path::Path) -> anyhow::Result<()> {
-    if let Command::Backup(_) = command {
-        // A copy of a team store is PostgreSQL's business: `backup` copies a SQLite file
-        // page by page, and a team store's consistent copy is what pg_dump makes.
-        return Err(sessiondb::Error::Invalid(format!(
-            "`backup` copies a SQLite store; back a team store up with PostgreSQL's own \
-             tools: pg_dump --format=custom --file=FILE '{}' (pg_restore reads it back), \
-             or the server's continuous archiving. `export --all --out DIR` writes every \
-             session's files",
-            shown(db)
-        ))
-        .into());
-    }
-    Ok(())
 }
 
 /// Opens an existing store of either kind for a verb that changes it.
@@ -196,6 +175,22 @@ pub fn open_db_read(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
 fn database_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     flag.or_else(sessiondb::paths::default_database)
         .context("no database path: pass --db PATH or set SESSIONDB_PATH (HOME is not set either)")
+}
+
+/// Refuses a team store URL where only a SQLite file will do (`capture`, the hooks that
+/// run it): a URL must never be taken for a file name and created, with its password in
+/// the name.
+pub fn sqlite_only(db: &std::path::Path, verb: &str) -> anyhow::Result<()> {
+    if is_team_store(db) {
+        return Err(sessiondb::Error::Invalid(format!(
+            "`{verb}` works on a SQLite store file, and {} is a team store: capture into \
+             a local store and share it with `sessiondb sync --to URL`, or import into the \
+             team store with `sessiondb --db URL watch` (or `import`)",
+            shown(db)
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// Opens the store for a verb that may create it (`import`, `append`, `serve`).
