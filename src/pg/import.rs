@@ -70,9 +70,12 @@ pub fn import_paths(
         sessions.insert((source.project.clone(), source.session.clone()));
         todo.push(index);
     }
-    for part in import_sources(store, &sources, &todo, &sizes, progress)? {
+    let mut transcripts = Vec::new();
+    for (part, transcript) in import_sources(store, &sources, &todo, &sizes, progress)? {
         report.add(part);
+        transcripts.extend(transcript);
     }
+    report.rows = rows_of(store, &transcripts)?;
     report.vanished_files = mark_vanished(store, &scanned_dirs)?;
     report.sessions = sessions.len() as u64;
     report.seconds = started.elapsed().as_secs_f64();
@@ -85,6 +88,19 @@ pub fn import_paths(
     Ok(report)
 }
 
+/// The lines stored in `transcripts` (the summary's `rows`, as the SQLite importer counts
+/// them: every transcript the import saw, changed or not).
+fn rows_of(store: &PgStore, transcripts: &[i64]) -> Result<u64> {
+    store.read(|tx| {
+        let stmt = prepared(
+            tx,
+            "SELECT count(*) FROM rows WHERE transcript_id = ANY($1::bigint[])",
+        )?;
+        let n: i64 = tx.query_one(&stmt, &[&transcripts])?.get(0);
+        Ok(n as u64)
+    })
+}
+
 /// Connections an import writes over at most. The server does most of an import's work
 /// (search vectors, indexes, compression) on one core per connection: more connections put
 /// more of its cores to work, while the files of each session stay in order on one.
@@ -92,24 +108,25 @@ const MAX_CONNECTIONS: usize = 4;
 
 /// Imports `sources[i]` for each `i` of `todo`, spread by session over up to
 /// [`MAX_CONNECTIONS`] connections (one per core of this machine), each file in a
-/// transaction of its own. Returns each file's report, in `todo`'s order, so that the
-/// merged report is the one a single connection would give.
+/// transaction of its own. Returns each file's report and its transcript (as
+/// [`import_source`]), in `todo`'s order, so that the merged report is the one a single
+/// connection would give.
 fn import_sources(
     store: &PgStore,
     sources: &[Source],
     todo: &[usize],
     sizes: &[u64],
     progress: &dyn Progress,
-) -> Result<Vec<ImportReport>> {
+) -> Result<Vec<(ImportReport, Option<i64>)>> {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let lanes = cores.clamp(1, MAX_CONNECTIONS).min(todo.len().max(1));
-    let mut parts: Vec<Option<ImportReport>> = vec![None; todo.len()];
+    let mut parts: Vec<Option<(ImportReport, Option<i64>)>> = vec![None; todo.len()];
     if lanes == 1 {
         for (at, &index) in todo.iter().enumerate() {
             let mut part = ImportReport::default();
-            import_source(store, &sources[index], &mut part)?;
+            let transcript = import_source(store, &sources[index], &mut part)?;
             progress.advance(sizes[index], &sources[index].path.to_string_lossy());
-            parts[at] = Some(part);
+            parts[at] = Some((part, transcript));
         }
         return Ok(parts.into_iter().flatten().collect());
     }
@@ -127,7 +144,8 @@ fn import_sources(
     let failed = std::sync::atomic::AtomicBool::new(false);
     let mut first_error = None;
     std::thread::scope(|scope| {
-        let (done, results) = std::sync::mpsc::channel::<(usize, Result<ImportReport>)>();
+        let (done, results) =
+            std::sync::mpsc::channel::<(usize, Result<(ImportReport, Option<i64>)>)>();
         for (lane, conn) in std::iter::once(store).chain(&stores).enumerate() {
             let done = done.clone();
             let failed = &failed;
@@ -141,7 +159,8 @@ fn import_sources(
                         break;
                     }
                     let mut part = ImportReport::default();
-                    let result = import_source(conn, &sources[index], &mut part).map(|()| part);
+                    let result = import_source(conn, &sources[index], &mut part)
+                        .map(|transcript| (part, transcript));
                     if result.is_err() {
                         failed.store(true, std::sync::atomic::Ordering::Relaxed);
                     }
@@ -171,14 +190,19 @@ fn import_sources(
     Ok(parts.into_iter().flatten().collect())
 }
 
-/// Imports one file unless this machine's ledger says it is unchanged.
-fn import_source(store: &PgStore, source: &Source, report: &mut ImportReport) -> Result<()> {
+/// Imports one file unless this machine's ledger says it is unchanged. Returns the live
+/// transcript a transcript file is stored in, imported or unchanged.
+fn import_source(
+    store: &PgStore,
+    source: &Source,
+    report: &mut ImportReport,
+) -> Result<Option<i64>> {
     let meta = match std::fs::metadata(&source.path) {
         Ok(m) => m,
         Err(e) => {
             report.files_failed += 1;
             report.errors.push(Error::io(&source.path, e).to_string());
-            return Ok(());
+            return Ok(None);
         }
     };
     let mtime_ns = meta
@@ -191,27 +215,29 @@ fn import_source(store: &PgStore, source: &Source, report: &mut ImportReport) ->
     let unchanged = store.read(|tx| {
         let stmt = prepared(
             tx,
-            "SELECT size, mtime_ns, vanished, coalesce(transcript_id, session_file_id)
+            "SELECT size, mtime_ns, vanished, transcript_id, session_file_id
              FROM source_files WHERE host = $1 AND path = $2",
         )?;
         let row = tx.query_opt(&stmt, &[&host, &key])?;
-        Ok(row.is_some_and(|r| {
-            r.get::<_, i64>(0) == meta.len() as i64
+        Ok(row.and_then(|r| {
+            let transcript: Option<i64> = r.get(3);
+            let same = r.get::<_, i64>(0) == meta.len() as i64
                 && r.get::<_, i64>(1) == mtime_ns
                 && !r.get::<_, bool>(2)
-                && r.get::<_, Option<i64>>(3).is_some()
+                && (transcript.is_some() || r.get::<_, Option<i64>>(4).is_some());
+            same.then_some(transcript)
         }))
     })?;
-    if unchanged {
+    if let Some(transcript) = unchanged {
         report.files_unchanged += 1;
-        return Ok(());
+        return Ok(transcript);
     }
     let bytes = match std::fs::read(&source.path) {
         Ok(b) => b,
         Err(e) => {
             report.files_failed += 1;
             report.errors.push(Error::io(&source.path, e).to_string());
-            return Ok(());
+            return Ok(None);
         }
     };
     report.bytes_read += bytes.len() as u64;
@@ -224,6 +250,7 @@ fn import_source(store: &PgStore, source: &Source, report: &mut ImportReport) ->
     let origin = store.origin().clone();
     // A conflict is found before anything of the file is written or counted.
     let mut conflict = None;
+    let mut transcript = None;
     store.write(|tx| {
         let session = upsert_session(tx, &source.project, &source.session, &origin)?;
         match &source.kind {
@@ -232,9 +259,12 @@ fn import_source(store: &PgStore, source: &Source, report: &mut ImportReport) ->
             }
             kind => {
                 let file = FileView::whole(&bytes);
-                conflict = import_transcript(tx, session, source, kind, file, &stamp, report)?;
-                if conflict.is_some() {
-                    return Ok(());
+                match import_transcript(tx, session, source, kind, file, &stamp, report)? {
+                    Ok(id) => transcript = Some(id),
+                    Err(why) => {
+                        conflict = Some(why);
+                        return Ok(());
+                    }
                 }
             }
         }
@@ -246,7 +276,7 @@ fn import_source(store: &PgStore, source: &Source, report: &mut ImportReport) ->
             .errors
             .push(format!("{}: {why}; not imported", source.path.display()));
     }
-    Ok(())
+    Ok(transcript)
 }
 
 /// Where a source file was read: this machine, its path, its size and mtime.
@@ -445,9 +475,9 @@ fn stored_state(tx: &mut Transaction<'_>, transcript: i64, host: &str) -> Result
 }
 
 /// Imports a transcript file into the session's live version of it: its new lines when
-/// the file grew, or the whole file as a new version when it was rewritten. Returns why
-/// the file was left out when it conflicts with another machine's version (see
-/// [`replace_version`]); the caller then rolls the transaction back.
+/// the file grew, or the whole file as a new version when it was rewritten. Returns the
+/// transcript it is stored in, or why the file was left out when it conflicts with another
+/// machine's version (see [`replace_version`]); the caller then rolls the transaction back.
 fn import_transcript(
     tx: &mut Transaction<'_>,
     session: i64,
@@ -456,7 +486,7 @@ fn import_transcript(
     file: FileView<'_>,
     stamp: &Stamp<'_>,
     report: &mut ImportReport,
-) -> Result<Option<String>> {
+) -> Result<std::result::Result<i64, String>> {
     let bytes = file.bytes;
     let subpath = kind.subpath();
     let agent_id = match kind {
@@ -506,7 +536,7 @@ fn import_transcript(
                         replaced = Some((id, held));
                         new
                     }
-                    Err(why) => return Ok(Some(why)),
+                    Err(why) => return Ok(Err(why)),
                 }
             }
         },
@@ -554,7 +584,7 @@ fn import_transcript(
         tx.execute(&stmt, &[&session, &sidecar, &transcript])?;
     }
     write_ledger(tx, stamp, Some(transcript), None, bytes)?;
-    Ok(None)
+    Ok(Ok(transcript))
 }
 
 /// The rule for a rewritten file, the same for `import` and `sync`: the session's live
