@@ -97,17 +97,20 @@ fn as_text(c: &Computed<'_>) -> Vec<Option<String>> {
     ]
 }
 
-/// Lines a catalog scan fetches first, and at most at once later. A scan usually stops at
+/// Lines a catalog scan reads first, and at most at once later. A scan usually stops at
 /// its first line (the newest `gitBranch`, the first `cwd`, the first prompt), but its
-/// statement matches most of a transcript: fetched whole, each refresh sent nearly every
-/// line back to the client (in an import of the bench tree, a fifth of the server's time
-/// and as many bytes again as the tree).
-const FIRST_SCAN_BATCH: i32 = 4;
-const MAX_SCAN_BATCH: i32 = 512;
+/// statement matches most of a transcript: read whole, each refresh sent nearly every line
+/// back to the client (in an import of the bench tree, a fifth of the server's time and as
+/// many bytes again as the tree). A batch is one statement with `LIMIT` and `OFFSET`: one
+/// round trip in the usual case, where a portal takes two.
+const FIRST_SCAN_BATCH: i64 = 4;
+const MAX_SCAN_BATCH: i64 = 4096;
 
 struct Pg<'a, 'b>(&'a mut Transaction<'b>);
 
 impl Pg<'_, '_> {
+    /// Feeds `f` the lines `sql` selects (its last two parameters are the `LIMIT` and
+    /// `OFFSET` of a batch) until it returns `true` or they run out.
     fn scan(
         &mut self,
         sql: &'static str,
@@ -115,10 +118,13 @@ impl Pg<'_, '_> {
         f: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<()> {
         let stmt = prepared(self.0, sql)?;
-        let portal = self.0.bind(&stmt, params)?;
+        let mut offset = 0i64;
         let mut batch = FIRST_SCAN_BATCH;
         loop {
-            let mut rows = self.0.query_portal_raw(&portal, batch)?;
+            let mut all = params.to_vec();
+            all.push(&batch);
+            all.push(&offset);
+            let mut rows = self.0.query_raw(&stmt, all)?;
             let mut got = 0;
             while let Some(row) = rows.next()? {
                 got += 1;
@@ -129,6 +135,7 @@ impl Pg<'_, '_> {
             if got < batch {
                 return Ok(());
             }
+            offset += batch;
             batch = (batch * 8).min(MAX_SCAN_BATCH);
         }
     }
@@ -265,7 +272,7 @@ impl CatalogSource for Pg<'_, '_> {
         self.scan(
             "SELECT raw FROM rows
              WHERE transcript_id = $1 AND ordinal >= $2 AND type = 'user' AND status = 0
-             ORDER BY ordinal",
+             ORDER BY ordinal LIMIT $3 OFFSET $4",
             &[&transcript, &from],
             f,
         )
@@ -281,10 +288,10 @@ impl CatalogSource for Pg<'_, '_> {
     ) -> Result<()> {
         let sql = if forward {
             "SELECT raw FROM rows WHERE transcript_id = $1 AND ordinal >= $3 AND status = 0
-               AND position($2::bytea IN raw) > 0 ORDER BY ordinal"
+               AND position($2::bytea IN raw) > 0 ORDER BY ordinal LIMIT $4 OFFSET $5"
         } else {
             "SELECT raw FROM rows WHERE transcript_id = $1 AND ordinal >= $3 AND status = 0
-               AND position($2::bytea IN raw) > 0 ORDER BY ordinal DESC"
+               AND position($2::bytea IN raw) > 0 ORDER BY ordinal DESC LIMIT $4 OFFSET $5"
         };
         self.scan(sql, &[&transcript, &needle, &from], f)
     }

@@ -212,71 +212,67 @@ fn import_source(
         .map_or(0, |d| d.as_nanos() as i64);
     let host = store.origin().host.clone();
     let key = import::path_key(&source.path);
-    let unchanged = store.read(|tx| {
+    let origin = store.origin().clone();
+    // The ledger is read in the transaction that writes the file: a transaction of its own
+    // would cost two more round trips per file.
+    store.write(|tx| {
         let stmt = prepared(
             tx,
             "SELECT size, mtime_ns, vanished, transcript_id, session_file_id
              FROM source_files WHERE host = $1 AND path = $2",
         )?;
-        let row = tx.query_opt(&stmt, &[&host, &key])?;
-        Ok(row.and_then(|r| {
+        let unchanged = tx.query_opt(&stmt, &[&host, &key])?.and_then(|r| {
             let transcript: Option<i64> = r.get(3);
             let same = r.get::<_, i64>(0) == meta.len() as i64
                 && r.get::<_, i64>(1) == mtime_ns
                 && !r.get::<_, bool>(2)
                 && (transcript.is_some() || r.get::<_, Option<i64>>(4).is_some());
             same.then_some(transcript)
-        }))
-    })?;
-    if let Some(transcript) = unchanged {
-        report.files_unchanged += 1;
-        return Ok(transcript);
-    }
-    let bytes = match std::fs::read(&source.path) {
-        Ok(b) => b,
-        Err(e) => {
-            report.files_failed += 1;
-            report.errors.push(Error::io(&source.path, e).to_string());
-            return Ok(None);
+        });
+        if let Some(transcript) = unchanged {
+            report.files_unchanged += 1;
+            return Ok(transcript);
         }
-    };
-    report.bytes_read += bytes.len() as u64;
-    let stamp = Stamp {
-        host: &host,
-        key: &key,
-        size: bytes.len() as i64,
-        mtime_ns,
-    };
-    let origin = store.origin().clone();
-    // A conflict is found before anything of the file is written or counted.
-    let mut conflict = None;
-    let mut transcript = None;
-    store.write(|tx| {
+        let bytes = match std::fs::read(&source.path) {
+            Ok(b) => b,
+            Err(e) => {
+                report.files_failed += 1;
+                report.errors.push(Error::io(&source.path, e).to_string());
+                return Ok(None);
+            }
+        };
+        report.bytes_read += bytes.len() as u64;
+        let stamp = Stamp {
+            host: &host,
+            key: &key,
+            size: bytes.len() as i64,
+            mtime_ns,
+        };
         let session = upsert_session(tx, &source.project, &source.session, &origin)?;
-        match &source.kind {
+        let transcript = match &source.kind {
             SourceKind::File { relpath } => {
                 import_session_file(tx, session, relpath, &bytes, &stamp, report)?;
+                None
             }
             kind => {
                 let file = FileView::whole(&bytes);
                 match import_transcript(tx, session, source, kind, file, &stamp, report)? {
-                    Ok(id) => transcript = Some(id),
+                    Ok(id) => Some(id),
+                    // A conflict is found before anything of the file is written or
+                    // counted.
                     Err(why) => {
-                        conflict = Some(why);
-                        return Ok(());
+                        report.files_failed += 1;
+                        report
+                            .errors
+                            .push(format!("{}: {why}; not imported", source.path.display()));
+                        return Ok(None);
                     }
                 }
             }
-        }
-        super::catalog::refresh_session(tx, session, None)
-    })?;
-    if let Some(why) = conflict {
-        report.files_failed += 1;
-        report
-            .errors
-            .push(format!("{}: {why}; not imported", source.path.display()));
-    }
-    Ok(transcript)
+        };
+        super::catalog::refresh_session(tx, session, None)?;
+        Ok(transcript)
+    })
 }
 
 /// Where a source file was read: this machine, its path, its size and mtime.
@@ -289,33 +285,49 @@ struct Stamp<'a> {
 
 /// The session row for a project folder and session id, created (with its project and its
 /// origin) when new, and locked for the rest of the transaction.
+///
+/// Two statements in the usual cases (each is a round trip, and an import makes one call per
+/// file): the project is looked up before it is inserted, and a session row this
+/// transaction inserts is already its own, so only one that existed is locked afterwards.
+/// The lookups that follow an insert which did nothing are separate statements: the row
+/// another transaction committed meanwhile is visible only to a later statement.
 pub(crate) fn upsert_session(
     tx: &mut Transaction<'_>,
     project: &str,
     session: &str,
     origin: &super::Origin,
 ) -> Result<i64> {
-    let stmt = prepared(
-        tx,
-        "INSERT INTO projects (key) VALUES ($1) ON CONFLICT (key) DO NOTHING",
-    )?;
-    tx.execute(&stmt, &[&project])?;
     let stmt = prepared(tx, "SELECT id FROM projects WHERE key = $1")?;
-    let project_id: i64 = tx.query_one(&stmt, &[&project])?.get(0);
+    let project_id: i64 = match tx.query_opt(&stmt, &[&project])? {
+        Some(row) => row.get(0),
+        None => {
+            let stmt = prepared(
+                tx,
+                "INSERT INTO projects (key) VALUES ($1) ON CONFLICT (key) DO NOTHING",
+            )?;
+            tx.execute(&stmt, &[&project])?;
+            let stmt = prepared(tx, "SELECT id FROM projects WHERE key = $1")?;
+            tx.query_one(&stmt, &[&project])?.get(0)
+        }
+    };
     let insert = prepared(
         tx,
         "INSERT INTO sessions (project_id, session_id, origin_host, origin_user)
-         VALUES ($1, $2, $3, $4) ON CONFLICT (project_id, session_id) DO NOTHING",
+         VALUES ($1, $2, $3, $4) ON CONFLICT (project_id, session_id) DO NOTHING
+         RETURNING id",
     )?;
     let lock = prepared(
         tx,
         "SELECT id FROM sessions WHERE project_id = $1 AND session_id = $2 FOR UPDATE",
     )?;
     loop {
-        tx.execute(
+        // A row this transaction inserts is its own until it commits: no lock to take.
+        if let Some(row) = tx.query_opt(
             &insert,
             &[&project_id, &session, &origin.host, &origin.user],
-        )?;
+        )? {
+            return Ok(row.get(0));
+        }
         if let Some(row) = tx.query_opt(&lock, &[&project_id, &session])? {
             return Ok(row.get(0));
         }
