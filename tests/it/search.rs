@@ -288,10 +288,12 @@ fn appended_lines_are_found_by_the_next_search() {
     assert_eq!(search::catch_up(&store).expect("nothing left"), 0);
 }
 
-/// Every indexable row's text as the `search_source` view computes it, beside what
-/// `jsonl::search_text` computes from the stored bytes: they must be identical wherever
-/// the Rust side answers (import indexes that text, and deletes go through the view).
-/// Returns (rows compared, rows left to the view).
+/// Every indexable row's text as migration V9's view expressions compute it (the reference:
+/// the index of every database made before V12 holds that text), beside what
+/// `jsonl::search_text` computes from the stored bytes and what today's `search_source` view
+/// gives: `search_text` must be identical wherever it answers (import indexes that text), and
+/// the view everywhere (deletes and snippets go through it).
+/// Returns (rows compared, rows left to the SQL expressions).
 fn compare_text_with_view(store: &Store) -> (usize, usize) {
     let reader = store.reader().expect("r");
     let mut stmt = reader
@@ -309,14 +311,27 @@ fn compare_text_with_view(store: &Store) -> (usize, usize) {
         .expect("query")
         .collect::<rusqlite::Result<_>>()
         .expect("rows");
+    let mut v9 = reader
+        .prepare(&format!(
+            "WITH v(b, t) AS ({}) SELECT CAST(b AS BLOB), CAST(t AS BLOB) FROM v",
+            sessiondb::search_source::V9_COLUMNS
+        ))
+        .expect("prepare V9");
     let (mut same, mut left) = (0, 0);
     for (id, raw, in_view, body, tools) in rows {
+        let (want_body, want_tools): (Option<Vec<u8>>, Option<Vec<u8>>) = v9
+            .query_row([&raw], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("V9 expressions");
+        if in_view.is_some() {
+            assert_eq!(body, want_body, "view body of row {id}");
+            assert_eq!(tools, want_tools, "view tools of row {id}");
+        }
         match sessiondb::jsonl::search_text(&raw) {
             Some(text) => {
                 assert!(in_view.is_some(), "row {id} is not in the view");
                 let bytes = |s: Option<String>| s.map(String::into_bytes);
-                assert_eq!(bytes(text.body), body, "body of row {id}");
-                assert_eq!(bytes(text.tools), tools, "tools of row {id}");
+                assert_eq!(bytes(text.body), want_body, "body of row {id}");
+                assert_eq!(bytes(text.tools), want_tools, "tools of row {id}");
                 same += 1;
             }
             None => left += 1,

@@ -57,6 +57,10 @@ const PINNED: &[(&str, &str)] = &[
         "V11__ledger_tail.sql",
         "3dfd6904222f0318318741e3f321718936595cbe66484e3598ec7703891a7a5b",
     ),
+    (
+        "V12__search_off_the_read_path.sql",
+        "45fb12b516f2afb278d5eab34b7364b3b4b119490e057b6287310dff02a99223",
+    ),
 ];
 
 fn root() -> &'static Path {
