@@ -269,7 +269,7 @@ fn migration_part(file: &str, from: &str, one: bool) -> String {
     sql[start..end].to_owned()
 }
 
-/// Every hit of a query for each of a spread of the index's terms: row, snippet (read through
+/// Every hit of a query for each of the index's terms: row, snippet (read through
 /// the `search_source` view) and BM25 rank.
 fn hits_of_terms(conn: &rusqlite::Connection) -> Vec<(String, i64, Vec<u8>, f64)> {
     let terms: Vec<String> = conn
@@ -283,7 +283,7 @@ fn hits_of_terms(conn: &rusqlite::Connection) -> Vec<(String, i64, Vec<u8>, f64)
                 .collect()
         })
         .expect("terms");
-    assert!(terms.len() > 100, "{} terms", terms.len());
+    assert!(terms.len() > 30, "{} terms", terms.len());
     let mut search = conn
         .prepare(
             "SELECT rowid, CAST(snippet(rows_fts, -1, '[', ']', '…', 12) AS BLOB),
@@ -292,10 +292,12 @@ fn hits_of_terms(conn: &rusqlite::Connection) -> Vec<(String, i64, Vec<u8>, f64)
         )
         .expect("prepare");
     let mut out = Vec::new();
-    for term in terms.iter().step_by(7) {
+    for term in &terms {
         let phrase = format!("\"{}\"", term.replace('"', "\"\""));
         let rows = search
-            .query_map([&phrase], |r| Ok((term.clone(), r.get(0)?, r.get(1)?, r.get(2)?)))
+            .query_map([&phrase], |r| {
+                Ok((term.clone(), r.get(0)?, r.get(1)?, r.get(2)?))
+            })
             .expect("search")
             .collect::<rusqlite::Result<Vec<_>>>()
             .expect("hits");
@@ -339,7 +341,7 @@ fn a_database_indexed_before_v12_searches_and_unindexes_exactly_as_before() {
     ))
     .expect("lay the database out as V11 left it");
     let before = hits_of_terms(&conn);
-    assert!(before.len() > 100, "{} hits", before.len());
+    assert!(before.len() > 50, "{} hits", before.len());
     drop(conn);
 
     // The first process to open it (a read verb) upgrades it.
