@@ -288,6 +288,45 @@ fn appended_lines_are_found_by_the_next_search() {
     assert_eq!(search::catch_up(&store).expect("nothing left"), 0);
 }
 
+/// The index's triggers live on the writing connection (migration V12): they are there for
+/// its first write, still there after another process changed the schema, and none is in
+/// the file; a session deleted afterwards leaves the index.
+#[test]
+fn the_writer_keeps_its_triggers_across_another_processs_schema_change() {
+    let (_dir, store) = corpus();
+    let in_file: i64 = store
+        .reader()
+        .expect("r")
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(in_file, 0);
+    let session = query::resolve_session(&store.reader().expect("r"), A).expect("A");
+    store
+        .append(&session, &[user("a9", None, "the zeppelin manifest")])
+        .expect("append");
+    // Another connection changes the schema: the writer reads it again.
+    let other = rusqlite::Connection::open(store.path()).expect("open");
+    other
+        .execute_batch("CREATE TABLE unrelated (x); DROP TABLE unrelated;")
+        .expect("schema change");
+    drop(other);
+    store
+        .append(&session, &[user("a10", Some("a9"), "the zeppelin returns")])
+        .expect("append");
+    search::catch_up(&store).expect("catch up");
+    assert_eq!(uuids(&run(&store, text("zeppelin"))).len(), 2);
+    metadata::delete_session(&store, &session).expect("delete");
+    assert!(run(&store, text("zeppelin")).is_empty());
+    // `check` compares the index with the lines, word by word.
+    let report = sessiondb::check::check(&store, false).expect("check");
+    assert!(report.ok, "{:?}", report.problems);
+    assert_index_consistent(&store);
+}
+
 /// Every indexable row's text as migration V9's view expressions compute it (the reference:
 /// the index of every database made before V12 holds that text), beside what
 /// `jsonl::search_text` computes from the stored bytes and what today's `search_source` view
