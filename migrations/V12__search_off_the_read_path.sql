@@ -1,7 +1,7 @@
 -- V12: what only writing and searching need leaves the schema that every connection parses.
 -- SQLite parses the whole schema when a connection first uses it; the `search_source` view
--- (its JSON expressions) and the four `rows_fts_*` triggers were 42 % of that parse, and a
--- process that lists sessions or shows one never uses them.
+-- (its JSON expressions) and the four `rows_fts_*` triggers were a quarter of that parse,
+-- and a process that lists sessions or shows one never uses them.
 --
 -- The view keeps its name, its columns and its rows (FTS5 reads `main.search_source` for
 -- snippets: `content = 'search_source'` in V3), but its two text columns are computed by the

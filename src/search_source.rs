@@ -1,7 +1,7 @@
 //! What the full-text index needs that readers do not: the searchable text of a stored line
 //! as two SQL functions (the `search_source` view calls them), and the triggers that queue
 //! and unindex lines as `rows` changes. Migration V12 took both out of the schema that SQLite
-//! parses when any connection opens (they were 42 % of that parse).
+//! parses when any connection opens (they were a quarter of that parse).
 //!
 //! - [`register`] adds `sessiondb_search_body(raw)` and `sessiondb_search_tools(raw)` to a
 //!   connection ([`crate::schema::configure`] does, for every connection of a store). They

@@ -59,7 +59,7 @@ const PINNED: &[(&str, &str)] = &[
     ),
     (
         "V12__search_off_the_read_path.sql",
-        "45fb12b516f2afb278d5eab34b7364b3b4b119490e057b6287310dff02a99223",
+        "ca78fa600844bbcaf959f9af1001c2571d87b744aa76878f1442f7b7c538044d",
     ),
 ];
 
