@@ -57,6 +57,10 @@ const PINNED: &[(&str, &str)] = &[
         "V11__ledger_tail.sql",
         "3dfd6904222f0318318741e3f321718936595cbe66484e3598ec7703891a7a5b",
     ),
+    (
+        "V12__search_off_the_read_path.sql",
+        "ca78fa600844bbcaf959f9af1001c2571d87b744aa76878f1442f7b7c538044d",
+    ),
 ];
 
 fn root() -> &'static Path {
@@ -250,4 +254,156 @@ fn a_database_of_every_landed_schema_opens_upgrades_and_reads_like_a_fresh_impor
         let info: serde_json::Value = serde_json::from_slice(&again).expect("JSON");
         assert_eq!(info["tag"], "upgraded", "{name}");
     }
+}
+
+/// The statements of a shipped migration from the first one starting with `from`: to the
+/// first `;` when `one`, to the end of the file otherwise.
+fn migration_part(file: &str, from: &str, one: bool) -> String {
+    let sql = std::fs::read_to_string(root().join("migrations").join(file)).expect("migration");
+    let start = sql.find(from).expect("statement");
+    let end = if one {
+        start + sql[start..].find(';').expect("end") + 1
+    } else {
+        sql.len()
+    };
+    sql[start..end].to_owned()
+}
+
+/// Every hit of a query for each of the index's terms: row, snippet (read through
+/// the `search_source` view) and BM25 rank.
+fn hits_of_terms(conn: &rusqlite::Connection) -> Vec<(String, i64, Vec<u8>, f64)> {
+    let terms: Vec<String> = conn
+        .prepare(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.terms USING fts5vocab(main, rows_fts, row)",
+        )
+        .and_then(|mut s| s.execute([]).map(|_| ()))
+        .and_then(|()| {
+            conn.prepare("SELECT term FROM temp.terms ORDER BY term")?
+                .query_map([], |r| r.get(0))?
+                .collect()
+        })
+        .expect("terms");
+    assert!(terms.len() > 30, "{} terms", terms.len());
+    let mut search = conn
+        .prepare(
+            "SELECT rowid, CAST(snippet(rows_fts, -1, '[', ']', '…', 12) AS BLOB),
+                    bm25(rows_fts, 1.0, 0.5)
+             FROM rows_fts WHERE rows_fts MATCH ?1 ORDER BY bm25(rows_fts, 1.0, 0.5), rowid",
+        )
+        .expect("prepare");
+    let mut out = Vec::new();
+    for term in &terms {
+        let phrase = format!("\"{}\"", term.replace('"', "\"\""));
+        let rows = search
+            .query_map([&phrase], |r| {
+                Ok((term.clone(), r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .expect("search")
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .expect("hits");
+        out.extend(rows);
+    }
+    out
+}
+
+/// Migration V12 moved the search view's text into registered functions and the index's
+/// triggers out of the file. A database whose index was built before it (here the same
+/// sessions laid out as V11 left them: V9's view, V6's triggers, the index built from that
+/// view) upgrades, then finds the same lines with the same snippets and ranks; its lines
+/// leave the index with the text they were indexed with (`check` compares the index with
+/// the lines afterwards); and a reader no longer has the view's SQL or any trigger to parse.
+#[test]
+fn a_database_indexed_before_v12_searches_and_unindexes_exactly_as_before() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("old.db");
+    let projects = dir.path().join("projects");
+    crate::support::copy_tree(&samples(), &projects);
+    let import = || {
+        ok(
+            sessiondb(&db, &["import", &projects.to_string_lossy()]),
+            "import",
+        )
+    };
+    import();
+    let view = migration_part("V9__search_cap.sql", "CREATE VIEW search_source", true);
+    let triggers = migration_part("V6__search_queue.sql", "CREATE TRIGGER", false);
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute_batch(&format!(
+        "BEGIN;
+         DELETE FROM refinery_schema_history WHERE version = 12;
+         DROP VIEW search_source;
+         {view}
+         {triggers}
+         INSERT INTO rows_fts (rows_fts) VALUES ('delete-all');
+         DELETE FROM search_pending;
+         INSERT INTO rows_fts (rowid, body, tools) SELECT id, body, tools FROM search_source;
+         COMMIT;"
+    ))
+    .expect("lay the database out as V11 left it");
+    let before = hits_of_terms(&conn);
+    assert!(before.len() > 50, "{} hits", before.len());
+    drop(conn);
+
+    // The first process to open it (a read verb) upgrades it.
+    ok(sessiondb(&db, &["sessions"]), "upgrade");
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    let (version, triggers, view_sql): (i64, i64, String) = conn
+        .query_row(
+            "SELECT (SELECT max(version) FROM refinery_schema_history),
+                    (SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'),
+                    (SELECT sql FROM sqlite_schema WHERE name = 'search_source')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("schema");
+    assert_eq!(version, 12);
+    assert_eq!(triggers, 0, "no trigger left in the file");
+    assert!(!view_sql.contains("json_each"), "{view_sql}");
+    // Without the functions the view cannot be read: nothing indexes or unindexes a wrong
+    // text.
+    let err = conn
+        .query_row("SELECT count(body) FROM search_source", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .expect_err("the view needs sessiondb's functions");
+    assert!(err.to_string().contains("no such function"), "{err}");
+    sessiondb::search_source::register(&conn).expect("functions");
+    assert_eq!(hits_of_terms(&conn), before, "hits, snippets and ranks");
+    drop(conn);
+
+    // Lines indexed before the upgrade leave the index cleanly (a deleted session), and new
+    // lines enter it (a session that grew).
+    ok(
+        sessiondb(&db, &["delete", "7c9d2e41", "--yes"]),
+        "delete a session",
+    );
+    let check = || -> serde_json::Value {
+        let out = sessiondb(&db, &["check", "--json"]);
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("check JSON");
+        assert!(out.status.success(), "check: {report:#}");
+        report
+    };
+    assert_eq!(check()["ok"], true);
+    let grown = std::fs::read_dir(projects.join("-home-dev-weather-app"))
+        .expect("project")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.to_string_lossy().contains("8e1f3a52") && p.is_file())
+        .expect("the session's transcript");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&grown)
+        .expect("open transcript");
+    std::io::Write::write_all(
+        &mut file,
+        b"{\"type\":\"user\",\"uuid\":\"u-after-v12\",\"sessionId\":\"8e1f3a52-6c7b-4091-8b2c-3d4e5f6a7b82\",\"message\":{\"role\":\"user\",\"content\":\"quixotic zebra\"}}\n",
+    )
+    .expect("append");
+    import();
+    assert_eq!(check()["ok"], true);
+    let found: serde_json::Value = serde_json::from_slice(&ok(
+        sessiondb(&db, &["search", "quixotic zebra", "--json"]),
+        "search",
+    ))
+    .expect("JSON");
+    assert_eq!(found.as_array().map(Vec::len), Some(1), "{found}");
 }
