@@ -40,7 +40,6 @@ pub mod resume;
 pub mod schema;
 pub mod sdk;
 pub mod search;
-pub mod search_source;
 pub mod serve;
 pub mod store;
 pub mod time;

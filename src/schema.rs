@@ -63,8 +63,6 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Fails when SQLite rejects a pragma.
 pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    // The `search_source` view of the schema calls them (migration V12).
-    crate::search_source::register(conn)?;
     conn.pragma_update(None, "foreign_keys", true)?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     // Sorting and temporary tables stay in memory: the data set is the database itself.
@@ -291,20 +289,19 @@ const FTS_SETTINGS: &str = "
     INSERT INTO rows_fts (rows_fts, rank) VALUES ('crisismerge', 64);";
 
 /// Brings a database made before migrations were frozen to what the shipped migrations make:
-/// the search view of the newest shipped migration that defines it, the full-text index
-/// rebuilt from it (the old view's index does not match the new view's deletes), and every
-/// catalog row recomputed by today's rules.
+/// the search view of the shipped V3, the full-text index rebuilt from it (the old view's
+/// index does not match the new view's deletes), and every catalog row recomputed by today's
+/// rules.
 fn rebuild_derived(tx: &rusqlite::Transaction<'_>, shipped: &[Migration]) -> Result<()> {
-    let view = shipped
+    let v3 = shipped
         .iter()
-        .rev()
-        .find_map(|m| {
-            let sql = m.sql();
-            let start = sql.find("CREATE VIEW search_source")?;
-            let end = sql[start..].find(';')?;
-            Some(&sql[start..=start + end])
-        })
-        .ok_or_else(|| Error::Migration("no migration holds the search_source view".to_owned()))?;
+        .find(|m| m.version() == 3)
+        .map(|m| m.sql())
+        .unwrap_or_default();
+    let view = v3
+        .find("CREATE VIEW search_source")
+        .and_then(|start| v3[start..].find(';').map(|end| &v3[start..=start + end]))
+        .ok_or_else(|| Error::Migration("V3 holds no search_source view".to_owned()))?;
     tx.execute_batch(&format!(
         "DROP VIEW IF EXISTS search_source;
          {view}

@@ -3,9 +3,8 @@
 //!
 //! The index (`rows_fts`, migrations V3 and V6) covers what users and assistants wrote
 //! (`body`) and tool calls and results (`tools`). Triggers on `rows` queue new lines and
-//! remove deleted ones (TEMP triggers of each writing connection since migration V12, see
-//! [`crate::search_source`]); [`catch_up`] indexes the queue in batches (during and after
-//! import, and before every search), and [`reindex`] rebuilds everything.
+//! remove deleted ones; [`catch_up`] indexes the queue in batches (during and after import,
+//! and before every search), and [`reindex`] rebuilds everything.
 
 use crate::catalog;
 use crate::error::Result;
@@ -149,7 +148,7 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<Hit>> {
     Ok(hits)
 }
 
-/// Whether the `rows` triggers (migration V6, [`crate::search_source`]) queue a line for the full-text index: a
+/// Whether the `rows` triggers (migration V6) queue a line for the full-text index: a
 /// user or assistant record that is not a meta message.
 pub fn is_indexed(status: LineStatus, env: &Envelope<'_>) -> bool {
     status == LineStatus::Record

@@ -369,9 +369,6 @@ impl Store {
             Some(rusqlite::ErrorCode::ReadOnly) => schema::open_error(e, &self.path),
             _ => Error::Sqlite(e),
         };
-        // Every write of sessiondb comes through here: the connection gets the full-text
-        // index's triggers before it writes (migration V12 took them out of the schema).
-        crate::search_source::install_triggers(conn).map_err(named)?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(named)?;

@@ -48,13 +48,8 @@ impl Fixture {
         self.projects.join(PROJECT).join(format!("{session}.jsonl"))
     }
 
-    /// A connection of the test's own, with what sessiondb gives each of its connections
-    /// before a write (the search functions and triggers, migration V12).
     fn sql(&self) -> rusqlite::Connection {
-        let conn = rusqlite::Connection::open(&self.db).expect("open");
-        sessiondb::search_source::register(&conn).expect("functions");
-        sessiondb::search_source::install_triggers(&conn).expect("triggers");
-        conn
+        rusqlite::Connection::open(&self.db).expect("open")
     }
 
     fn check_json(&self, args: &[&str]) -> (bool, serde_json::Value) {

@@ -288,51 +288,10 @@ fn appended_lines_are_found_by_the_next_search() {
     assert_eq!(search::catch_up(&store).expect("nothing left"), 0);
 }
 
-/// The index's triggers live on the writing connection (migration V12): they are there for
-/// its first write, still there after another process changed the schema, and none is in
-/// the file; a session deleted afterwards leaves the index.
-#[test]
-fn the_writer_keeps_its_triggers_across_another_processs_schema_change() {
-    let (_dir, store) = corpus();
-    let in_file: i64 = store
-        .reader()
-        .expect("r")
-        .query_row(
-            "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'",
-            [],
-            |r| r.get(0),
-        )
-        .expect("count");
-    assert_eq!(in_file, 0);
-    let session = query::resolve_session(&store.reader().expect("r"), A).expect("A");
-    store
-        .append(&session, &[user("a9", None, "the zeppelin manifest")])
-        .expect("append");
-    // Another connection changes the schema: the writer reads it again.
-    let other = rusqlite::Connection::open(store.path()).expect("open");
-    other
-        .execute_batch("CREATE TABLE unrelated (x); DROP TABLE unrelated;")
-        .expect("schema change");
-    drop(other);
-    store
-        .append(&session, &[user("a10", Some("a9"), "the zeppelin returns")])
-        .expect("append");
-    search::catch_up(&store).expect("catch up");
-    assert_eq!(uuids(&run(&store, text("zeppelin"))).len(), 2);
-    metadata::delete_session(&store, &session).expect("delete");
-    assert!(run(&store, text("zeppelin")).is_empty());
-    // `check` compares the index with the lines, word by word.
-    let report = sessiondb::check::check(&store, false).expect("check");
-    assert!(report.ok, "{:?}", report.problems);
-    assert_index_consistent(&store);
-}
-
-/// Every indexable row's text as migration V9's view expressions compute it (the reference:
-/// the index of every database made before V12 holds that text), beside what
-/// `jsonl::search_text` computes from the stored bytes and what today's `search_source` view
-/// gives: `search_text` must be identical wherever it answers (import indexes that text), and
-/// the view everywhere (deletes and snippets go through it).
-/// Returns (rows compared, rows left to the SQL expressions).
+/// Every indexable row's text as the `search_source` view computes it, beside what
+/// `jsonl::search_text` computes from the stored bytes: they must be identical wherever
+/// the Rust side answers (import indexes that text, and deletes go through the view).
+/// Returns (rows compared, rows left to the view).
 fn compare_text_with_view(store: &Store) -> (usize, usize) {
     let reader = store.reader().expect("r");
     let mut stmt = reader
@@ -350,27 +309,14 @@ fn compare_text_with_view(store: &Store) -> (usize, usize) {
         .expect("query")
         .collect::<rusqlite::Result<_>>()
         .expect("rows");
-    let mut v9 = reader
-        .prepare(&format!(
-            "WITH v(b, t) AS ({}) SELECT CAST(b AS BLOB), CAST(t AS BLOB) FROM v",
-            sessiondb::search_source::V9_COLUMNS
-        ))
-        .expect("prepare V9");
     let (mut same, mut left) = (0, 0);
     for (id, raw, in_view, body, tools) in rows {
-        let (want_body, want_tools): (Option<Vec<u8>>, Option<Vec<u8>>) = v9
-            .query_row([&raw], |r| Ok((r.get(0)?, r.get(1)?)))
-            .expect("V9 expressions");
-        if in_view.is_some() {
-            assert_eq!(body, want_body, "view body of row {id}");
-            assert_eq!(tools, want_tools, "view tools of row {id}");
-        }
         match sessiondb::jsonl::search_text(&raw) {
             Some(text) => {
                 assert!(in_view.is_some(), "row {id} is not in the view");
                 let bytes = |s: Option<String>| s.map(String::into_bytes);
-                assert_eq!(bytes(text.body), want_body, "body of row {id}");
-                assert_eq!(bytes(text.tools), want_tools, "tools of row {id}");
+                assert_eq!(bytes(text.body), body, "body of row {id}");
+                assert_eq!(bytes(text.tools), tools, "tools of row {id}");
                 same += 1;
             }
             None => left += 1,

@@ -57,13 +57,14 @@ fn main() {
         .unwrap_or(3)
         .max(1);
     let scratch = tempfile::tempdir().expect("a temporary folder");
-    let (mut base, mut import, mut reimport) = (vec![], vec![], vec![]);
+    let (mut base, mut import, mut bare, mut reimport) = (vec![], vec![], vec![], vec![]);
     let (mut base_rows, mut base_size, mut size, mut files_seen) = (0, 0, 0, 0);
     let mut report = None;
-    // (An import without the search index's triggers is no longer measured: since migration
-    // V12 every write through a `Store` creates them first.)
-    let import_into = |db: &Path| {
+    let import_into = |db: &Path, drop_triggers: bool| {
         let store = Store::open(db).expect("open the store");
+        if drop_triggers {
+            drop_row_triggers(db);
+        }
         import_paths(&store, std::slice::from_ref(&tree), &NoProgress).expect("import")
         // The store closes here: the last connection checkpoints the WAL into the file.
     };
@@ -76,13 +77,13 @@ fn main() {
 
         let db = scratch.path().join(format!("sessions-{run}.db"));
         let mut first = None;
-        import.push(measure(|| first = Some(import_into(&db))));
+        import.push(measure(|| first = Some(import_into(&db, false))));
         let first = first.expect("measured");
         assert_eq!(first.files_failed, 0, "{:?}", first.errors);
         assert_eq!(first.bytes_read, bytes + other_bytes(&tree, &files));
 
         let mut again = None;
-        reimport.push(measure(|| again = Some(import_into(&db))));
+        reimport.push(measure(|| again = Some(import_into(&db, false))));
         let again = again.expect("measured");
         assert_eq!(
             again.new_rows, 0,
@@ -93,11 +94,17 @@ fn main() {
         size = db_size(&db);
         std::fs::remove_file(&db).expect("remove the database");
 
+        let bare_db = scratch.path().join(format!("bare-{run}.db"));
+        bare.push(measure(|| {
+            import_into(&bare_db, true);
+        }));
+        std::fs::remove_file(&bare_db).expect("remove the database");
         println!(
-            "run {}: baseline {}; import {}; re-import {}",
+            "run {}: baseline {}; import {}; import without row triggers {}; re-import {}",
             run + 1,
             base[run],
             import[run],
+            bare[run],
             reimport[run]
         );
         report = Some(first);
@@ -105,7 +112,8 @@ fn main() {
     let report = report.expect("at least one run");
     // The fastest run of each is the least disturbed by other work on the machine.
     let best = |v: &[Sample]| v.iter().map(|s| s.wall).fold(f64::INFINITY, f64::min);
-    let (base_s, import_s, reimport_s) = (best(&base), best(&import), best(&reimport));
+    let (base_s, import_s, bare_s, reimport_s) =
+        (best(&base), best(&import), best(&bare), best(&reimport));
     let import_mb_s = mb / import_s;
     let base_mb_s = mb / base_s;
     let ratio = import_s / base_s;
@@ -127,6 +135,11 @@ fn main() {
     println!(
         "| import time / baseline time | {ratio:.2}x | <= {TARGET_RATIO}x | {} |",
         check(ratio <= TARGET_RATIO)
+    );
+    println!(
+        "| import without triggers on rows (no search index) | {:.1} MB/s ({bare_s:.2} s), {:.2}x baseline | | |",
+        mb / bare_s,
+        bare_s / base_s
     );
     println!(
         "| re-import, unchanged | {per_10k:.3} s per 10,000 files ({reimport_s:.3} s for {}) | <= {TARGET_REIMPORT_S_PER_10K} s | {} |",
@@ -170,6 +183,20 @@ fn measure(f: impl FnOnce()) -> Sample {
         wall: started.elapsed().as_secs_f64(),
         cpu: cpu_seconds() - cpu,
         written: wchar() - written,
+    }
+}
+
+/// Drops the triggers on `rows` (the search index's), for the diagnostic import that shows
+/// what the index costs.
+fn drop_row_triggers(db: &Path) {
+    let conn = Connection::open(db).expect("open the database");
+    let names: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'rows'")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .expect("list triggers");
+    for name in names {
+        conn.execute_batch(&format!("DROP TRIGGER \"{name}\""))
+            .expect("drop a trigger");
     }
 }
 
