@@ -4,10 +4,11 @@
 //! One thread, one batch at a time ([`crate::pg::search_queue::index_some`]: at most a
 //! catch-up batch of lines, in one short transaction of its own): it starts a batch only
 //! when no request of this server has been in flight for [`IDLE`], and looks again before
-//! each next batch, so a burst of appends finds at most one batch running. A batch takes
-//! only runs no other catch-up holds and writes only search vectors, so it never blocks an
-//! append (appends insert rows and queue runs of their own); a failed batch leaves its lines
-//! queued for the next search, and the thread waits [`AFTER_ERROR`] before trying again.
+//! each next batch, so a burst of appends finds at most one batch running. A batch skips
+//! the sessions a writer holds and writes only search vectors; an append to a session the
+//! batch is indexing waits for that one short transaction (the catch-up's lock order:
+//! [`crate::pg::search_queue`]). A failed batch leaves its lines queued for the next
+//! search, and the thread waits [`AFTER_ERROR`] before trying again.
 //! The SQLite store's catch-up is one write transaction for the whole queue, which would
 //! hold appends back: it is not run here.
 
