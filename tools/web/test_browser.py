@@ -9,7 +9,7 @@ import tempfile
 import time
 
 import pytest
-from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
@@ -18,9 +18,26 @@ from selenium.webdriver.support.ui import WebDriverWait
 from fixture import AGENT, HOSTILE, PROJECT, READABLE, TAGGED
 
 
+class ReloadTolerantWait(WebDriverWait):
+    """Waits through a reload: chromedriver sometimes reports an element that a reload
+    detached as an "unhandled inspector error" ("Node with given id does not belong to the
+    document") instead of a stale element; that is read as "not yet", like staleness."""
+
+    def until(self, method, message=""):
+        def tolerant(driver):
+            try:
+                return method(driver)
+            except WebDriverException as e:
+                if "does not belong to the document" in str(e):
+                    return False
+                raise
+
+        return super().until(tolerant, message)
+
+
 def wait(driver, seconds=15):
     # Actions reload the page: an element found just before the reload goes stale.
-    return WebDriverWait(driver, seconds, ignored_exceptions=[StaleElementReferenceException, NoSuchElementException])
+    return ReloadTolerantWait(driver, seconds, ignored_exceptions=[StaleElementReferenceException, NoSuchElementException])
 
 
 def go(driver, url):
