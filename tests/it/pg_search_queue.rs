@@ -2,7 +2,7 @@
 //! catch-ups running at once index each line exactly once and lose none.
 
 use crate::support::{pg_db, PgTestDb};
-use sessiondb::model::NoProgress;
+use sessiondb::model::{NoProgress, SessionRef};
 use sessiondb::pg::search_queue::{catch_up, queued};
 use sessiondb::pg::PgStore;
 use sessiondb::search::SearchQuery;
@@ -15,10 +15,9 @@ const LINES: usize = 4500;
 /// Lines of the first append, which a catch-up elsewhere holds in one test.
 const HELD: usize = 100;
 
-/// A team store holding the sample sessions, with `LINES` appended lines that each say
-/// "wombatcheese" queued for the index.
-fn queued_store(what: &str) -> Option<(PgTestDb, Db)> {
-    let pg = pg_db(what)?;
+/// The team store `pg` opened, with the sample sessions imported, and the first session it
+/// lists.
+fn sample_store(pg: &PgTestDb) -> (Db, SessionRef) {
     let db = Db::open(&pg.url).expect("open");
     let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
     db.import_paths(&[samples], &NoProgress).expect("import");
@@ -27,6 +26,14 @@ fn queued_store(what: &str) -> Option<(PgTestDb, Db)> {
         .expect("list")
         .remove(0);
     let session = db.resolve_session(&first.session_id).expect("session");
+    (db, session)
+}
+
+/// A team store holding the sample sessions, with `LINES` appended lines that each say
+/// "wombatcheese" queued for the index.
+fn queued_store(what: &str) -> Option<(PgTestDb, Db)> {
+    let pg = pg_db(what)?;
+    let (db, session) = sample_store(&pg);
     let entries: Vec<_> = (0..LINES)
         .map(|i| {
             serde_json::json!({"type": "user", "uuid": uuid::Uuid::new_v4().to_string(),
@@ -167,14 +174,7 @@ fn deletes_appends_and_searches_at_once_never_deadlock() {
     let Some(pg) = pg_db("deletes_appends_and_searches_at_once_never_deadlock") else {
         return;
     };
-    let db = Db::open(&pg.url).expect("open");
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
-    db.import_paths(&[samples], &NoProgress).expect("import");
-    let first = db
-        .list_sessions(&Default::default())
-        .expect("list")
-        .remove(0);
-    let base = db.resolve_session(&first.session_id).expect("session");
+    let (db, base) = sample_store(&pg);
     db.append_with(&base, &wombat_entries(0, 300), &Default::default())
         .expect("append");
     let secs = std::env::var("SESSIONDB_STRESS_SECS")

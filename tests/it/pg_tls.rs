@@ -118,6 +118,30 @@ fn connect_error(url: &str) -> String {
     }
 }
 
+/// Runs `import` of the sample projects and `sessions --all` through the binary against
+/// `url`: both must succeed, and neither may show the password `pw-secret`.
+fn import_and_list_through_the_binary(url: &str) {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
+    for args in [
+        vec!["import".to_owned(), samples.display().to_string()],
+        vec!["sessions".to_owned(), "--all".to_owned()],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+            .arg("--db")
+            .arg(url)
+            .args(&args)
+            .output()
+            .expect("run sessiondb");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{args:?}: {all}");
+        assert!(!all.contains("pw-secret"), "{all}");
+    }
+}
+
 #[test]
 fn sslmode_require_and_verify_connect_over_tls_and_check_what_they_promise() {
     let certs = tempfile::tempdir().expect("tempdir");
@@ -178,25 +202,7 @@ fn sslmode_require_and_verify_connect_over_tls_and_check_what_they_promise() {
 
     // Through the binary: a whole import and listing over TLS, the password never shown.
     let url = with_query(&by_ip, "sslmode=require");
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
-    for args in [
-        vec!["import".to_owned(), samples.display().to_string()],
-        vec!["sessions".to_owned(), "--all".to_owned()],
-    ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-            .arg("--db")
-            .arg(&url)
-            .args(&args)
-            .output()
-            .expect("run sessiondb");
-        let all = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(out.status.success(), "{args:?}: {all}");
-        assert!(!all.contains("pw-secret"), "{all}");
-    }
+    import_and_list_through_the_binary(&url);
 }
 
 #[test]
@@ -305,23 +311,5 @@ fn client_certificates_named_by_the_url_are_sent() {
     }
 
     // Through the binary: an import and a listing with the client certificate.
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
-    for args in [
-        vec!["import".to_owned(), samples.display().to_string()],
-        vec!["sessions".to_owned(), "--all".to_owned()],
-    ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
-            .arg("--db")
-            .arg(&good)
-            .args(&args)
-            .output()
-            .expect("run sessiondb");
-        let all = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(out.status.success(), "{args:?}: {all}");
-        assert!(!all.contains("pw-secret"), "{all}");
-    }
+    import_and_list_through_the_binary(&good);
 }
