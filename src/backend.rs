@@ -81,6 +81,21 @@ impl Db {
         }
     }
 
+    /// Imports one session's changed files (see [`crate::import::import_session`]).
+    ///
+    /// # Errors
+    /// As the backend's importer.
+    pub fn import_session(
+        &self,
+        transcript: &Path,
+        progress: &dyn Progress,
+    ) -> Result<ImportReport> {
+        match self {
+            Db::Sqlite(s) => crate::import::import_session(s, transcript, progress),
+            Db::Postgres(p) => crate::pg::import::import_session(p, transcript, progress),
+        }
+    }
+
     /// Finds the session a user means (see [`crate::query::resolve_session`]).
     ///
     /// # Errors

@@ -5,6 +5,12 @@
 //! small log of failures and a record of the last run, which `hooks status` reads; hooks
 //! must never disturb Claude Code, so the caller reports failures here, not on a terminal.
 //!
+//! On a team store the same session import runs over PostgreSQL
+//! ([`crate::pg::import::import_session`]), on one connection that gives up on an
+//! unreachable server after [`TEAM_CONNECT_TIMEOUT`]; the hook names the store by its URL
+//! without the password, which comes from `PGPASSWORD` or `~/.pgpass`
+//! ([`crate::pg::password`]).
+//!
 //! Claude Code waits for the hook, so capture keeps its own path short: one connection, no
 //! thread, one transaction (see [`open_store`]), and no WAL checkpoint. Copying the WAL into
 //! the database file ends with two fsyncs, which on a busy disk took half a second; capture
@@ -52,6 +58,26 @@ impl HookPayload {
             ))
         })
     }
+}
+
+/// How long capture waits for a team store's server to answer before giving up (a URL's own
+/// `connect_timeout` wins): a hook must not hang Claude Code on a server that is down.
+pub const TEAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `url` with [`TEAM_CONNECT_TIMEOUT`] as its `connect_timeout` unless it names one.
+pub fn with_connect_timeout(url: &str) -> String {
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    if query
+        .split('&')
+        .any(|p| p.split('=').next() == Some("connect_timeout"))
+    {
+        return url.to_owned();
+    }
+    let joint = if url.contains('?') { '&' } else { '?' };
+    format!(
+        "{url}{joint}connect_timeout={}",
+        TEAM_CONNECT_TIMEOUT.as_secs()
+    )
 }
 
 /// How long capture waits for another writer before giving up (the next capture catches
@@ -120,16 +146,15 @@ pub fn checkpoint_wal(db: &Path) -> Result<()> {
 /// # Errors
 /// Fails when a transcript path is not absolute or is not a `.jsonl` file, or when import
 /// fails.
-pub fn capture(store: &Store, payload: &HookPayload) -> Result<ImportReport> {
+pub fn capture(store: &crate::Db, payload: &HookPayload) -> Result<ImportReport> {
     let transcript = &payload.transcript_path;
     check_transcript_path(transcript)?;
-    let mut report = crate::import::import_session(store, transcript, &NoProgress)?;
+    let mut report = store.import_session(transcript, &NoProgress)?;
     if let Some(agent) = &payload.agent_transcript_path {
         check_transcript_path(agent)?;
         let folder = transcript.with_extension("");
         if !agent.starts_with(&folder) && agent.is_file() {
-            let more =
-                crate::import::import_paths(store, std::slice::from_ref(agent), &NoProgress)?;
+            let more = store.import_paths(std::slice::from_ref(agent), &NoProgress)?;
             report.files += more.files;
             report.files_imported += more.files_imported;
             report.new_rows += more.new_rows;

@@ -571,6 +571,27 @@ pub fn import_session(
     progress: &dyn Progress,
 ) -> Result<ImportReport> {
     let started = Instant::now();
+    let (found, scanned_dirs) = discover_session(transcript)?;
+    let transcript = std::path::absolute(transcript).map_err(|e| Error::io(transcript, e))?;
+    let main_gone = !transcript.exists();
+    let how = How {
+        limits: &ImportLimits::default(),
+        inline: true,
+    };
+    let mut report = import_sources(store, found, &scanned_dirs, progress, &how, started)?;
+    if main_gone {
+        report.vanished_files += mark_gone(store, &[path_key(&transcript)])?;
+    }
+    Ok(report)
+}
+
+/// The files of one session: its main transcript (when it exists) and what its session
+/// folder holds, with that folder as the one scanned (its files that are gone are marked
+/// vanished). What [`import_session`] and the team store's session import read.
+///
+/// # Errors
+/// Fails when the session folder cannot be scanned.
+pub fn discover_session(transcript: &Path) -> Result<(Discovery, Vec<PathBuf>)> {
     let transcript = std::path::absolute(transcript).map_err(|e| Error::io(transcript, e))?;
     let mut found = Discovery::default();
     if transcript.is_file() {
@@ -593,16 +614,7 @@ pub fn import_session(
         )?;
         scanned_dirs.push(folder);
     }
-    let main_gone = !transcript.exists();
-    let how = How {
-        limits: &ImportLimits::default(),
-        inline: true,
-    };
-    let mut report = import_sources(store, found, &scanned_dirs, progress, &how, started)?;
-    if main_gone {
-        report.vanished_files += mark_gone(store, &[path_key(&transcript)])?;
-    }
-    Ok(report)
+    Ok((found, scanned_dirs))
 }
 
 /// Records in the ledger that the file at `path` now holds exactly the stored rows of

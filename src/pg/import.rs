@@ -39,18 +39,58 @@ pub fn import_paths(
     progress: &dyn Progress,
 ) -> Result<ImportReport> {
     let started = Instant::now();
-    let mut report = ImportReport::default();
-    let mut sources = Vec::new();
+    let mut found = import::Discovery::default();
     let mut scanned_dirs = Vec::new();
     for path in paths {
-        let found = import::discover(path)?;
-        report.symlinks_skipped += found.skipped_links.len() as u64;
-        sources.extend(found.sources);
+        let more = import::discover(path)?;
+        found.sources.extend(more.sources);
+        found.skipped_links.extend(more.skipped_links);
         if path.is_dir() {
             scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
         }
     }
-    report.files = sources.len() as u64;
+    let mut report = import_discovered(store, &found, progress)?;
+    report.vanished_files = mark_vanished(store, &gone_under(store, &scanned_dirs)?)?;
+    Ok(finished(report, started, progress))
+}
+
+/// Imports one session's files (as [`import::import_session`]: the main transcript and its
+/// session folder, nothing else scanned): what hook capture does on a team store. Files of
+/// the session folder that are gone, and the main transcript when it is gone, are marked
+/// vanished.
+///
+/// # Errors
+/// Fails when the session folder cannot be scanned or on a database error.
+pub fn import_session(
+    store: &PgStore,
+    transcript: &Path,
+    progress: &dyn Progress,
+) -> Result<ImportReport> {
+    let started = Instant::now();
+    let (found, scanned_dirs) = import::discover_session(transcript)?;
+    let mut report = import_discovered(store, &found, progress)?;
+    let mut gone = gone_under(store, &scanned_dirs)?;
+    let main = std::path::absolute(transcript).map_err(|e| Error::io(transcript, e))?;
+    if !main.exists() {
+        gone.push(import::path_key(&main));
+    }
+    report.vanished_files = mark_vanished(store, &gone)?;
+    Ok(finished(report, started, progress))
+}
+
+/// Imports what discovery found (its files' sessions, rows and failures counted in the
+/// report; no timing yet).
+fn import_discovered(
+    store: &PgStore,
+    found: &import::Discovery,
+    progress: &dyn Progress,
+) -> Result<ImportReport> {
+    let sources = &found.sources;
+    let mut report = ImportReport {
+        symlinks_skipped: found.skipped_links.len() as u64,
+        files: sources.len() as u64,
+        ..ImportReport::default()
+    };
     let sizes: Vec<u64> = sources
         .iter()
         .map(|s| std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0))
@@ -71,13 +111,17 @@ pub fn import_paths(
         todo.push(index);
     }
     let mut transcripts = Vec::new();
-    for (part, transcript) in import_sources(store, &sources, &todo, &sizes, progress)? {
+    for (part, transcript) in import_sources(store, sources, &todo, &sizes, progress)? {
         report.add(part);
         transcripts.extend(transcript);
     }
     report.rows = rows_of(store, &transcripts)?;
-    report.vanished_files = mark_vanished(store, &scanned_dirs)?;
     report.sessions = sessions.len() as u64;
+    Ok(report)
+}
+
+/// `report` with its time and rate, the progress bar closed.
+fn finished(mut report: ImportReport, started: Instant, progress: &dyn Progress) -> ImportReport {
     report.seconds = started.elapsed().as_secs_f64();
     report.mb_per_s = if report.seconds > 0.0 {
         report.bytes_read as f64 / 1e6 / report.seconds
@@ -85,7 +129,7 @@ pub fn import_paths(
         0.0
     };
     progress.finish();
-    Ok(report)
+    report
 }
 
 /// The lines stored in `transcripts` (the summary's `rows`, as the SQLite importer counts
@@ -738,15 +782,14 @@ pub(crate) fn create_transcript(
         .get(0))
 }
 
-/// Marks this machine's ledger entries under the scanned folders whose file is gone,
-/// keeping their lines (as the SQLite importer does), and refreshes their sessions'
-/// catalog rows. Returns how many were marked.
-fn mark_vanished(store: &PgStore, dirs: &[PathBuf]) -> Result<u64> {
+/// This machine's ledger entries under the scanned folders whose file is gone (not yet
+/// marked vanished).
+fn gone_under(store: &PgStore, dirs: &[PathBuf]) -> Result<Vec<String>> {
     if dirs.is_empty() {
-        return Ok(0);
+        return Ok(Vec::new());
     }
     let host = store.origin().host.clone();
-    let gone = store.read(|tx| {
+    store.read(|tx| {
         // A range of the primary key: the paths that start with `dir/` sort between it and
         // `dir0` ('0' follows '/' in the C collation the range compares in).
         let stmt = prepared(
@@ -767,9 +810,16 @@ fn mark_vanished(store: &PgStore, dirs: &[PathBuf]) -> Result<u64> {
             }
         }
         Ok(gone)
-    })?;
+    })
+}
+
+/// Marks this machine's ledger entries for `gone` (paths as the ledger keys them) vanished,
+/// keeping their lines (as the SQLite importer does), and refreshes their sessions'
+/// catalog rows. Returns how many were marked.
+fn mark_vanished(store: &PgStore, gone: &[String]) -> Result<u64> {
+    let host = store.origin().host.clone();
     let mut marked = 0;
-    for path in &gone {
+    for path in gone {
         // One transaction each, as an import of one file: the session's row is locked first.
         marked += store.write(|tx| {
             let stmt = prepared(

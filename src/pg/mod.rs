@@ -16,6 +16,7 @@ pub mod export;
 pub mod fork;
 pub mod import;
 pub mod metadata;
+pub mod password;
 pub mod query;
 pub mod record;
 pub mod reindex;
@@ -109,15 +110,17 @@ impl PgStore {
             reason,
         };
         let request = tls::read_request(url).map_err(|e| cannot(e.to_string()))?;
-        let config: postgres::Config = request
+        let mut config: postgres::Config = request
             .url
             .parse()
             .map_err(|e: postgres::Error| cannot(connect_reason(&e, request.mode)))?;
+        let no_password = password::fill(&mut config).err();
         let tls = tls::connector(&request).map_err(|e| cannot(e.to_string()))?;
         let link = Link {
             config,
             tls,
             mode: request.mode,
+            no_password,
         };
         let mut client = link.connect(&shown)?;
         migrate(&mut client)?;
@@ -227,6 +230,8 @@ struct Link {
     config: postgres::Config,
     tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
     mode: tls::SslMode,
+    /// Why the connection has no password, told when the server asks for one.
+    no_password: Option<String>,
 }
 
 impl Link {
@@ -236,9 +241,17 @@ impl Link {
             None => self.config.connect(NoTls),
             Some(tls) => self.config.connect(tls.clone()),
         };
-        connected.map_err(|e| Error::CannotConnect {
-            target: shown.to_owned(),
-            reason: connect_reason(&e, self.mode),
+        connected.map_err(|e| {
+            let mut reason = connect_reason(&e, self.mode);
+            if let Some(why) = &self.no_password {
+                if reason.contains("password") {
+                    reason = format!("{reason} ({why})");
+                }
+            }
+            Error::CannotConnect {
+                target: shown.to_owned(),
+                reason,
+            }
         })
     }
 }

@@ -487,11 +487,11 @@ fn capture_checkpoint_copies_the_wal_and_creates_nothing() {
     assert_eq!(rows_of(&store, ""), 1);
 }
 
-/// `capture` and `hooks install` write to a SQLite file only: given a team store's URL (by
-/// `--db` or `SESSIONDB_PATH`) they refuse it, with the password hidden, and never take
-/// the URL for a file name to create.
+/// Given a team store's URL (by `--db` or `SESSIONDB_PATH`) whose server cannot be reached,
+/// `capture` logs why (password hidden) and exits 0, `hooks install` refuses before writing
+/// the settings, and neither takes the URL for a file name to create.
 #[test]
-fn a_team_store_url_is_refused_not_taken_for_a_file() {
+fn an_unreachable_team_store_is_logged_and_not_installed_never_taken_for_a_file() {
     let mut home = Home::new();
     let url = "postgres://team:pw-secret@127.0.0.1:1/sessions";
     home.db = PathBuf::from(url);
@@ -507,7 +507,8 @@ fn a_team_store_url_is_refused_not_taken_for_a_file() {
             .args(args)
             .current_dir(&home.cwd)
             .env("CLAUDE_CONFIG_DIR", &home.config)
-            .env("XDG_STATE_HOME", &home.state);
+            .env("XDG_STATE_HOME", &home.state)
+            .env("PGPASSFILE", home.cwd.join("no-such-pgpass"));
         output_with_stdin(command, stdin)
     };
     let payload = home.payload("stop");
@@ -517,11 +518,19 @@ fn a_team_store_url_is_refused_not_taken_for_a_file() {
         let out = run(&["hooks", "install"], b"", by_env);
         assert_eq!(out.status.code(), Some(1));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("team store") && err.contains(":***@"), "{err}");
+        assert!(
+            err.contains("hooks not installed") && err.contains("postgres://team@127.0.0.1:1/"),
+            "{err}"
+        );
         assert!(!err.contains("pw-secret"), "{err}");
     }
     let log = home.log();
-    assert_eq!(log.matches("is a team store").count(), 2, "{log}");
+    assert_eq!(
+        log.matches("cannot connect to postgres://team:***@127.0.0.1:1/")
+            .count(),
+        2,
+        "{log}"
+    );
     assert!(!log.contains("pw-secret"), "{log}");
     assert!(!settings_of(&home).exists(), "settings written");
     let made: Vec<_> = std::fs::read_dir(&home.cwd)
@@ -529,4 +538,97 @@ fn a_team_store_url_is_refused_not_taken_for_a_file() {
         .map(|e| e.unwrap().path())
         .collect();
     assert!(made.is_empty(), "created {made:?}");
+}
+
+/// The hooks on a team store: `hooks install` names it in the hook by its URL without the
+/// password, and the installed command, run as Claude Code runs it, stores each event's new
+/// lines once, the session folder's files beside them, never a second version.
+#[test]
+fn installed_hooks_capture_into_a_team_store_without_its_password_in_the_settings() {
+    let Some(pg) = crate::support::pg_db("installed_hooks_capture_into_a_team_store") else {
+        return;
+    };
+    let mut home = Home::new();
+    // The test server trusts every login: the password is only there to be left out.
+    let with_password = pg
+        .url
+        .replacen("://sessiondb@", "://sessiondb:pw-secret@", 1);
+    assert_ne!(with_password, pg.url, "the test URL names user sessiondb");
+    home.db = PathBuf::from(&with_password);
+    let out = home.sessiondb(&["hooks", "install"], b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let settings = std::fs::read_to_string(settings_of(&home)).expect("settings");
+    assert!(!settings.contains("pw-secret"), "{settings}");
+    let parsed: serde_json::Value = serde_json::from_str(&settings).expect("json");
+    let command = parsed["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .expect("the Stop hook's command")
+        .to_owned();
+    assert!(command.contains(&pg.url), "{command}");
+    let hook = |payload: &str| {
+        let mut sh = std::process::Command::new("sh");
+        sh.args(["-c", &command])
+            .env("XDG_STATE_HOME", &home.state)
+            .env_remove("SESSIONDB_PATH");
+        let out = output_with_stdin(sh, payload.as_bytes());
+        assert_eq!(out.status.code(), Some(0));
+        assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    };
+
+    let main = home
+        .config
+        .join("projects")
+        .join(home.project())
+        .join(format!("{SESSION}.jsonl"));
+    let folder = main.with_extension("");
+    let agent = folder.join(format!("subagents/agent-{AGENT}.jsonl"));
+    append(&main, &line(1, ""));
+    append(&agent, &line(2, ",\"isSidechain\":true"));
+    append(&folder.join("tool-results/toolu_1.txt"), "big output\n");
+    hook(&home.payload("stop-subagent-running"));
+    let mut client = postgres::Client::connect(&pg.url, postgres::NoTls).expect("connect");
+    let mut rows = |subpath: &str| -> i64 {
+        client
+            .query_one(
+                "SELECT count(*) FROM rows r JOIN transcripts t ON t.id = r.transcript_id
+                 WHERE t.subpath = $1 AND t.superseded_at IS NULL",
+                &[&subpath],
+            )
+            .expect("count")
+            .get(0)
+    };
+    let agent_subpath = format!("subagents/agent-{AGENT}");
+    assert_eq!((rows(""), rows(&agent_subpath)), (1, 1));
+    for (i, event) in ["subagent-stop", "stop", "session-end"].iter().enumerate() {
+        let n = i + 3;
+        if *event == "subagent-stop" {
+            append(&agent, &line(n, ",\"isSidechain\":true"));
+        } else {
+            append(&main, &line(n, ""));
+        }
+        hook(&home.payload(event));
+        assert_eq!(rows("") + rows(&agent_subpath), n as i64, "after {event}");
+    }
+    assert_eq!(home.log(), "", "no failures logged");
+    let mut client = postgres::Client::connect(&pg.url, postgres::NoTls).expect("connect");
+    let mut count = |sql: &str| -> i64 { client.query_one(sql, &[]).expect(sql).get(0) };
+    let versions = count("SELECT count(*) FROM transcripts");
+    let files = count("SELECT count(*) FROM session_files");
+    assert_eq!((versions, files), (2, 1), "never a second version");
+    // What capture stored is the file, byte for byte.
+    let out = crate::support::sessiondb_command(Path::new(&pg.url))
+        .args(["export", SESSION])
+        .output()
+        .expect("export");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        std::fs::read_to_string(&main).expect("main"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

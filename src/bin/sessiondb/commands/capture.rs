@@ -23,12 +23,16 @@ pub fn run(db: Option<PathBuf>, args: &CaptureArgs) -> anyhow::Result<()> {
         read.map_err(anyhow::Error::msg)?;
         let payload = HookPayload::parse(&input)?;
         let db = super::database_path(db)?;
-        super::sqlite_only(&db, "capture")?;
-        let store = super::named(&db, capture::open_store(&db))?;
-        let report = capture::capture(&store, &payload);
-        drop(store);
-        after_capture(&db)?;
-        let report = report?;
+        let report = if super::is_team_store(&db) {
+            let url = capture::with_connect_timeout(&db.to_string_lossy());
+            let store = sessiondb::Db::Postgres(sessiondb::pg::PgStore::connect(&url)?);
+            capture::capture(&store, &payload)?
+        } else {
+            let store = super::named(&db, capture::open_store(&db))?;
+            let report = capture::capture(&sessiondb::Db::Sqlite(store), &payload);
+            after_capture(&db)?;
+            report?
+        };
         if let Some(first) = report.errors.first() {
             anyhow::bail!("{} files failed, first: {first}", report.files_failed);
         }

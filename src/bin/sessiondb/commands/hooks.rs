@@ -7,13 +7,17 @@ use sessiondb::{capture, hooks};
 use std::path::PathBuf;
 
 pub fn run(db: Option<PathBuf>, args: HooksArgs) -> anyhow::Result<()> {
-    if let HooksAction::Install(_) = &args.action {
-        // The hooks run `capture`, which writes to a SQLite file only (`--db`, else
-        // `SESSIONDB_PATH`, which the hooks would read).
-        if let Some(db) = db.clone().or_else(sessiondb::paths::default_database) {
-            super::sqlite_only(&db, "hooks install")?;
+    // A team store (`--db`, else `SESSIONDB_PATH`) is always named in the hook, by its URL
+    // without the password: checked here, where a failure can still be told.
+    let team = match (
+        &args.action,
+        db.clone().or_else(sessiondb::paths::default_database),
+    ) {
+        (HooksAction::Install(_), Some(target)) if super::is_team_store(&target) => {
+            Some(team_hook_url(&target.to_string_lossy())?)
         }
-    }
+        _ => None,
+    };
     let (target, action) = match args.action {
         HooksAction::Install(t) => (t, "install"),
         HooksAction::Uninstall(t) => (t, "uninstall"),
@@ -30,9 +34,12 @@ pub fn run(db: Option<PathBuf>, args: HooksArgs) -> anyhow::Result<()> {
             let binary = std::env::current_exe()
                 .and_then(std::fs::canonicalize)
                 .context("cannot find the path of this sessiondb binary")?;
-            let db = db
-                .map(|db| std::path::absolute(&db).context("cannot resolve --db"))
-                .transpose()?;
+            let db = match team {
+                Some(url) => Some(PathBuf::from(url)),
+                None => db
+                    .map(|db| std::path::absolute(&db).context("cannot resolve --db"))
+                    .transpose()?,
+            };
             let command = hooks::capture_command(&binary, db.as_deref());
             hooks::install(&mut settings, &command)
         }
@@ -68,6 +75,30 @@ pub fn run(db: Option<PathBuf>, args: HooksArgs) -> anyhow::Result<()> {
         (true, None) => eprintln!("capture hooks {done} in {}", path.display()),
     }
     Ok(())
+}
+
+/// The URL a hook names a team store by: `url` without its password (`settings.json` is
+/// read by every process of the user and often shared), after checking that capture can
+/// connect with it, its password coming from `PGPASSWORD` or `~/.pgpass` as for `psql`.
+fn team_hook_url(url: &str) -> anyhow::Result<String> {
+    use sessiondb::pg::password::{self, Source};
+    let bare = sessiondb::pg::url::without_password(url);
+    if let Err(e) =
+        sessiondb::pg::PgStore::connect(&sessiondb::capture::with_connect_timeout(&bare))
+    {
+        anyhow::bail!(
+            "{e}\nhooks not installed: a hook names the team store without its password, \
+             and capture must connect with it as this did (the password from ~/.pgpass, a \
+             line host:port:database:user:password, chmod 600; or PGPASSWORD)"
+        );
+    }
+    if password::source_for(&bare) == Ok(Source::Environment) {
+        crate::style::warn(format_args!(
+            "the password came from PGPASSWORD: Claude Code must have it in its environment \
+             too, or put it in ~/.pgpass"
+        ));
+    }
+    Ok(bare)
 }
 
 fn status(path: &std::path::Path, settings: &serde_json::Value, json: bool) -> anyhow::Result<()> {

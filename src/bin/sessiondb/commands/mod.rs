@@ -177,15 +177,13 @@ fn database_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
         .context("no database path: pass --db PATH or set SESSIONDB_PATH (HOME is not set either)")
 }
 
-/// Refuses a team store URL where only a SQLite file will do (`capture`, the hooks that
-/// run it): a URL must never be taken for a file name and created, with its password in
-/// the name.
+/// Refuses a team store URL where only a SQLite file will do (`capture --checkpoint`, which
+/// copies a SQLite WAL): a URL must never be taken for a file name and created, with its
+/// password in the name.
 pub fn sqlite_only(db: &std::path::Path, verb: &str) -> anyhow::Result<()> {
     if is_team_store(db) {
         return Err(sessiondb::Error::Invalid(format!(
-            "`{verb}` works on a SQLite store file, and {} is a team store: capture into \
-             a local store and share it with `sessiondb sync --to URL`, or import into the \
-             team store with `sessiondb --db URL watch` (or `import`)",
+            "`{verb}` works on a SQLite store file, and {} is a team store",
             shown(db)
         ))
         .into());
