@@ -16,6 +16,7 @@ mod names;
 mod odd_json;
 mod opening;
 mod pg_admin;
+mod pg_password;
 mod pg_search_queue;
 mod pg_serve;
 mod pg_store;

@@ -3,31 +3,10 @@
 //! working without TLS. Needs `SESSIONDB_TEST_PG` (for the server binaries), as every
 //! PostgreSQL test.
 
-use crate::support::pg_db;
+use crate::support::{own_cluster, pg_db, OwnCluster};
 use sessiondb::pg::PgStore;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-/// A cluster serving TLS only, stopped and removed when dropped.
-struct TlsCluster {
-    dir: PathBuf,
-    /// `postgres://sessiondb@127.0.0.1:PORT/postgres`.
-    url: String,
-}
-
-impl Drop for TlsCluster {
-    fn drop(&mut self) {
-        let _ = Command::new("bash")
-            .arg(script())
-            .arg("stop")
-            .arg(&self.dir)
-            .status();
-    }
-}
-
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/pg/cluster.sh")
-}
 
 /// A CA and a server certificate it signed for `localhost` only, as PEM files in `dir`:
 /// `ca.pem`, `server.pem`, `server.key`, and `other-ca.pem` (a CA that signed nothing);
@@ -73,38 +52,20 @@ fn private_file(path: &Path, text: &str) {
 
 /// Starts a TLS-only cluster with the certificate in `certs`, or `None` when no test server
 /// is configured (the binaries are then not known to be there).
-fn tls_cluster(what: &str, certs: &Path) -> Option<TlsCluster> {
+fn tls_cluster(what: &str, certs: &Path) -> Option<OwnCluster> {
     start_tls_cluster(what, certs, false)
 }
 
 /// As [`tls_cluster`], and with `client_ca`, a cluster that also requires a client
 /// certificate signed by `ca.pem` for the user it names (`cert` authentication).
-fn start_tls_cluster(what: &str, certs: &Path, client_ca: bool) -> Option<TlsCluster> {
-    // Skipped, or failing under CI, exactly as the other PostgreSQL tests.
-    drop(pg_db(what)?);
-    // The cluster's owner (the `postgres` user under root) must reach its folder: not
-    // inside a private temporary folder.
-    let dir = std::env::temp_dir().join(format!("sessiondb-tls-{}", uuid::Uuid::new_v4().simple()));
-    let out = Command::new("bash")
-        .arg(script())
-        .arg("start")
-        .arg(&dir)
-        .arg("--ssl")
-        .arg(certs.join("server.pem"))
-        .arg(certs.join("server.key"))
-        .args(client_ca.then(|| certs.join("ca.pem")))
-        .output()
-        .expect("run cluster.sh");
-    let cluster = TlsCluster {
-        dir,
-        url: String::from_utf8_lossy(&out.stdout).trim().to_owned(),
-    };
-    assert!(
-        out.status.success() && cluster.url.starts_with("postgres://"),
-        "cannot start a TLS cluster: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(cluster)
+fn start_tls_cluster(what: &str, certs: &Path, client_ca: bool) -> Option<OwnCluster> {
+    let mut options = vec![
+        "--ssl".into(),
+        certs.join("server.pem").into_os_string(),
+        certs.join("server.key").into_os_string(),
+    ];
+    options.extend(client_ca.then(|| certs.join("ca.pem").into_os_string()));
+    own_cluster(what, &options)
 }
 
 fn with_query(url: &str, query: &str) -> String {

@@ -305,6 +305,55 @@ impl PgTestDb {
     }
 }
 
+/// A throwaway cluster of a test's own (`tools/pg/cluster.sh start DIR OPTIONS…`: TLS, or
+/// password logins), stopped and removed when dropped.
+pub struct OwnCluster {
+    dir: PathBuf,
+    /// `postgres://sessiondb@127.0.0.1:PORT/postgres`.
+    pub url: String,
+}
+
+/// Starts a cluster with `options`, or `None` when no test server is configured (the
+/// binaries are then not known to be there): skipped, or failing under CI, exactly as the
+/// other PostgreSQL tests.
+pub fn own_cluster(what: &str, options: &[std::ffi::OsString]) -> Option<OwnCluster> {
+    drop(pg_db(what)?);
+    // The cluster's owner (the `postgres` user under root) must reach its folder: not
+    // inside a private temporary folder.
+    let dir = std::env::temp_dir().join(format!("sessiondb-pg-{}", uuid::Uuid::new_v4().simple()));
+    let out = Command::new("bash")
+        .arg(cluster_script())
+        .arg("start")
+        .arg(&dir)
+        .args(options)
+        .output()
+        .expect("run cluster.sh");
+    let cluster = OwnCluster {
+        dir,
+        url: String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+    };
+    assert!(
+        out.status.success() && cluster.url.starts_with("postgres://"),
+        "cannot start a cluster ({options:?}): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(cluster)
+}
+
+fn cluster_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/pg/cluster.sh")
+}
+
+impl Drop for OwnCluster {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(cluster_script())
+            .arg("stop")
+            .arg(&self.dir)
+            .status();
+    }
+}
+
 impl Drop for PgTestDb {
     fn drop(&mut self) {
         if let Ok(mut client) = postgres::Client::connect(&self.admin, postgres::NoTls) {

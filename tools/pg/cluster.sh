@@ -6,6 +6,8 @@
 # (PEM files) and accepts TCP connections over TLS only (the TLS tests of issue 17);
 # `start DIR --ssl CERT KEY CLIENT_CA` also requires a client certificate signed by
 # CLIENT_CA whose common name is the user's (`cert` authentication).
+# `start DIR --password SECRET` makes a cluster whose TCP logins need that password (SCRAM;
+# the Unix socket stays trusted): the password tests of issue 17.
 # PostgreSQL refuses to run as root, so under root the cluster belongs to the `postgres`
 # system user (created by Debian's package) or, failing that, to `nobody`.
 set -euo pipefail
@@ -53,9 +55,16 @@ start() {
     mkdir -p "$dir"
     chown "$user" "$dir" 2>/dev/null || true
     chmod 700 "$dir"
-    as_owner "$user" "$bin/initdb" -D "$dir/data" -U sessiondb --auth=trust -E UTF8 \
+    local auth=(--auth=trust)
+    if [ "${2:-}" = "--password" ]; then
+        printf '%s\n' "$3" >"$dir/password"
+        chown "$user" "$dir/password" 2>/dev/null || true
+        auth=(--auth-local=trust --auth-host=scram-sha-256 "--pwfile=$dir/password")
+    fi
+    as_owner "$user" "$bin/initdb" -D "$dir/data" -U sessiondb "${auth[@]}" -E UTF8 \
         --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
         || { cat "$dir/initdb.log" >&2; exit 1; }
+    rm -f "$dir/password"
     if [ "${2:-}" = "--ssl" ]; then
         install -m 600 -o "$user" "$3" "$dir/data/server.crt"
         install -m 600 -o "$user" "$4" "$dir/data/server.key"
