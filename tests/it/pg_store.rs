@@ -427,3 +427,67 @@ fn lines_queued_before_v7_are_indexed_by_the_migration() {
         .get(0);
     assert_eq!(table, None);
 }
+
+/// V8's triggers keep the promises of the foreign key they replaced: an insert naming a
+/// transcript that does not exist fails (and stores nothing), a row cannot move to another
+/// transcript, and deleting a transcript, or the session holding it, deletes its rows and
+/// what hangs on them.
+#[test]
+fn rows_follow_their_transcript_as_the_foreign_key_made_them() {
+    let Some(db) = pg_db("rows_follow_their_transcript_as_the_foreign_key_made_them") else {
+        return;
+    };
+    PgStore::connect(&db.url).expect("connect");
+    let mut client = postgres::Client::connect(&db.url, postgres::NoTls).expect("connect");
+    client
+        .batch_execute(
+            "INSERT INTO projects (key) VALUES ('p');
+             INSERT INTO sessions (project_id, session_id, origin_host, origin_user)
+                 SELECT id, s, 'h', 'u' FROM projects, (VALUES ('s1'), ('s2')) v(s);
+             INSERT INTO transcripts (session_id, subpath)
+                 SELECT id, sub FROM sessions, (VALUES (''), ('subagents/agent-a')) v(sub);
+             INSERT INTO rows (transcript_id, ordinal, raw)
+                 SELECT id, n, '{}'::bytea FROM transcripts, generate_series(0, 2) n;
+             INSERT INTO metadata (transcript_id, row_id, kind, value)
+                 SELECT transcript_id, id, 'tag', 'x' FROM rows WHERE ordinal = 0;",
+        )
+        .expect("two sessions of two transcripts of three rows");
+    let mut count = |sql: &str| -> i64 { client.query_one(sql, &[]).expect(sql).get(0) };
+    assert_eq!(count("SELECT count(*) FROM rows"), 12);
+    let mut client = postgres::Client::connect(&db.url, postgres::NoTls).expect("connect");
+    let code = |client: &mut postgres::Client, sql: &str| {
+        let err = client.batch_execute(sql).expect_err(sql);
+        err.code().cloned().expect("a server error")
+    };
+    let missing = "INSERT INTO rows (transcript_id, ordinal, raw)
+                   SELECT id, 9, ''::bytea FROM transcripts
+                   UNION ALL SELECT max(id) + 1, 9, ''::bytea FROM transcripts";
+    assert_eq!(
+        code(&mut client, missing),
+        postgres::error::SqlState::FOREIGN_KEY_VIOLATION
+    );
+    let moved = "UPDATE rows SET transcript_id = transcript_id + 1 WHERE ordinal = 1";
+    assert_eq!(
+        code(&mut client, moved),
+        postgres::error::SqlState::FOREIGN_KEY_VIOLATION
+    );
+    client
+        .batch_execute(
+            "UPDATE rows SET status = 1 WHERE ordinal = 2;
+             DELETE FROM transcripts WHERE subpath <> '' AND session_id =
+                 (SELECT id FROM sessions WHERE session_id = 's1');
+             DELETE FROM sessions WHERE session_id = 's2';",
+        )
+        .expect("other updates and the deletes");
+    let mut count = |sql: &str| -> i64 { client.query_one(sql, &[]).expect(sql).get(0) };
+    assert_eq!(
+        count("SELECT count(*) FROM rows"),
+        3,
+        "s1's main transcript's"
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM rows r JOIN transcripts t ON t.id = r.transcript_id"),
+        3
+    );
+    assert_eq!(count("SELECT count(*) FROM metadata"), 1);
+}

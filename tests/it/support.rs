@@ -300,7 +300,7 @@ impl PgTestDb {
     pub fn empty(&self) {
         let mut client = postgres::Client::connect(&self.url, postgres::NoTls).expect("connect");
         client
-            .batch_execute("TRUNCATE projects, source_files RESTART IDENTITY CASCADE")
+            .batch_execute("TRUNCATE projects, source_files, rows RESTART IDENTITY CASCADE")
             .expect("truncate");
     }
 }
