@@ -13,6 +13,8 @@
 # too, on a database of its own imported by it, in the same hyperfine run; and when `perf`
 # is there, the two are then run alternately RUNS times each under `perf stat` (CPU time,
 # page faults, context switches: what a loaded machine does not blur).
+# With TEAM_DB=postgres://… (an empty database) the store is that team store instead of a
+# SQLite file (BASELINE_BIN is then not supported).
 # Needs hyperfine and a release build (cargo build --release). Nothing is written to the
 # repository; the temporary folder is removed at the end.
 set -euo pipefail
@@ -32,9 +34,11 @@ if [ -n "$base" ]; then
 fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+db="${TEAM_DB:-$tmp/s.db}"
+[ -z "${TEAM_DB:-}" ] || [ -z "$base" ] || { echo "bench: TEAM_DB with BASELINE_BIN is not supported" >&2; exit 2; }
 
 python3 tools/gen_sessions.py "$tmp/claude/projects" "$sessions" "$size" >/dev/null
-"$bin" --db "$tmp/s.db" import "$tmp/claude/projects" >/dev/null
+"$bin" --db "$db" import "$tmp/claude/projects" >/dev/null
 [ -n "$base" ] && "$base" --db "$tmp/base.db" import "$tmp/claude/projects" >/dev/null
 main="$(find "$tmp/claude/projects" -maxdepth 2 -name '*.jsonl' -printf '%s %p\n' | sort -n | tail -1 | cut -d' ' -f2-)"
 sid="$(basename "$main" .jsonl)"
@@ -44,11 +48,11 @@ grep -m1 '"type":"assistant"' "$main" >>"$tmp/turn.jsonl"
 printf '{"session_id":"%s","transcript_path":"%s","cwd":"/tmp","hook_event_name":"Stop"}' \
     "$sid" "$main" >"$tmp/payload.json"
 echo "session $sid: $(wc -c <"$main") bytes, $(wc -l <"$main") lines; turn $(wc -c <"$tmp/turn.jsonl") bytes" >&2
-echo "database: $(du -h "$tmp/s.db" | cut -f1) ($sessions sessions); load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "database: $([ -f "$db" ] && du -h "$db" | cut -f1 || echo "a team store") ($sessions sessions); load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 export XDG_STATE_HOME="$tmp/state"
 # hyperfine runs the command through a shell (for the redirection) and subtracts the
 # shell's own start-up time, which it measures first.
-commands=("$bin --db $tmp/s.db capture < $tmp/payload.json")
+commands=("$bin --db '$db' capture < $tmp/payload.json")
 [ -n "$base" ] && commands+=("$base --db $tmp/base.db capture < $tmp/payload.json")
 hyperfine --warmup 3 --runs "$runs" \
     --prepare "cat $tmp/turn.jsonl >> $main" "${commands[@]}"
@@ -71,5 +75,5 @@ if [ -n "$base" ] && command -v perf >/dev/null; then
     done
 fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-rows="$("$bin" --db "$tmp/s.db" info "$sid" --json | python3 -c 'import json,sys; print(json.load(sys.stdin).get("message_count"))')"
+rows="$("$bin" --db "$db" info "$sid" --json | python3 -c 'import json,sys; print(json.load(sys.stdin).get("message_count"))')"
 echo "after the runs: message_count $rows; capture log: $(cat "$tmp/state/sessiondb/capture.log" 2>/dev/null | wc -l) lines" >&2

@@ -560,9 +560,12 @@ fn import_transcript(
     let mut start = 0usize;
     let mut ordinal = 0i64;
     let own = source.session.as_str();
-    let lines = import::parse_ahead(bytes, 0).lines_from(bytes, 0);
     // The version a rewritten file replaces, and what the new content holds.
     let mut replaced = None;
+    // A rewritten file's lines, all parsed to see what it holds. A grown file's are parsed
+    // from where its import stopped (below), as the SQLite importer does: parsing the whole
+    // of a long transcript to add one turn was most of a capture's time on a team store.
+    let mut parsed_whole = None;
     let transcript = match live {
         Some(id) => match stored_state(tx, id, stamp.host)? {
             Some(state) if state.fingerprint.matches(&file, state.imported_bytes) == Some(true) => {
@@ -579,10 +582,12 @@ fn import_transcript(
                 id
             }
             state => {
+                let lines = import::parse_ahead(bytes, 0).lines_from(bytes, 0);
                 let mut held = Held::default();
                 for (line, _, env, _) in &lines {
                     held.note(line.bytes, env);
                 }
+                parsed_whole = Some(lines);
                 // Lines of the live version no ledger of this machine accounts for came
                 // from another machine's copy of the file (or another writer).
                 let from_here = state.as_ref().is_some_and(|s| s.ours);
@@ -603,6 +608,8 @@ fn import_transcript(
     } else {
         report.files_unchanged += 1;
     }
+    let lines =
+        parsed_whole.unwrap_or_else(|| import::parse_ahead(bytes, start).lines_from(bytes, start));
     let first = lines.partition_point(|(line, ..)| {
         (line.bytes.as_ptr() as usize) < (bytes.as_ptr() as usize + start)
     });

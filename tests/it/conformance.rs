@@ -1215,3 +1215,66 @@ fn sessions_are_found_by_id_prefix_and_project_on_every_backend() {
         );
     }
 }
+
+/// A transcript that grows between imports, as Claude Code writes it: each import stores
+/// only what was added, an unterminated last line that grows is stored complete, blank and
+/// malformed lines keep their bytes. After every step both backends export the file byte
+/// for byte and hold the same number of rows, and the listing agrees.
+#[test]
+fn a_growing_file_imports_only_its_new_lines_on_every_backend() {
+    let id = "0d6c3a43-0f53-4b53-9a4f-5b0c7a1e2d10";
+    let line = |n: usize| {
+        format!(
+            "{{\"type\":\"user\",\"uuid\":\"00000000-0000-4000-8000-{n:012}\",\"parentUuid\":null,\
+             \"sessionId\":\"{id}\",\"timestamp\":\"2026-12-03T10:00:00.000Z\",\
+             \"message\":{{\"role\":\"user\",\"content\":\"turn {n}\"}}}}"
+        )
+    };
+    let full = line(4);
+    let (head, rest) = full.split_at(40);
+    let steps: Vec<String> = vec![
+        format!("{}\n{}\n", line(1), line(2)),
+        "\n\n".to_owned(),
+        format!("not json\n{}\n{head}", line(3)),
+        format!("{rest}\n"),
+        format!("{}\n\n{}", line(5), line(6)),
+    ];
+    let mut results = Vec::new();
+    for b in backends("a_growing_file_imports_only_its_new_lines_on_every_backend") {
+        let dir = tempfile::tempdir().expect("tmp");
+        let project = dir.path().join("-work-grow");
+        std::fs::create_dir_all(&project).expect("mkdir");
+        let file = project.join(format!("{id}.jsonl"));
+        let mut counts = Vec::new();
+        for step in &steps {
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&file)
+                .expect("open");
+            std::io::Write::write_all(&mut f, step.as_bytes()).expect("write");
+            drop(f);
+            let report = import_all(&b, std::slice::from_ref(&project));
+            assert_eq!(report.files_rewritten, 0, "{}: {report:?}", b.name);
+            let session = b.db.resolve_session(id).expect("session");
+            let mut out = Vec::new();
+            b.db.export_session(&session, &mut out, OnDamage::Fail)
+                .expect("export");
+            assert!(
+                out == std::fs::read(&file).expect("read"),
+                "{}: after {step:?}",
+                b.name
+            );
+            counts.push((report.new_rows, report.rows));
+        }
+        results.push((b.name, counts, listing(&b)));
+    }
+    for (name, counts, listed) in &results[1..] {
+        assert_eq!(counts, &results[0].1, "{name} against sqlite");
+        assert_eq!(listed.len(), results[0].2.len(), "{name}");
+        assert_eq!(
+            listed[0].message_count, results[0].2[0].message_count,
+            "{name}"
+        );
+    }
+}
