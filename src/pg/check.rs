@@ -6,7 +6,8 @@
 //! [`crate::catalog`]'s rules run over all its session's lines. Not checked here, and why:
 //! foreign keys (PostgreSQL enforces them on every write, and V8's triggers a row's
 //! transcript), page structure and damaged bytes (the server's own business: data
-//! checksums, `amcheck`; a team store keeps no per-line checksums). The report has the shape of SQLite's ([`CheckReport`]).
+//! checksums, `amcheck`; a team store keeps no per-line checksums). The report has the
+//! shape of SQLite's ([`CheckReport`]).
 //!
 //! `--repair` rebuilds what is stale, one session per transaction under its row lock (see
 //! [`super::reindex`]), then checks again. The stored lines are never written.
