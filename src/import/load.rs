@@ -187,7 +187,7 @@ pub(super) fn load(
 
 /// Reads the file at `path` from byte `base` to its end into `bytes` (`size` is what
 /// `stat` said, to reserve room).
-fn read_from(
+pub(crate) fn read_from(
     path: &std::path::Path,
     base: usize,
     size: u64,

@@ -23,7 +23,7 @@ use std::time::Instant;
 
 mod load;
 mod tally;
-pub(crate) use load::{parse_ahead, Parsed};
+pub(crate) use load::{parse_ahead, read_from, Parsed};
 pub(crate) use tally::LineTally;
 
 /// What a source file is to its session.
@@ -343,7 +343,7 @@ impl Fingerprint {
     }
 
     /// Where a check of this fingerprint of `len` bytes needs the file from.
-    fn needs_from(self, len: usize) -> usize {
+    pub(crate) fn needs_from(self, len: usize) -> usize {
         match self {
             Fingerprint::Tail(_) => tail_start(len),
             Fingerprint::Whole(_) => 0,
@@ -382,7 +382,7 @@ impl Fingerprint {
 }
 
 /// Where the last [`TAIL_BYTES`] of `len` bytes start.
-fn tail_start(len: usize) -> usize {
+pub(crate) fn tail_start(len: usize) -> usize {
     len.saturating_sub(TAIL_BYTES)
 }
 
@@ -1377,7 +1377,7 @@ pub(crate) fn newlines(bytes: &[u8]) -> u64 {
 
 /// How many `\n` the file holds before byte `at`: those `file` holds, and those before it
 /// read from the file at `path` (only for the line number of a malformed line).
-fn newlines_before(path: &Path, file: &FileView<'_>, at: usize) -> Result<u64> {
+pub(crate) fn newlines_before(path: &Path, file: &FileView<'_>, at: usize) -> Result<u64> {
     let mut count = newlines(file.range(file.base, at).unwrap_or_default());
     if file.base > 0 {
         use std::io::Read;
@@ -1397,7 +1397,7 @@ fn newlines_before(path: &Path, file: &FileView<'_>, at: usize) -> Result<u64> {
 }
 
 /// Reads the whole file at `path` into `buf`.
-fn read_whole(path: &Path, buf: &mut Vec<u8>) -> Result<()> {
+pub(crate) fn read_whole(path: &Path, buf: &mut Vec<u8>) -> Result<()> {
     use std::io::Read;
     buf.clear();
     std::fs::File::open(path)

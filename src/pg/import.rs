@@ -262,10 +262,12 @@ fn import_source(
     store.write(|tx| {
         let stmt = prepared(
             tx,
-            "SELECT size, mtime_ns, vanished, transcript_id, session_file_id
+            "SELECT size, mtime_ns, vanished, transcript_id, session_file_id, imported_bytes,
+                    tail_hash IS NOT NULL
              FROM source_files WHERE host = $1 AND path = $2",
         )?;
-        let unchanged = tx.query_opt(&stmt, &[&host, &key])?.and_then(|r| {
+        let ledger = tx.query_opt(&stmt, &[&host, &key])?;
+        let unchanged = ledger.as_ref().and_then(|r| {
             let transcript: Option<i64> = r.get(3);
             let same = r.get::<_, i64>(0) == meta.len() as i64
                 && r.get::<_, i64>(1) == mtime_ns
@@ -277,19 +279,32 @@ fn import_source(
             report.files_unchanged += 1;
             return Ok(transcript);
         }
-        let bytes = match std::fs::read(&source.path) {
-            Ok(b) => b,
-            Err(e) => {
-                report.files_failed += 1;
-                report.errors.push(Error::io(&source.path, e).to_string());
-                return Ok(None);
+        // A transcript that grew is read from the last TAIL_BYTES of what was imported, all
+        // its fingerprint's check needs, as the SQLite importer reads it; the transcript
+        // import reads it whole when that is not enough.
+        let base = match (&source.kind, &ledger) {
+            (SourceKind::File { .. }, _) | (_, None) => 0,
+            (_, Some(r)) => {
+                let imported = r.get::<_, i64>(5).max(0) as u64;
+                let tail = r.get::<_, bool>(6) && r.get::<_, Option<i64>>(3).is_some();
+                if tail && imported <= meta.len() {
+                    import::tail_start(imported as usize)
+                } else {
+                    0
+                }
             }
         };
+        let mut bytes = Vec::new();
+        if let Err(e) = import::read_from(&source.path, base, meta.len(), &mut bytes) {
+            report.files_failed += 1;
+            report.errors.push(Error::io(&source.path, e).to_string());
+            return Ok(None);
+        }
         report.bytes_read += bytes.len() as u64;
         let stamp = Stamp {
             host: &host,
             key: &key,
-            size: bytes.len() as i64,
+            size: (base + bytes.len()) as i64,
             mtime_ns,
         };
         let session = upsert_session(tx, &source.project, &source.session, &origin)?;
@@ -299,8 +314,8 @@ fn import_source(
                 None
             }
             kind => {
-                let file = FileView::whole(&bytes);
-                match import_transcript(tx, session, source, kind, file, &stamp, report)? {
+                let read = Read { bytes, base };
+                match import_transcript(tx, session, source, kind, read, &stamp, report)? {
                     Ok(id) => Some(id),
                     // A conflict is found before anything of the file is written or
                     // counted.
@@ -319,7 +334,14 @@ fn import_source(
     })
 }
 
+/// A transcript's bytes as read: from file offset `base` to its end.
+struct Read {
+    bytes: Vec<u8>,
+    base: usize,
+}
+
 /// Where a source file was read: this machine, its path, its size and mtime.
+#[derive(Clone, Copy)]
 struct Stamp<'a> {
     host: &'a str,
     key: &'a str,
@@ -385,10 +407,10 @@ fn write_ledger(
     stamp: &Stamp<'_>,
     transcript: Option<i64>,
     file: Option<i64>,
-    imported: &[u8],
+    imported: &FileView<'_>,
 ) -> Result<()> {
-    let fingerprint = Fingerprint::of(&FileView::whole(imported), imported.len())
-        .expect("a whole file holds its own end");
+    let fingerprint = Fingerprint::of(imported, imported.len())
+        .expect("what was read holds the file's last TAIL_BYTES");
     let (prefix_hash, tail_hash) = fingerprint.columns();
     let stmt = prepared(
         tx,
@@ -473,7 +495,7 @@ fn import_session_file(
             tx.query_one(&stmt, &[&session, &relpath])?.get(0)
         }
     };
-    write_ledger(tx, stamp, None, Some(id), bytes)
+    write_ledger(tx, stamp, None, Some(id), &FileView::whole(bytes))
 }
 
 /// Where the stored copy of a transcript ends (see the SQLite importer's `StoredState`).
@@ -539,11 +561,14 @@ fn import_transcript(
     session: i64,
     source: &Source,
     kind: &SourceKind,
-    file: FileView<'_>,
+    read: Read,
     stamp: &Stamp<'_>,
     report: &mut ImportReport,
 ) -> Result<std::result::Result<i64, String>> {
-    let bytes = file.bytes;
+    let Read {
+        bytes: mut buf,
+        mut base,
+    } = read;
     let subpath = kind.subpath();
     let agent_id = match kind {
         SourceKind::Sidechain { agent_id, .. } => Some(agent_id.as_str()),
@@ -557,6 +582,42 @@ fn import_transcript(
     let live: Option<i64> = tx
         .query_opt(&stmt, &[&session, &subpath])?
         .map(|r| r.get(0));
+    let state = match live {
+        Some(id) => Some((id, stored_state(tx, id, stamp.host)?)),
+        None => None,
+    };
+    // Whether the file still starts with what was imported: then only its new lines are
+    // stored. When what was read does not reach back to where that check (or the
+    // unterminated last line) starts, the file is read whole; a rewritten file too.
+    let mut read_whole = |buf: &mut Vec<u8>, base: &mut usize| -> Result<()> {
+        import::read_whole(&source.path, buf)?;
+        report.bytes_read += buf.len() as u64;
+        *base = 0;
+        Ok(())
+    };
+    let appends = match &state {
+        Some((_, Some(stored))) => {
+            let open_tail = stored.open_tail.map_or(0, |(_, len)| len);
+            let needed = stored
+                .fingerprint
+                .needs_from(stored.imported_bytes)
+                .min(stored.imported_bytes.saturating_sub(open_tail));
+            if base > needed {
+                read_whole(&mut buf, &mut base)?;
+            }
+            let view = FileView { base, bytes: &buf };
+            stored.fingerprint.matches(&view, stored.imported_bytes) == Some(true)
+        }
+        _ => false,
+    };
+    if !appends && base > 0 {
+        read_whole(&mut buf, &mut base)?;
+    }
+    let file = FileView { base, bytes: &buf };
+    let stamp = Stamp {
+        size: file.len() as i64,
+        ..*stamp
+    };
     let mut start = 0usize;
     let mut ordinal = 0i64;
     let own = source.session.as_str();
@@ -566,58 +627,59 @@ fn import_transcript(
     // from where its import stopped (below), as the SQLite importer does: parsing the whole
     // of a long transcript to add one turn was most of a capture's time on a team store.
     let mut parsed_whole = None;
-    let transcript = match live {
-        Some(id) => match stored_state(tx, id, stamp.host)? {
-            Some(state) if state.fingerprint.matches(&file, state.imported_bytes) == Some(true) => {
-                start = state.imported_bytes;
-                ordinal = state.next_ordinal;
-                if start < bytes.len() {
-                    if let Some((row, len)) = state.open_tail {
-                        // The unterminated last line grew: store its complete version instead.
-                        let stmt = prepared(tx, "DELETE FROM rows WHERE id = $1")?;
-                        tx.execute(&stmt, &[&row])?;
-                        start -= len;
-                    }
-                }
-                id
-            }
-            state => {
-                let lines = import::parse_ahead(bytes, 0).lines_from(bytes, 0);
-                let mut held = Held::default();
-                for (line, _, env, _) in &lines {
-                    held.note(line.bytes, env);
-                }
-                parsed_whole = Some(lines);
-                // Lines of the live version no ledger of this machine accounts for came
-                // from another machine's copy of the file (or another writer).
-                let from_here = state.as_ref().is_some_and(|s| s.ours);
-                match replace_version(tx, session, id, subpath, agent_id, &held, from_here)? {
-                    Ok(new) => {
-                        report.files_rewritten += 1;
-                        replaced = Some((id, held));
-                        new
-                    }
-                    Err(why) => return Ok(Err(why)),
+    let transcript = match state {
+        Some((id, Some(stored))) if appends => {
+            start = stored.imported_bytes;
+            ordinal = stored.next_ordinal;
+            if start < file.len() {
+                if let Some((row, len)) = stored.open_tail {
+                    // The unterminated last line grew: store its complete version instead.
+                    let stmt = prepared(tx, "DELETE FROM rows WHERE id = $1")?;
+                    tx.execute(&stmt, &[&row])?;
+                    start -= len;
                 }
             }
-        },
+            id
+        }
+        Some((id, stored)) => {
+            // Read whole (base is 0): every line, to see what the new content holds.
+            let lines = import::parse_ahead(file.bytes, 0).lines_from(file.bytes, 0);
+            let mut held = Held::default();
+            for (line, _, env, _) in &lines {
+                held.note(line.bytes, env);
+            }
+            parsed_whole = Some(lines);
+            // Lines of the live version no ledger of this machine accounts for came
+            // from another machine's copy of the file (or another writer).
+            let from_here = stored.as_ref().is_some_and(|s| s.ours);
+            match replace_version(tx, session, id, subpath, agent_id, &held, from_here)? {
+                Ok(new) => {
+                    report.files_rewritten += 1;
+                    replaced = Some((id, held));
+                    new
+                }
+                Err(why) => return Ok(Err(why)),
+            }
+        }
         None => create_transcript(tx, session, subpath, agent_id)?,
     };
-    if start < bytes.len() {
+    if start < file.len() {
         report.files_imported += 1;
     } else {
         report.files_unchanged += 1;
     }
-    let lines =
-        parsed_whole.unwrap_or_else(|| import::parse_ahead(bytes, start).lines_from(bytes, start));
+    // `start` is a file offset, at or past `base` (the check needed the bytes from there).
+    let at = start - base;
+    let lines = parsed_whole
+        .unwrap_or_else(|| import::parse_ahead(file.bytes, at).lines_from(file.bytes, at));
     let first = lines.partition_point(|(line, ..)| {
-        (line.bytes.as_ptr() as usize) < (bytes.as_ptr() as usize + start)
+        (line.bytes.as_ptr() as usize) < (file.bytes.as_ptr() as usize + at)
     });
     let mut tally = LineTally::new(&source.path);
     for chunk in lines[first..].chunks(ROW_BATCH) {
         let ids = insert_lines(tx, transcript, ordinal, chunk, own, false)?;
         for ((line, status, env, _), row) in chunk.iter().zip(ids) {
-            let before = || Ok(import::newlines(&bytes[..start]));
+            let before = || import::newlines_before(&source.path, &file, start);
             if let Some(cwd) = tally.line(report, line, *status, env, before)? {
                 let stmt = prepared(
                     tx,
@@ -646,7 +708,7 @@ fn import_transcript(
         )?;
         tx.execute(&stmt, &[&session, &sidecar, &transcript])?;
     }
-    write_ledger(tx, stamp, Some(transcript), None, bytes)?;
+    write_ledger(tx, &stamp, Some(transcript), None, &file)?;
     Ok(Ok(transcript))
 }
 

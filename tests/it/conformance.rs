@@ -1218,8 +1218,9 @@ fn sessions_are_found_by_id_prefix_and_project_on_every_backend() {
 
 /// A transcript that grows between imports, as Claude Code writes it: each import stores
 /// only what was added, an unterminated last line that grows is stored complete, blank and
-/// malformed lines keep their bytes. After every step both backends export the file byte
-/// for byte and hold the same number of rows, and the listing agrees.
+/// malformed lines keep their bytes and their line numbers. The file passes 256 KiB early,
+/// so that later imports read only its tail, and is finally rewritten, which is read whole.
+/// After every step both backends export the file byte for byte and report alike.
 #[test]
 fn a_growing_file_imports_only_its_new_lines_on_every_backend() {
     let id = "0d6c3a43-0f53-4b53-9a4f-5b0c7a1e2d10";
@@ -1227,17 +1228,23 @@ fn a_growing_file_imports_only_its_new_lines_on_every_backend() {
         format!(
             "{{\"type\":\"user\",\"uuid\":\"00000000-0000-4000-8000-{n:012}\",\"parentUuid\":null,\
              \"sessionId\":\"{id}\",\"timestamp\":\"2026-12-03T10:00:00.000Z\",\
-             \"message\":{{\"role\":\"user\",\"content\":\"turn {n}\"}}}}"
+             \"message\":{{\"role\":\"user\",\"content\":\"turn {n} {}\"}}}}",
+            "words ".repeat(n % 7 * 40)
         )
     };
-    let full = line(4);
+    let lines = |from: usize, to: usize| -> String { (from..to).map(|n| line(n) + "\n").collect() };
+    let full = line(1004);
     let (head, rest) = full.split_at(40);
-    let steps: Vec<String> = vec![
-        format!("{}\n{}\n", line(1), line(2)),
-        "\n\n".to_owned(),
-        format!("not json\n{}\n{head}", line(3)),
-        format!("{rest}\n"),
-        format!("{}\n\n{}", line(5), line(6)),
+    // (text, whether it replaces the file)
+    let steps: Vec<(String, bool)> = vec![
+        (lines(1, 3), false),
+        (lines(3, 1000), false),
+        ("\n\n".to_owned(), false),
+        (format!("not json\n{}{head}", lines(1000, 1004)), false),
+        (format!("{rest}\nnot json either\n"), false),
+        (format!("{}\n\n{}", line(1005), line(1006)), false),
+        (format!("{}\n", line(1006)), false),
+        (lines(1, 900), true),
     ];
     let mut results = Vec::new();
     for b in backends("a_growing_file_imports_only_its_new_lines_on_every_backend") {
@@ -1245,32 +1252,55 @@ fn a_growing_file_imports_only_its_new_lines_on_every_backend() {
         let project = dir.path().join("-work-grow");
         std::fs::create_dir_all(&project).expect("mkdir");
         let file = project.join(format!("{id}.jsonl"));
-        let mut counts = Vec::new();
-        for step in &steps {
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&file)
-                .expect("open");
-            std::io::Write::write_all(&mut f, step.as_bytes()).expect("write");
-            drop(f);
+        let mut reports = Vec::new();
+        for (text, rewrite) in &steps {
+            let before = std::fs::metadata(&file).map_or(0, |m| m.len());
+            if *rewrite {
+                std::fs::write(&file, text).expect("rewrite");
+            } else {
+                let mut f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&file)
+                    .expect("open");
+                std::io::Write::write_all(&mut f, text.as_bytes()).expect("write");
+            }
             let report = import_all(&b, std::slice::from_ref(&project));
-            assert_eq!(report.files_rewritten, 0, "{}: {report:?}", b.name);
+            assert_eq!(
+                report.files_rewritten,
+                u64::from(*rewrite),
+                "{}: {report:?}",
+                b.name
+            );
             let session = b.db.resolve_session(id).expect("session");
             let mut out = Vec::new();
             b.db.export_session(&session, &mut out, OnDamage::Fail)
                 .expect("export");
-            assert!(
-                out == std::fs::read(&file).expect("read"),
-                "{}: after {step:?}",
-                b.name
+            let want = std::fs::read(&file).expect("read");
+            assert!(out == want, "{}: export after {} bytes", b.name, want.len());
+            let malformed: Vec<u64> = report.malformed.iter().map(|m| m.line).collect();
+            eprintln!(
+                "{}: read {} bytes of {}",
+                b.name,
+                report.bytes_read,
+                want.len()
             );
-            counts.push((report.new_rows, report.rows));
+            // Bytes read too: a grown file past 256 KiB is read from its tail on both.
+            if before > 300_000 && !rewrite {
+                assert!(report.bytes_read < 300_000, "{}: {report:?}", b.name);
+            }
+            reports.push((
+                report.new_rows,
+                report.rows,
+                report.bytes_read,
+                report.malformed_lines,
+                malformed,
+            ));
         }
-        results.push((b.name, counts, listing(&b)));
+        results.push((b.name, reports, listing(&b)));
     }
-    for (name, counts, listed) in &results[1..] {
-        assert_eq!(counts, &results[0].1, "{name} against sqlite");
+    for (name, reports, listed) in &results[1..] {
+        assert_eq!(reports, &results[0].1, "{name} against sqlite");
         assert_eq!(listed.len(), results[0].2.len(), "{name}");
         assert_eq!(
             listed[0].message_count, results[0].2[0].message_count,
