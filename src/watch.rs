@@ -151,7 +151,8 @@ pub fn import_batch(store: &Store, batch: &BTreeSet<PathBuf>) -> Result<Vec<Chan
 /// [`import_batch`] into either store. A team store's importer takes whole folders and
 /// reads only the files its ledger (for this machine) does not hold unchanged: each project
 /// folder the batch touched is imported, one [`Change`] per folder where something changed.
-/// A team store never marks a file vanished: a deleted file's rows stay, unmarked.
+/// A file deleted from a project folder is marked vanished there too, its rows kept (the
+/// folder import marks what it no longer finds).
 ///
 /// # Errors
 /// Fails when the database cannot be written; a folder that cannot be read is reported in
