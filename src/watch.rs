@@ -2,10 +2,10 @@
 //! incremental imports of the sessions they touched. For people who do not install hooks,
 //! and for transcripts written by other programs (Agent SDK apps).
 //!
-//! A thin layer over import: every change is [`crate::import::import_session`] of the
-//! session a changed path belongs to, so a deleted file keeps its rows and is marked
-//! vanished, as a folder import does. On a team store ([`import_batch_into`]) each change
-//! is an import of the project folder it belongs to, by the team store's importer.
+//! A thin layer over import: every change is an import of the session a changed path
+//! belongs to ([`crate::Db::import_session`]: its main transcript and its session folder,
+//! on either store), so a deleted file keeps its rows and is marked vanished, as a folder
+//! import does.
 
 use crate::error::{Error, Result};
 use crate::model::{ImportReport, NoProgress};
@@ -54,7 +54,7 @@ pub fn session_transcript(path: &Path) -> Option<PathBuf> {
 /// What one imported change did, for the one line `watch` prints about it.
 #[derive(Debug, Clone)]
 pub struct Change {
-    /// The session's main transcript (on a team store: the project folder imported).
+    /// The session's main transcript.
     pub transcript: PathBuf,
     /// What the import did.
     pub report: ImportReport,
@@ -122,9 +122,32 @@ impl Watch {
 /// Fails when the database cannot be written; a session folder that cannot be read is
 /// reported in its change's `errors`.
 pub fn import_batch(store: &Store, batch: &BTreeSet<PathBuf>) -> Result<Vec<Change>> {
+    import_each(batch, |transcript| {
+        crate::import::import_session(store, transcript, &NoProgress)
+    })
+}
+
+/// [`import_batch`] into either store: the team store's importer takes one session as the
+/// SQLite importer does (`pg::import::import_session`), reading only the files its ledger
+/// for this machine does not hold unchanged.
+///
+/// # Errors
+/// As [`import_batch`].
+pub fn import_batch_into(db: &crate::Db, batch: &BTreeSet<PathBuf>) -> Result<Vec<Change>> {
+    import_each(batch, |transcript| {
+        db.import_session(transcript, &NoProgress)
+    })
+}
+
+/// Runs `import` on each session of the batch and keeps the reports that changed something;
+/// a session that cannot be read becomes a change that reports it.
+fn import_each(
+    batch: &BTreeSet<PathBuf>,
+    import: impl Fn(&Path) -> Result<ImportReport>,
+) -> Result<Vec<Change>> {
     let mut changes = Vec::new();
     for transcript in batch {
-        let report = match crate::import::import_session(store, transcript, &NoProgress) {
+        let report = match import(transcript) {
             Ok(report) => report,
             Err(e @ Error::Io { .. }) => ImportReport {
                 errors: vec![e.to_string()],
@@ -141,51 +164,6 @@ pub fn import_batch(store: &Store, batch: &BTreeSet<PathBuf>) -> Result<Vec<Chan
         if changed {
             changes.push(Change {
                 transcript: transcript.clone(),
-                report,
-            });
-        }
-    }
-    Ok(changes)
-}
-
-/// [`import_batch`] into either store. A team store's importer takes whole folders and
-/// reads only the files its ledger (for this machine) does not hold unchanged: each project
-/// folder the batch touched is imported, one [`Change`] per folder where something changed.
-/// A file deleted from a project folder is marked vanished there too, its rows kept (the
-/// folder import marks what it no longer finds).
-///
-/// # Errors
-/// Fails when the database cannot be written; a folder that cannot be read is reported in
-/// its change's `errors`.
-pub fn import_batch_into(db: &crate::Db, batch: &BTreeSet<PathBuf>) -> Result<Vec<Change>> {
-    if let crate::Db::Sqlite(store) = db {
-        return import_batch(store, batch);
-    }
-    let projects: BTreeSet<PathBuf> = batch
-        .iter()
-        .filter_map(|t| t.parent().map(Path::to_path_buf))
-        .collect();
-    let mut changes = Vec::new();
-    for project in projects {
-        if !project.is_dir() {
-            continue;
-        }
-        let report = match db.import_paths(std::slice::from_ref(&project), &NoProgress) {
-            Ok(report) => report,
-            Err(e @ Error::Io { .. }) => ImportReport {
-                errors: vec![e.to_string()],
-                files_failed: 1,
-                ..ImportReport::default()
-            },
-            Err(e) => return Err(e),
-        };
-        let changed = report.new_rows > 0
-            || report.files_rewritten > 0
-            || report.files_imported > 0
-            || report.files_failed > 0;
-        if changed {
-            changes.push(Change {
-                transcript: project,
                 report,
             });
         }

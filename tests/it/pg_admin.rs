@@ -396,13 +396,26 @@ fn watch_imports_changes_into_a_team_store() {
     assert!(first.starts_with("watching "), "{first}");
     let main = project.join(format!("{ID}.jsonl"));
     append(&main, &format!("{}{}", turn(1), turn(2)));
-    assert_eq!(next(), "-w: 2 new rows");
+    assert_eq!(next(), format!("-w/{ID}: 2 new rows"));
     append(&main, &turn(3));
-    assert_eq!(next(), "-w: 1 new rows");
+    assert_eq!(next(), format!("-w/{ID}: 1 new rows"));
     let agents = project.join(ID).join("subagents");
     std::fs::create_dir_all(&agents).expect("mkdir");
     append(&agents.join("agent-a1.jsonl"), &turn(4));
-    assert_eq!(next(), "-w: 1 new rows");
+    assert_eq!(next(), format!("-w/{ID}: 1 new rows"));
+    // The team store exports what watch saw, byte for byte.
+    let export = dir.path().join("export");
+    ok(&sessiondb(
+        &db.url,
+        &["export", "--all", "--out", &export.display().to_string()],
+    ));
+    crate::support::assert_same_tree(&root, &export);
+    // A deleted transcript keeps its rows and is marked vanished, as on SQLite.
+    std::fs::remove_file(&main).expect("delete");
+    assert_eq!(
+        next(),
+        format!("-w/{ID}: 0 new rows, 1 files vanished (rows kept)")
+    );
     let killed = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -412,18 +425,17 @@ fn watch_imports_changes_into_a_team_store() {
     let out = child.wait_with_output().expect("wait");
     assert!(out.status.success());
     assert!(!String::from_utf8_lossy(&out.stderr).contains("pw-secret"));
-    let rows: i64 = client(&db.url)
+    let db_client = &mut client(&db.url);
+    let rows: i64 = db_client
         .query_one("SELECT count(*) FROM rows", &[])
         .unwrap()
         .get(0);
-    assert_eq!(rows, 4);
-    // The team store exports what watch saw, byte for byte.
-    let export = dir.path().join("export");
-    ok(&sessiondb(
-        &db.url,
-        &["export", "--all", "--out", &export.display().to_string()],
-    ));
-    crate::support::assert_same_tree(&root, &export);
+    assert_eq!(rows, 4, "the deleted file's rows are kept");
+    let state: String = db_client
+        .query_one("SELECT source_state FROM catalog", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(state, "vanished");
 }
 
 /// Whether PostgreSQL's client programs the backup test needs are on PATH (under CI they

@@ -70,23 +70,14 @@ pub fn run(db: &Path, args: WatchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `project/session` for a session's transcript; `project` for a project folder (a team
-/// store imports whole folders).
+/// `project/session` for a session's main transcript.
 fn label(path: &Path) -> String {
-    let name = |p: Option<&Path>| {
-        p.and_then(Path::file_name)
-            .map(|n| n.to_string_lossy().into_owned())
+    let name = |n: Option<&std::ffi::OsStr>| {
+        n.map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default()
     };
-    if path.extension().is_some_and(|e| e == "jsonl") {
-        let session = path
-            .file_stem()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        format!("{}/{session}", name(path.parent()))
-    } else {
-        name(Some(path))
-    }
+    let project = name(path.parent().and_then(Path::file_name));
+    format!("{project}/{}", name(path.file_stem()))
 }
 
 /// A flag set on SIGINT or SIGTERM, so the loop stops between imports (never inside one).
