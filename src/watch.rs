@@ -9,7 +9,6 @@
 
 use crate::error::{Error, Result};
 use crate::model::{ImportReport, NoProgress};
-use crate::store::Store;
 use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
@@ -115,39 +114,17 @@ impl Watch {
     }
 }
 
-/// Imports the sessions of a batch, one by one; returns those where something changed
-/// (new or rewritten lines, files that vanished).
+/// Imports the sessions of a batch, one by one, into either store
+/// ([`crate::Db::import_session`]); returns those where something changed (new or
+/// rewritten lines, files that vanished).
 ///
 /// # Errors
 /// Fails when the database cannot be written; a session folder that cannot be read is
 /// reported in its change's `errors`.
-pub fn import_batch(store: &Store, batch: &BTreeSet<PathBuf>) -> Result<Vec<Change>> {
-    import_each(batch, |transcript| {
-        crate::import::import_session(store, transcript, &NoProgress)
-    })
-}
-
-/// [`import_batch`] into either store: the team store's importer takes one session as the
-/// SQLite importer does (`pg::import::import_session`), reading only the files its ledger
-/// for this machine does not hold unchanged.
-///
-/// # Errors
-/// As [`import_batch`].
-pub fn import_batch_into(db: &crate::Db, batch: &BTreeSet<PathBuf>) -> Result<Vec<Change>> {
-    import_each(batch, |transcript| {
-        db.import_session(transcript, &NoProgress)
-    })
-}
-
-/// Runs `import` on each session of the batch and keeps the reports that changed something;
-/// a session that cannot be read becomes a change that reports it.
-fn import_each(
-    batch: &BTreeSet<PathBuf>,
-    import: impl Fn(&Path) -> Result<ImportReport>,
-) -> Result<Vec<Change>> {
+pub fn import_batch(db: &crate::Db, batch: &BTreeSet<PathBuf>) -> Result<Vec<Change>> {
     let mut changes = Vec::new();
     for transcript in batch {
-        let report = match import(transcript) {
+        let report = match db.import_session(transcript, &NoProgress) {
             Ok(report) => report,
             Err(e @ Error::Io { .. }) => ImportReport {
                 errors: vec![e.to_string()],

@@ -47,7 +47,7 @@ pub fn run(db: &Path, args: WatchArgs) -> anyhow::Result<()> {
         if batch.is_empty() {
             continue;
         }
-        for change in watch::import_batch_into(&store, &batch)? {
+        for change in watch::import_batch(&store, &batch)? {
             let r = &change.report;
             let mut line = format!("{}: {} new rows", label(&change.transcript), r.new_rows);
             if r.files_rewritten > 0 {
