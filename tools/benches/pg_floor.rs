@@ -5,7 +5,8 @@
 //! Little's law the p50 can only be that low when the store takes at least 8 / 20 ms = 400
 //! appends a second. This bench asks what PostgreSQL itself takes on this machine, with none
 //! of sessiondb in the way: no HTTP, no JSON reading, no uuid check, no catalog, one
-//! connection per client in this process, binary parameters, the same 500 lines each time.
+//! connection per client in this process, statements prepared once, binary parameters, the
+//! same 500 lines each time.
 //!
 //! * **rows**: the 500 lines as 500 rows (transcript, ordinal, bytes) of a table with no
 //!   index at all, in one `INSERT … SELECT FROM unnest($2::bytea[])`: less than the store's
@@ -17,7 +18,7 @@
 //! printing appends per second and the p50. The database is `$SESSIONDB_BENCH_PG` (a
 //! PostgreSQL URL; `tools/pg/cluster.sh start DIR` makes a throwaway one); the two tables
 //! are made in a schema of their own, dropped at the end. The lines are 500 lines of 200 to
-//! 6,000 bytes taken in turn from the transcripts of `$SESSIONDB_BENCH_CORPUS` (default
+//! 6,000 bytes spread evenly over the transcripts of `$SESSIONDB_BENCH_CORPUS` (default
 //! ../shared/corpus/claude-code), as lines of real sessions compress; with
 //! `SESSIONDB_BENCH_LINES=synthetic` they are `tools/bench/serve_append.py`'s (one sentence
 //! repeated, which lz4 shrinks about fiftyfold). Not a test: the figures depend on the load.
@@ -86,6 +87,16 @@ fn run(
                 scope.spawn(move || {
                     let mut db = Client::connect(url, NoTls).expect("connect");
                     let raws: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+                    let insert = db
+                        .prepare(&if shape == "rows" {
+                            format!(
+                                "INSERT INTO {SCHEMA}.rows (transcript, ordinal, raw)
+                                 SELECT $1, o, r FROM unnest($2::bytea[]) WITH ORDINALITY AS u(r, o)"
+                            )
+                        } else {
+                            format!("INSERT INTO {SCHEMA}.batches (transcript, body) VALUES ($1, $2)")
+                        })
+                        .expect("prepare");
                     let mut times = Vec::new();
                     let start = Instant::now();
                     let mut transcript = client as i64 * 1_000_000_000;
@@ -93,16 +104,9 @@ fn run(
                         transcript += 1;
                         let t = Instant::now();
                         if shape == "rows" {
-                            db.execute(
-                                &format!("INSERT INTO {SCHEMA}.rows (transcript, ordinal, raw)
-                                          SELECT $1, o, r FROM unnest($2::bytea[]) WITH ORDINALITY AS u(r, o)"),
-                                &[&transcript, &raws],
-                            )
+                            db.execute(&insert, &[&transcript, &raws])
                         } else {
-                            db.execute(
-                                &format!("INSERT INTO {SCHEMA}.batches (transcript, body) VALUES ($1, $2)"),
-                                &[&transcript, &blob],
-                            )
+                            db.execute(&insert, &[&transcript, &blob])
                         }
                         .expect("insert");
                         times.push(t.elapsed().as_secs_f64() * 1000.0);
@@ -142,13 +146,12 @@ fn corpus_lines(dir: &Path) -> Vec<Vec<u8>> {
     let all: Vec<Vec<u8>> = files
         .iter()
         .flat_map(|f| {
-            let text = std::fs::read(f).unwrap_or_default();
-            let lines: Vec<Vec<u8>> = text
+            std::fs::read(f)
+                .unwrap_or_default()
                 .split(|b| *b == b'\n')
                 .filter(|l| (200..6000).contains(&l.len()))
                 .map(<[u8]>::to_vec)
-                .collect();
-            lines
+                .collect::<Vec<_>>()
         })
         .collect();
     assert!(
