@@ -17,6 +17,7 @@
 pub mod html;
 pub mod markdown;
 mod pages;
+mod render;
 mod session;
 
 use crate::backend::Db;
