@@ -147,14 +147,15 @@ fn router(
     token: Option<String>,
     body_limit: usize,
     activity: idle_index::Activity,
-) -> Router {
+) -> (Router, web::WebState) {
     let state = AppState {
         store,
         token: token.map(|t| Arc::from(t.into_bytes())),
         body_limit,
     };
-    let pages = web::router(web::WebState::new(state.store.clone(), state.token.clone()));
-    Router::new()
+    let web_state = web::WebState::new(state.store.clone(), state.token.clone());
+    let pages = web::router(web_state.clone());
+    let router = Router::new()
         .route("/v1/health", get(health))
         .route("/v1/store/append", post(append))
         .route("/v1/store/load", post(load))
@@ -178,7 +179,8 @@ fn router(
         })
         .layer(middleware::from_fn_with_state(state.clone(), authorize))
         .layer(middleware::from_fn_with_state(activity, in_flight))
-        .with_state(state)
+        .with_state(state);
+    (router, web_state)
 }
 
 /// Counts the request as in flight while it runs, for the idle indexer.
@@ -216,7 +218,12 @@ pub async fn run(
     };
     let activity = idle_index::Activity::default();
     let indexer = idle_index::IdleIndexer::start(&store, &activity)?;
-    let router = router(store.clone(), config.token, config.body_limit, activity);
+    let (router, pages) = router(store.clone(), config.token, config.body_limit, activity);
+    // The live pages' event streams end with the listener, not after the grace period.
+    let shutdown = async move {
+        shutdown.await;
+        pages.close_live_pages();
+    };
     let policy = Arc::new(Policy::new(config.allowed_hosts));
     let stopped = connections::serve(listener, router, policy, config.limits, shutdown).await;
     if let Some(indexer) = indexer {

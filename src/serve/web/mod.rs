@@ -15,6 +15,7 @@
 //! no frames.
 
 pub mod html;
+mod live;
 pub mod markdown;
 mod pages;
 mod render;
@@ -91,12 +92,24 @@ pub struct WebState {
     db: Arc<Db>,
     /// The token, when the server has one.
     pub token: Option<Arc<[u8]>>,
+    /// What tells the live pages that the store changed.
+    live: Arc<live::Live>,
 }
 
 impl WebState {
     /// The pages' state over `db`.
     pub fn new(db: Arc<Db>, token: Option<Arc<[u8]>>) -> WebState {
-        WebState { db, token }
+        WebState {
+            db,
+            token,
+            live: Arc::new(live::Live::new()),
+        }
+    }
+
+    /// Ends the live pages' event streams (on shutdown, so that they do not hold their
+    /// connections through the grace period).
+    pub fn close_live_pages(&self) {
+        self.live.close();
     }
 
     /// The store the pages read.
@@ -111,6 +124,7 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: WebState) -> Router<S> {
     Router::new()
         .route("/", get(pages::sessions))
         .route("/search", get(pages::search))
+        .route("/events", get(live::store_events))
         .route("/login", get(pages::login_form).post(login))
         .route("/session/{project}/{session}", get(session::session_page))
         .route(
@@ -124,6 +138,10 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: WebState) -> Router<S> {
         .route(
             "/session/{project}/{session}/tool/{ordinal}",
             get(session::tool_fragment),
+        )
+        .route(
+            "/session/{project}/{session}/events",
+            get(live::session_events),
         )
         .route(
             "/session/{project}/{session}/download",

@@ -71,7 +71,10 @@ pub(crate) fn relative_age(ms: i64, now: i64) -> String {
 /// A project's folder as a terminal prompt shows it: under this user's home `~/…`, under
 /// another user's home (a session from another machine or account) `~name/…`, else whole.
 pub(crate) fn short_path(path: &str, home: Option<&str>) -> String {
-    if let Some(home) = home.map(|h| h.trim_end_matches('/')).filter(|h| !h.is_empty()) {
+    if let Some(home) = home
+        .map(|h| h.trim_end_matches('/'))
+        .filter(|h| !h.is_empty())
+    {
         if path == home {
             return "~".to_owned();
         }
@@ -134,6 +137,8 @@ pub(crate) async fn sessions(
         let since = nonempty(&p.since);
         let until = nonempty(&p.until);
         let db = state.db();
+        // Read before the list: a write after this is announced to the page.
+        let marker = db.change_marker().ok();
         let filter = SessionFilter {
             project: project.clone(),
             tag: tag.clone(),
@@ -173,6 +178,12 @@ pub(crate) async fn sessions(
                 "\"></label><button type=\"submit\">Filter</button> <a href=\"/\">Clear</a></form>",
             );
 
+        // The part of the page that follows the store (see `live`).
+        h.raw("<div id=\"listing\" data-live=\"/events");
+        if let Some(m) = &marker {
+            h.raw("?since=").url(m);
+        }
+        h.raw("\">");
         if list.is_empty() {
             h.raw("<p class=\"empty\">No sessions match.</p>");
         } else {
@@ -212,7 +223,7 @@ pub(crate) async fn sessions(
                 .num(page_no + 1)
                 .raw("\">Older →</a>");
         }
-        h.raw("</nav>");
+        h.raw("</nav></div>");
         Ok(page(StatusCode::OK, "Sessions", Nav::Sessions, &h))
     })
     .await
@@ -279,7 +290,11 @@ fn session_table(h: &mut Html, list: &[SessionInfo], now: i64) {
             .raw("\" title=\"")
             .text(s.cwd.as_deref().unwrap_or(&s.project))
             .raw("\">")
-            .text(&s.cwd.as_deref().map_or_else(|| s.project.clone(), |c| short_path(c, home.as_deref())))
+            .text(
+                &s.cwd
+                    .as_deref()
+                    .map_or_else(|| s.project.clone(), |c| short_path(c, home.as_deref())),
+            )
             .raw("</a></td><td data-label=\"Tag\">");
         if let Some(tag) = s.tag.as_deref().filter(|t| !t.is_empty()) {
             h.raw("<a class=\"tag\" href=\"/?tag=")
@@ -293,7 +308,9 @@ fn session_table(h: &mut Html, list: &[SessionInfo], now: i64) {
             .raw("</td><td data-label=\"Updated\">");
         time_element(h, s.last_modified, now);
         if now - s.last_modified < LIVE_MS {
-            h.raw(" <span class=\"live-mark\" title=\"written in the last two minutes\">live</span>");
+            h.raw(
+                " <span class=\"live-mark\" title=\"written in the last two minutes\">live</span>",
+            );
         }
         h.raw("</td><td class=\"n\" data-label=\"Messages\">")
             .text(&thousands(s.message_count))

@@ -45,6 +45,12 @@ pub(crate) async fn page_handler(
         let resume_view = params.view.as_deref() == Some("resume");
         let db = state.db();
         let session = find_session(db, &project, &session_id)?;
+        // Read before the transcript: a write after this is announced to the page.
+        let live_state = if resume_view {
+            None
+        } else {
+            super::live::session_state(db, &project, &session_id)
+        };
         let info = db.session_info(&session, None).ok();
         let agents = stored_agents(db, &session)?;
         let lines = if resume_view {
@@ -147,7 +153,11 @@ pub(crate) async fn page_handler(
             // The script follows the session's growth from here (server-sent events).
             h.raw(" data-live=\"");
             session_href(&mut h, &session.project, &session.session_id);
-            h.raw("/events\"");
+            h.raw("/events");
+            if let Some(state) = &live_state {
+                h.raw("?since=").url(state);
+            }
+            h.raw("\"");
         }
         h.raw(">");
         toggles(&mut h);
@@ -637,4 +647,3 @@ pub(crate) async fn record_page(
     })
     .await
 }
-

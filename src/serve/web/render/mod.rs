@@ -370,7 +370,8 @@ impl<'a> Renderer<'a> {
 
     /// One message card: a user's message, or an assistant's turn of one or more records
     /// (`parts`, with the runs of bookkeeping between them). The card's header is its first
-    /// record's; its usage the sum of its API messages'; "Fork here" forks after its last.
+    /// record's, its usage the sum of its API messages'; each record keeps its anchor and its
+    /// "Fork here".
     fn card(&mut self, h: &mut Html, parts: &[Part], total: &mut Usage) {
         let recs: Vec<usize> = parts
             .iter()
@@ -379,7 +380,7 @@ impl<'a> Renderer<'a> {
                 Part::Run(_) => None,
             })
             .collect();
-        let (Some(&first), Some(&last)) = (recs.first(), recs.last()) else {
+        let Some(&first) = recs.first() else {
             return;
         };
         let records = self.records;
@@ -440,10 +441,13 @@ impl<'a> Renderer<'a> {
             }
         }
         Self::time(h, v);
-        if let Some(model) = recs
-            .iter()
-            .find_map(|i| records[*i].value.as_ref()?.pointer("/message/model")?.as_str())
-        {
+        if let Some(model) = recs.iter().find_map(|i| {
+            records[*i]
+                .value
+                .as_ref()?
+                .pointer("/message/model")?
+                .as_str()
+        }) {
             h.raw("<span class=\"model\">").text(model).raw("</span>");
         }
         if role == "assistant" {
@@ -474,12 +478,7 @@ impl<'a> Renderer<'a> {
                 .url(uuid)
                 .raw("\" aria-label=\"Link to this message\">#</a>");
         }
-        let fork_at = records[last].value.as_ref().and_then(|l| s(l, "uuid"));
-        if let Some(uuid) = fork_at.filter(|_| self.forkable && !records[last].synthetic) {
-            h.raw("<button type=\"button\" class=\"fork\" data-up-to=\"")
-                .text(uuid)
-                .raw("\">Fork here</button>");
-        }
+        self.fork_button(h, first);
         h.raw("</header><div class=\"body\">");
         for part in parts {
             match part {
@@ -491,6 +490,8 @@ impl<'a> Renderer<'a> {
                     h.raw("<div class=\"part\"");
                     self.anchor(h, pv);
                     h.raw(">");
+                    // Every record of a turn stays a point to fork at.
+                    self.fork_button(h, *i);
                     self.message_body(h, *i, pv);
                     h.raw("</div>");
                 }
@@ -498,6 +499,17 @@ impl<'a> Renderer<'a> {
             }
         }
         h.raw("</div></article>");
+    }
+
+    /// "Fork here" (a fork up to record `i`), on the main transcript's stored records.
+    fn fork_button(&self, h: &mut Html, i: usize) {
+        let rec = &self.records[i];
+        let uuid = rec.value.as_ref().and_then(|v| s(v, "uuid"));
+        if let Some(uuid) = uuid.filter(|_| self.forkable && !rec.synthetic) {
+            h.raw("<button type=\"button\" class=\"fork\" data-up-to=\"")
+                .text(uuid)
+                .raw("\">Fork here</button>");
+        }
     }
 
     /// A message record's content (text, thinking, tool calls, images, …).
@@ -715,7 +727,6 @@ impl<'a> Renderer<'a> {
     }
 }
 
-
 /// `2026-01-28T23:05:14.408Z` → `2026-01-28 23:05:14`.
 fn short_time(ts: &str) -> String {
     let t = ts.replacen('T', " ", 1);
@@ -768,7 +779,6 @@ impl Usage {
         }
     }
 }
-
 
 /// A record's place on the page (see [`Renderer::plan`]).
 enum Kind {

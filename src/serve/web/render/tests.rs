@@ -23,8 +23,7 @@ fn render_with(lines: &[&str], lazy: bool) -> String {
         })
         .collect();
     let mut h = Html::new();
-    let mut renderer =
-        Renderer::new(&session, None, &records, HashSet::from(["a1".to_owned()]));
+    let mut renderer = Renderer::new(&session, None, &records, HashSet::from(["a1".to_owned()]));
     renderer.lazy = lazy;
     renderer.all(&mut h);
     h.into_string()
@@ -147,13 +146,19 @@ fn an_edit_is_a_diff_numbered_from_its_patch() {
         r#""The file /src/a.rs has been updated.""#,
         r#"{"filePath":"/src/a.rs","structuredPatch":[{"oldStart":40,"oldLines":2,"newStart":40,"newLines":2,"lines":[" fn f() {","-let x = 1;","+let x = 2;"]}]}"#,
     );
-    assert!(out.contains("<p class=\"file\"><code>/src/a.rs</code></p>"), "{out}");
+    assert!(
+        out.contains("<p class=\"file\"><code>/src/a.rs</code></p>"),
+        "{out}"
+    );
     assert!(out.contains("@@ line 40 @@"), "{out}");
     assert!(
         out.contains("<tr class=\"del\"><td class=\"ln\">41</td><td class=\"ln\"></td><td class=\"sign\">-</td><td class=\"code\">let x = 1;</td></tr>"),
         "{out}"
     );
-    assert!(out.contains("<tr class=\"add\"><td class=\"ln\"></td><td class=\"ln\">41</td>"), "{out}");
+    assert!(
+        out.contains("<tr class=\"add\"><td class=\"ln\"></td><td class=\"ln\">41</td>"),
+        "{out}"
+    );
     // The confirmation is one line; the input stays one click away as JSON.
     assert!(out.contains("<p class=\"note\">The file /src/a.rs has been updated.</p>"));
     assert!(out.contains("Input as JSON"));
@@ -167,11 +172,20 @@ fn an_edit_without_a_patch_diffs_its_strings() {
         r#""<tool_use_error>File has not been read yet.</tool_use_error>""#,
         r#""Error: File has not been read yet.""#,
     );
-    assert!(out.contains("<td class=\"sign\">-</td><td class=\"code\">&lt;b&gt;</td>"), "{out}");
-    assert!(out.contains("<td class=\"sign\">+</td><td class=\"code\">&lt;i&gt;</td>"), "{out}");
+    assert!(
+        out.contains("<td class=\"sign\">-</td><td class=\"code\">&lt;b&gt;</td>"),
+        "{out}"
+    );
+    assert!(
+        out.contains("<td class=\"sign\">+</td><td class=\"code\">&lt;i&gt;</td>"),
+        "{out}"
+    );
     assert!(out.contains("<td class=\"code\">a</td>"), "{out}");
     // The error is shown whole.
-    assert!(out.contains("&lt;tool_use_error&gt;File has not been read yet."), "{out}");
+    assert!(
+        out.contains("&lt;tool_use_error&gt;File has not been read yet."),
+        "{out}"
+    );
 }
 
 #[test]
@@ -195,16 +209,29 @@ fn a_shell_command_is_a_terminal_with_stderr_apart() {
         r#"{"stdout":"ok","stderr":"warn <x>","interrupted":true,"isImage":false}"#,
     );
     assert!(out.contains("<p class=\"caption\">Build it</p>"), "{out}");
-    assert!(out.contains("<span class=\"prompt\" aria-hidden=\"true\">$ </span>make &lt;/dev/null</pre>"), "{out}");
+    assert!(
+        out.contains(
+            "<span class=\"prompt\" aria-hidden=\"true\">$ </span>make &lt;/dev/null</pre>"
+        ),
+        "{out}"
+    );
     assert!(out.contains("<pre class=\"term out\">ok</pre>"), "{out}");
-    assert!(out.contains("<pre class=\"term err\" aria-label=\"standard error\">warn &lt;x&gt;</pre>"), "{out}");
+    assert!(
+        out.contains("<pre class=\"term err\" aria-label=\"standard error\">warn &lt;x&gt;</pre>"),
+        "{out}"
+    );
     assert!(out.contains("<p class=\"exit\">interrupted</p>"), "{out}");
 
     let failed = render(&[
         r#"{"type":"assistant","uuid":"a","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"grep"}}]}}"#,
         r#"{"type":"user","uuid":"r","toolUseResult":"Error: Exit code 127","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"Exit code 127\ngrep: not found"}]}}"#,
     ]);
-    assert!(failed.contains("<pre class=\"term out\">grep: not found</pre><p class=\"exit error\">exit 127</p>"), "{failed}");
+    assert!(
+        failed.contains(
+            "<pre class=\"term out\">grep: not found</pre><p class=\"exit error\">exit 127</p>"
+        ),
+        "{failed}"
+    );
 }
 
 #[test]
@@ -225,7 +252,10 @@ fn a_read_is_the_excerpt_with_its_line_numbers() {
         r#"{"type":"text","file":{"filePath":"/a.rs","content":"one\ntwo","startLine":3,"numLines":2,"totalLines":1200}}"#,
     );
     assert!(out.contains("1,200 lines in the file"), "{out}");
-    assert!(out.contains(">3</span>one\n<span class=\"ln\" aria-hidden=\"true\">4</span>two\n"), "{out}");
+    assert!(
+        out.contains(">3</span>one\n<span class=\"ln\" aria-hidden=\"true\">4</span>two\n"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -238,9 +268,15 @@ fn a_long_written_file_folds_after_forty_lines() {
         "null",
     );
     assert!(out.contains("· 50 lines · 391 bytes</p>"), "{out}");
-    assert!(out.contains("<details class=\"more-lines\"><summary>Show all 50 lines</summary>"), "{out}");
+    assert!(
+        out.contains("<details class=\"more-lines\"><summary>Show all 50 lines</summary>"),
+        "{out}"
+    );
     let (shown, folded) = out.split_once("more-lines").unwrap();
-    assert!(shown.contains("line 40\n") && !shown.contains("line 41\n"), "{out}");
+    assert!(
+        shown.contains("line 40\n") && !shown.contains("line 41\n"),
+        "{out}"
+    );
     assert!(folded.contains(">41</span>line 41\n"), "{out}");
 }
 
@@ -262,7 +298,10 @@ fn searches_are_lists_todos_a_checklist_and_links_only_http() {
     );
     assert!(out.contains("<code>1 of 3 done</code>"), "{out}");
     assert!(out.contains("<li class=\"done\"><span class=\"box\" role=\"img\" aria-label=\"done\">☑</span> Write &lt;tests&gt;</li>"), "{out}");
-    assert!(out.contains("<li class=\"doing\">") && out.contains("<li class=\"todo\">"), "{out}");
+    assert!(
+        out.contains("<li class=\"doing\">") && out.contains("<li class=\"todo\">"),
+        "{out}"
+    );
 
     let out = call(
         "WebSearch",
@@ -271,7 +310,10 @@ fn searches_are_lists_todos_a_checklist_and_links_only_http() {
         r#"{"query":"rust diff","results":[{"tool_use_id":"s","content":[{"title":"Good","url":"https://example.com/a?b=1&c=\"2\""},{"title":"Evil","url":"javascript:alert(1)"}]},"commentary"]}"#,
     );
     assert!(out.contains("<a href=\"https://example.com/a?b=1&amp;c=&quot;2&quot;\" rel=\"noopener noreferrer\" target=\"_blank\">Good</a>"), "{out}");
-    assert!(!out.contains("Evil") && !out.contains("href=\"javascript"), "{out}");
+    assert!(
+        !out.contains("Evil") && !out.contains("href=\"javascript"),
+        "{out}"
+    );
 
     let out = call(
         "WebFetch",
@@ -280,13 +322,19 @@ fn searches_are_lists_todos_a_checklist_and_links_only_http() {
         "null",
     );
     assert!(!out.contains("href=\"javascript"), "{out}");
-    assert!(out.contains("<p class=\"file\">javascript:alert(1)</p>"), "{out}");
+    assert!(
+        out.contains("<p class=\"file\">javascript:alert(1)</p>"),
+        "{out}"
+    );
 }
 
 #[test]
 fn unknown_tools_show_their_input_as_json() {
     let out = call("mcp__x__y", r#"{"k":"<v>"}"#, r#""done""#, "null");
-    assert!(out.contains("<h4>Input</h4><pre>{\n  &quot;k&quot;: &quot;&lt;v&gt;&quot;\n}</pre>"), "{out}");
+    assert!(
+        out.contains("<h4>Input</h4><pre>{\n  &quot;k&quot;: &quot;&lt;v&gt;&quot;\n}</pre>"),
+        "{out}"
+    );
     assert!(!out.contains("Input as JSON"), "{out}");
 }
 
@@ -308,13 +356,22 @@ fn one_card_per_assistant_turn_and_one_line_per_run_of_bookkeeping() {
     ]);
     // Two user cards and one assistant card holding three records.
     assert_eq!(out.matches("<article").count(), 3, "{out}");
-    assert!(out.contains("<div class=\"part\" id=\"m-a2\">") && out.contains("<div class=\"part\" id=\"m-a3\">"), "{out}");
+    assert!(
+        out.contains("<div class=\"part\" id=\"m-a2\">")
+            && out.contains("<div class=\"part\" id=\"m-a3\">"),
+        "{out}"
+    );
     // Usage: each API message once (m1 at its last record, then m2), with separators.
     assert!(out.contains("in 3,500 · out 5"), "{out}");
-    // Forking the card keeps the whole turn.
-    assert!(out.contains("data-up-to=\"a3\""), "{out}");
+    // Each record of the turn is still a point to fork at.
+    for uuid in ["a1", "a2", "a3"] {
+        assert!(out.contains(&format!("data-up-to=\"{uuid}\"")), "{out}");
+    }
     // The progress pair inside the card, the three records after it as one line.
-    assert!(out.contains("<summary><span class=\"kind\">2 records</span> progress ×2"), "{out}");
+    assert!(
+        out.contains("<summary><span class=\"kind\">2 records</span> progress ×2"),
+        "{out}"
+    );
     assert!(
         out.contains("<summary><span class=\"kind\">3 records</span> system · stop_hook_summary · file-history-snapshot · last-prompt"),
         "{out}"

@@ -219,9 +219,11 @@ impl Renderer<'_> {
                     return false;
                 };
                 file_line(h, path);
-                h.raw(" · ")
-                    .num(edits.len())
-                    .raw(if edits.len() == 1 { " edit</p>" } else { " edits</p>" });
+                h.raw(" · ").num(edits.len()).raw(if edits.len() == 1 {
+                    " edit</p>"
+                } else {
+                    " edits</p>"
+                });
                 let patch = c
                     .extra
                     .filter(|e| s(e, "filePath") == Some(path))
@@ -255,7 +257,14 @@ impl Renderer<'_> {
                     .raw(" · ")
                     .text(&thousands(content.len() as i64))
                     .raw(" bytes</p>");
-                self.numbered(h, content.split('\n').enumerate().map(|(n, l)| (n as u64 + 1, l)), c.ordinal);
+                self.numbered(
+                    h,
+                    content
+                        .split('\n')
+                        .enumerate()
+                        .map(|(n, l)| (n as u64 + 1, l)),
+                    c.ordinal,
+                );
                 true
             }
             "Bash" => {
@@ -265,7 +274,9 @@ impl Renderer<'_> {
                 if let Some(d) = s(input, "description") {
                     h.raw("<p class=\"caption\">").text(d).raw("</p>");
                 }
-                h.raw("<pre class=\"term cmd\"><span class=\"prompt\" aria-hidden=\"true\">$ </span>");
+                h.raw(
+                    "<pre class=\"term cmd\"><span class=\"prompt\" aria-hidden=\"true\">$ </span>",
+                );
                 self.cut_text(h, command, CUT, c.ordinal);
                 h.raw("</pre>");
                 if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
@@ -299,7 +310,9 @@ impl Renderer<'_> {
                 let Some(pattern) = s(input, "pattern") else {
                     return false;
                 };
-                h.raw("<p class=\"file\"><code>").text(pattern).raw("</code>");
+                h.raw("<p class=\"file\"><code>")
+                    .text(pattern)
+                    .raw("</code>");
                 for key in ["path", "glob", "type", "output_mode"] {
                     if let Some(v) = s(input, key) {
                         h.raw(" · ").text(key).raw(" <code>").text(v).raw("</code>");
@@ -340,7 +353,9 @@ impl Renderer<'_> {
                 link(h, url, url);
                 h.raw("</p>");
                 if let Some(p) = s(input, "prompt") {
-                    h.raw("<p class=\"caption\">").text(&clip(p, 500)).raw("</p>");
+                    h.raw("<p class=\"caption\">")
+                        .text(&clip(p, 500))
+                        .raw("</p>");
                 }
                 true
             }
@@ -348,7 +363,9 @@ impl Renderer<'_> {
                 let Some(query) = s(input, "query") else {
                     return false;
                 };
-                h.raw("<p class=\"file\">Search <code>").text(query).raw("</code></p>");
+                h.raw("<p class=\"file\">Search <code>")
+                    .text(query)
+                    .raw("</code></p>");
                 true
             }
             "Task" | "Agent" => {
@@ -374,8 +391,7 @@ impl Renderer<'_> {
         let extra = c.extra.filter(|e| e.is_object());
         match c.name {
             "Bash" => {
-                let (Some(out), Some(err)) = (c.extra_str("stdout"), c.extra_str("stderr"))
-                else {
+                let (Some(out), Some(err)) = (c.extra_str("stdout"), c.extra_str("stderr")) else {
                     return false;
                 };
                 self.terminal_output(h, c, out, err);
@@ -396,7 +412,10 @@ impl Renderer<'_> {
                         }
                         self.numbered(
                             h,
-                            content.split('\n').enumerate().map(|(n, l)| (start + n as u64, l)),
+                            content
+                                .split('\n')
+                                .enumerate()
+                                .map(|(n, l)| (start + n as u64, l)),
                             c.result_ordinal,
                         );
                         return true;
@@ -435,7 +454,11 @@ impl Renderer<'_> {
                 h.raw("<p class=\"note\">")
                     .text(&thousands(files.len() as i64))
                     .raw(if files.len() == 1 { " file" } else { " files" });
-                if extra.and_then(|e| e.get("truncated")).and_then(Value::as_bool) == Some(true) {
+                if extra
+                    .and_then(|e| e.get("truncated"))
+                    .and_then(Value::as_bool)
+                    == Some(true)
+                {
                     h.raw(" (cut by the tool)");
                 }
                 h.raw("</p><ul class=\"files\">");
@@ -459,7 +482,9 @@ impl Renderer<'_> {
                 for (title, url) in &links {
                     h.raw("<li>");
                     link(h, url, if title.is_empty() { url } else { title });
-                    h.raw(" <span class=\"url\">").text(&clip(url, 100)).raw("</span></li>");
+                    h.raw(" <span class=\"url\">")
+                        .text(&clip(url, 100))
+                        .raw("</span></li>");
                 }
                 h.raw("</ol>");
                 self.folded_output(h, c);
@@ -479,7 +504,9 @@ impl Renderer<'_> {
                     return false;
                 };
                 let first = text.lines().next().unwrap_or("");
-                h.raw("<p class=\"note\">").text(&clip(first, 200)).raw("</p>");
+                h.raw("<p class=\"note\">")
+                    .text(&clip(first, 200))
+                    .raw("</p>");
                 if text.lines().nth(1).is_some() {
                     self.folded_output(h, c);
                 }
@@ -497,7 +524,10 @@ impl Renderer<'_> {
         let Some(rest) = text.strip_prefix("Exit code ") else {
             return false;
         };
-        let digits = rest.bytes().take_while(|b| b.is_ascii_digit() || *b == b'-').count();
+        let digits = rest
+            .bytes()
+            .take_while(|b| b.is_ascii_digit() || *b == b'-')
+            .count();
         let Ok(code) = rest[..digits].parse::<i64>() else {
             return false;
         };
@@ -550,7 +580,9 @@ impl Renderer<'_> {
             status.push(format!("background shell {id}"));
         }
         if !status.is_empty() {
-            h.raw("<p class=\"exit\">").text(&status.join(" · ")).raw("</p>");
+            h.raw("<p class=\"exit\">")
+                .text(&status.join(" · "))
+                .raw("</p>");
         }
     }
 
@@ -665,9 +697,7 @@ fn numbered_line(line: &str) -> Option<(u64, &str)> {
     let digits = t.bytes().take_while(u8::is_ascii_digit).count();
     let no = t[..digits].parse().ok()?;
     let rest = &t[digits..];
-    let text = rest
-        .strip_prefix('→')
-        .or_else(|| rest.strip_prefix('\t'))?;
+    let text = rest.strip_prefix('→').or_else(|| rest.strip_prefix('\t'))?;
     Some((no, text))
 }
 
