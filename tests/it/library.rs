@@ -26,7 +26,10 @@ fn every_verb(db: &SessionDb) {
     let mut out = Vec::new();
     let bytes = db.export(&session, &mut out).expect("export");
     assert_eq!(bytes as usize, out.len());
-    assert!(out == std::fs::read(&file).expect("read"), "export is byte-exact");
+    assert!(
+        out == std::fs::read(&file).expect("read"),
+        "export is byte-exact"
+    );
 
     let messages = db.messages(&session).expect("messages");
     assert!(messages.iter().any(|m| m.kind == "user"));
@@ -76,8 +79,8 @@ fn every_verb_on_a_sqlite_file() {
     let db = SessionDb::open(dir.path().join("s.db").to_str().expect("utf-8")).expect("open");
     every_verb(&db);
     drop(db);
-    let read = SessionDb::open_read(dir.path().join("s.db").to_str().expect("utf-8"))
-        .expect("open_read");
+    let read =
+        SessionDb::open_read(dir.path().join("s.db").to_str().expect("utf-8")).expect("open_read");
     assert!(read.sessions(&Default::default()).expect("list").len() >= 3);
 }
 
