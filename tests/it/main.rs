@@ -11,6 +11,7 @@ mod fork;
 mod fuzz;
 mod import_edge;
 mod import_limits;
+mod library;
 mod local_writes;
 mod names;
 mod odd_json;
