@@ -106,16 +106,27 @@ impl Bench {
     }
 }
 
-fn on_both(what: &str, case: impl Fn(Bench)) {
-    case(Bench::new(None));
-    if let Some(pg) = pg_db(what) {
-        case(Bench::new(Some(&pg.url)));
-    }
+/// A test case on a SQLite file, and on a team store (ignored without a server).
+macro_rules! on_both {
+    ($name:ident, $pg_name:ident, $case:expr) => {
+        #[test]
+        fn $name() {
+            ($case)(Bench::new(None));
+        }
+
+        #[test]
+        #[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
+        fn $pg_name() {
+            let pg = pg_db(stringify!($pg_name)).expect("a server");
+            ($case)(Bench::new(Some(&pg.url)));
+        }
+    };
 }
 
-#[test]
-fn a_session_restored_elsewhere_then_imported_stays_one_session_with_two_locations() {
-    on_both("restored_elsewhere_stays_one_session", |b| {
+on_both!(
+    a_session_restored_elsewhere_then_imported_stays_one_session_with_two_locations,
+    on_a_team_store_a_session_restored_elsewhere_stays_one_session,
+    |b: Bench| {
         let work = b.work.to_string_lossy().into_owned();
         let config = b.config.to_string_lossy().into_owned();
         b.ok(&["restore", PLAIN, "--cwd", &work, "--config-dir", &config]);
@@ -136,12 +147,13 @@ fn a_session_restored_elsewhere_then_imported_stays_one_session_with_two_locatio
         assert_eq!(b.copies(PLAIN), 1);
         let exported = b.ok(&["export", PLAIN]);
         assert!(exported.contains("carry on over here"), "{exported}");
-    });
-}
+    }
+);
 
-#[test]
-fn launch_after_claude_code_wrote_imports_the_file_and_continues() {
-    on_both("launch_after_claude_code_wrote", |b| {
+on_both!(
+    launch_after_claude_code_wrote_imports_the_file_and_continues,
+    on_a_team_store_launch_after_claude_code_wrote_continues,
+    |b: Bench| {
         let work = b.work.to_string_lossy().into_owned();
         b.ok(&["launch", PLAIN, "--cwd", &work]);
         b.claude_writes("one more thing");
@@ -158,8 +170,8 @@ fn launch_after_claude_code_wrote_imports_the_file_and_continues() {
         // The file Claude Code wrote is left as it was.
         let file = std::fs::read_to_string(b.restored()).expect("read");
         assert_eq!(file.matches("one more thing").count(), 1);
-    });
-}
+    }
+);
 
 #[test]
 fn launch_asks_for_a_folder_when_the_recorded_one_is_missing() {
