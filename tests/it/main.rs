@@ -12,6 +12,7 @@ mod fuzz;
 mod handback;
 mod import_edge;
 mod import_limits;
+mod library;
 mod local_writes;
 mod names;
 mod odd_json;
