@@ -40,4 +40,5 @@ mod support;
 mod upgrade;
 mod watch;
 mod web;
+mod web_login;
 mod write_back;
