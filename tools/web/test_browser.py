@@ -95,7 +95,9 @@ def test_session_expands_a_tool_call_and_a_sub_agent(served, browser):
     assert tool.get_attribute("open") is not None
     wait(browser).until(lambda d: tool.get_attribute("data-state") == "loaded")
     assert "Cargo.toml" in tool.find_element(By.CSS_SELECTOR, ".tres pre").text
-    assert '"command"' in tool.find_element(By.CSS_SELECTOR, ".tin pre").text
+    # A shell command is drawn as a terminal: the command, then its output.
+    assert "ls -la" in tool.find_element(By.CSS_SELECTOR, ".tin pre.term.cmd").text
+    assert "Cargo.toml" in tool.find_element(By.CSS_SELECTOR, ".tres pre.term.out").text
     # The sub-agent sits inside its Task call; opening it loads its conversation in place.
     task = browser.find_element(By.XPATH, "//details[contains(@class,'tool')][.//span[@class='tname' and text()='Task']]")
     task.find_element(By.TAG_NAME, "summary").click()
@@ -269,7 +271,7 @@ def test_login_with_a_token(served, browser):
     from conftest import sessiondb_bin
 
     out = open(os.path.join(served.tmp, "serve-token.out"), "w+")
-    env = dict(os.environ, SESSIONDB_TOKEN="pa55-w0rd")
+    env = dict(os.environ, SESSIONDB_TOKEN="pa55-w0rd-0123456789")
     proc = subprocess.Popen([sessiondb_bin(), "--db", served.db, "serve", "--addr", "127.0.0.1:0"],
                             stdout=out, stderr=subprocess.STDOUT, env=env)
     try:
@@ -289,13 +291,13 @@ def test_login_with_a_token(served, browser):
         field.send_keys(Keys.ENTER)
         wait(browser).until(lambda d: d.find_element(By.ID, "login-error").text != "")
         field.clear()
-        field.send_keys("pa55-w0rd")
+        field.send_keys("pa55-w0rd-0123456789")
         field.send_keys(Keys.ENTER)
         wait(browser).until(EC.url_contains("/search?q=zebra"))
         go(browser, browser.current_url)
         assert browser.find_elements(By.CSS_SELECTOR, "ol.hits a.hit")
         # The cookie is not readable by script.
-        assert "sessiondb_token" not in browser.execute_script("return document.cookie")
+        assert "sessiondb_" not in browser.execute_script("return document.cookie")
     finally:
         proc.terminate()
         proc.wait(timeout=15)
