@@ -28,6 +28,8 @@ pub mod hooks;
 pub mod import;
 pub mod integrity;
 pub mod jsonl;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod metadata;
 pub mod model;
 pub mod names;

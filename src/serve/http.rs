@@ -154,7 +154,7 @@ fn router(
         body_limit,
     };
     let pages = web::router(web::WebState::new(state.store.clone(), state.token.clone()));
-    Router::new()
+    let router = Router::new()
         .route("/v1/health", get(health))
         .route("/v1/store/append", post(append))
         .route("/v1/store/load", post(load))
@@ -171,7 +171,14 @@ fn router(
         .route("/v1/resume", get(resume))
         .route("/v1/messages", get(messages))
         .route("/v1/search", get(search))
-        .merge(pages)
+        .merge(pages);
+    // The MCP endpoint (streamable HTTP): bearer token only, never the pages' cookie.
+    #[cfg(feature = "mcp")]
+    let router = router.nest_service(
+        MCP_PATH,
+        crate::mcp::http_service(state.store.clone(), crate::mcp::Options::default()),
+    );
+    router
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")
@@ -285,6 +292,15 @@ fn bearer_token(value: &[u8]) -> Option<&[u8]> {
         .then(|| rest.trim_ascii_start())
 }
 
+/// Where `serve` answers MCP (streamable HTTP).
+pub const MCP_PATH: &str = "/mcp";
+
+/// Whether `path` is the MCP endpoint, which takes the bearer token only: a page's cookie
+/// must not let the viewer's pages (or a page that tricks a logged-in browser) call it.
+fn is_mcp(path: &str) -> bool {
+    path == MCP_PATH || path.starts_with("/mcp/")
+}
+
 /// Checks the token: the API takes it from the bearer header, the pages (everything outside
 /// `/v1/`) also from the login cookie; the login form and its assets are open.
 async fn authorize(State(state): State<AppState>, request: Request, next: Next) -> Response {
@@ -298,10 +314,11 @@ async fn authorize(State(state): State<AppState>, request: Request, next: Next) 
             .get(header::AUTHORIZATION)
             .and_then(|v| bearer_token(v.as_bytes()))
             .unwrap_or(b"");
-        let by_cookie = web::is_page(path)
-            && web::cookie_token(request.headers()).is_some_and(|c| same_token(c, expected));
+        let page = web::is_page(path) && !is_mcp(path);
+        let by_cookie =
+            page && web::cookie_token(request.headers()).is_some_and(|c| same_token(c, expected));
         if !by_cookie && !same_token(given, expected) {
-            if web::is_page(path) {
+            if page {
                 let target = request
                     .uri()
                     .path_and_query()
