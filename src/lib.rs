@@ -39,9 +39,9 @@ pub mod hooks;
 pub mod import;
 pub mod integrity;
 pub mod jsonl;
+pub mod library;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-pub mod library;
 pub mod metadata;
 pub mod model;
 pub mod names;
