@@ -9,6 +9,7 @@ mod conformance;
 mod export_safety;
 mod fork;
 mod fuzz;
+mod handback;
 mod import_edge;
 mod import_limits;
 mod library;
