@@ -31,6 +31,7 @@ pub mod capture;
 pub mod catalog;
 pub mod check;
 pub mod checkpoint;
+pub mod claude_settings;
 pub mod config;
 pub mod error;
 pub mod export;
@@ -38,6 +39,7 @@ pub mod fork;
 pub mod hooks;
 pub mod import;
 pub mod integrity;
+pub mod json_edit;
 pub mod jsonl;
 pub mod library;
 #[cfg(feature = "mcp")]
