@@ -446,6 +446,17 @@ impl Db {
         }
     }
 
+    /// Where the session lives in Claude Code's trees (see [`crate::restore::locations`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn locations(&self, session: &SessionRef) -> Result<Vec<crate::restore::Location>> {
+        match self {
+            Db::Sqlite(s) => crate::restore::locations(&*s.reader()?, session),
+            Db::Postgres(p) => crate::pg::restore::locations(p, session),
+        }
+    }
+
     /// The session's recorded cwd (see [`crate::restore::recorded_cwd`]).
     ///
     /// # Errors

@@ -806,11 +806,16 @@ fn walk_to_root<'a>(
 pub fn page<T>(items: Vec<T>, limit: Option<i64>, offset: i64) -> Vec<T> {
     let len = items.len() as i64;
     let clamp = |i: i64| -> usize {
-        let i = if i < 0 { (i + len).max(0) } else { i.min(len) };
+        let i = if i < 0 {
+            i.saturating_add(len).max(0)
+        } else {
+            i.min(len)
+        };
         i as usize
     };
+    // A client's offset and limit may be anything up to i64's bounds: saturate, never wrap.
     let (start, stop) = match limit {
-        Some(l) if l > 0 => (clamp(offset), clamp(offset + l)),
+        Some(l) if l > 0 => (clamp(offset), clamp(offset.saturating_add(l))),
         _ if offset > 0 => (clamp(offset), len as usize),
         _ => return items,
     };

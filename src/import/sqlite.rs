@@ -38,14 +38,14 @@ impl TranscriptTx for SqliteTx<'_, '_> {
             .optional()?)
     }
 
-    fn ledger_entry(&mut self, transcript: i64) -> Result<Option<LedgerEntry>> {
+    fn ledger_entry(&mut self, transcript: i64, path: &str) -> Result<Option<LedgerEntry>> {
         Ok(self
             .tx
             .prepare_cached(
                 "SELECT imported_bytes, prefix_hash, tail_hash FROM source_files
-                 WHERE transcript_id = ?1 ORDER BY rowid DESC LIMIT 1",
+                 WHERE transcript_id = ?1 ORDER BY path = ?2 DESC, rowid DESC LIMIT 1",
             )?
-            .query_row([transcript], |r| {
+            .query_row(params![transcript, path], |r| {
                 Ok(LedgerEntry {
                     imported_bytes: r.get::<_, i64>(0)? as usize,
                     fingerprint: Fingerprint::read(r.get(1)?, r.get(2)?),

@@ -47,8 +47,10 @@ pub(crate) trait TranscriptTx {
 
     /// The live (not superseded) version of `subpath` in `session`.
     fn live_transcript(&mut self, session: i64, subpath: &str) -> Result<Option<i64>>;
-    /// The ledger entry the transcript was last imported by (this machine's first).
-    fn ledger_entry(&mut self, transcript: i64) -> Result<Option<LedgerEntry>>;
+    /// The ledger entry the transcript was last imported by: the file at `path`'s own
+    /// entry first (a transcript restored to a second folder has one entry per location,
+    /// and each location's file grows from what was written there), this machine's next.
+    fn ledger_entry(&mut self, transcript: i64, path: &str) -> Result<Option<LedgerEntry>>;
     /// The transcript's row of the highest ordinal.
     fn last_row(&mut self, transcript: i64) -> Result<Option<LastRow>>;
     /// Removes one row (an unterminated last line about to be stored complete).
@@ -123,8 +125,12 @@ struct StoredState {
 /// The stored state of a live transcript as its ledger saw it. `None` when the transcript
 /// holds lines no ledger accounts for (written through the API only), which makes the file
 /// a new version.
-fn stored_state<T: TranscriptTx>(tx: &mut T, transcript: i64) -> Result<Option<StoredState>> {
-    let ledger = tx.ledger_entry(transcript)?;
+fn stored_state<T: TranscriptTx>(
+    tx: &mut T,
+    transcript: i64,
+    path: &str,
+) -> Result<Option<StoredState>> {
+    let ledger = tx.ledger_entry(transcript, path)?;
     let last = tx.last_row(transcript)?;
     let Some(ledger) = ledger else {
         return Ok(last.is_none().then(|| StoredState {
@@ -175,7 +181,7 @@ pub(crate) fn import_transcript<T: TranscriptTx>(
     let own = source.session.as_str();
     let live = tx.live_transcript(session, subpath)?;
     let state = match live {
-        Some(id) => stored_state(tx, id)?,
+        Some(id) => stored_state(tx, id, stamp.key)?,
         None => None,
     };
     // Whether the file still starts with what was imported: then only its new lines are

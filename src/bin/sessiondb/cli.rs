@@ -291,6 +291,7 @@ pub struct HooksTarget {
 #[derive(Debug, Args)]
 pub struct RestoreArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     #[command(flatten)]
     pub target: RestoreTarget,
@@ -319,11 +320,16 @@ pub struct RestoreTarget {
 #[derive(Debug, Args)]
 pub struct LaunchArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
-    /// Run Claude Code in this folder [default: the recorded cwd if it exists, else the
-    /// current folder]; the session is restored for it (see `restore --cwd`).
-    #[arg(long, value_name = "PATH")]
+    /// Run Claude Code in this folder [default: the recorded cwd; when it does not exist,
+    /// launch says so and asks for --cwd or --here]; the session is restored for it (see
+    /// `restore --cwd`).
+    #[arg(long, value_name = "PATH", conflicts_with = "here")]
     pub cwd: Option<PathBuf>,
+    /// Run Claude Code in the current folder (the session is restored for it).
+    #[arg(long)]
+    pub here: bool,
     /// Resume with --fork-session (Claude Code writes a new session).
     #[arg(long)]
     pub fork: bool,
@@ -374,6 +380,7 @@ pub struct ServeArgs {
 #[derive(Debug, Args)]
 pub struct ForkArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// End the fork at this message of the conversation (the SDK's up_to_message_id).
     #[arg(long, value_name = "UUID")]
@@ -395,6 +402,7 @@ pub struct ForkArgs {
 #[derive(Debug, Args)]
 pub struct AppendArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// Hang the batch off this message when it does not start with recorded messages
     /// [default: the leaf resume picks].
@@ -467,6 +475,7 @@ impl From<LeafRuleArg> for sessiondb::resume::gather::LeafRule {
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     #[command(flatten)]
     pub view: ResumeView,
@@ -506,6 +515,7 @@ pub struct ImportArgs {
 #[command(group(clap::ArgGroup::new("what").required(true).args(["session", "all"])))]
 pub struct ExportArgs {
     /// A session id, a unique prefix of one, or PROJECT/SESSION.
+    #[arg(allow_hyphen_values = true)]
     pub session: Option<String>,
     /// Write the session to FILE instead of standard output.
     #[arg(
@@ -591,6 +601,7 @@ fn count() -> fn(&str) -> Result<i64, String> {
 #[derive(Debug, Args)]
 pub struct InfoArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -601,6 +612,7 @@ pub struct InfoArgs {
 #[derive(Debug, Args)]
 pub struct MessagesArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// A sub-agent's messages instead (an id from `sessiondb agents`).
     #[arg(long, value_name = "ID")]
@@ -633,6 +645,7 @@ pub struct MessagesArgs {
 #[derive(Debug, Args)]
 pub struct AgentsArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// Print JSON instead of one id per line.
     #[arg(long)]
@@ -643,6 +656,7 @@ pub struct AgentsArgs {
 #[derive(Debug, Args)]
 pub struct RenameArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// The new title (trimmed; must not be empty).
     pub title: String,
@@ -656,6 +670,7 @@ pub struct RenameArgs {
 #[command(group(clap::ArgGroup::new("what").required(true).args(["tag", "clear"])))]
 pub struct TagArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// The tag (Unicode-cleaned and trimmed as the SDK does).
     pub tag: Option<String>,
@@ -670,6 +685,7 @@ pub struct TagArgs {
 #[derive(Debug, Args)]
 pub struct DeleteArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// Do not ask for confirmation (required when standard input is not a terminal).
     #[arg(long, short = 'y')]
