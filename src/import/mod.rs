@@ -28,8 +28,8 @@ pub(crate) mod transcript;
 pub(crate) use load::{read_from, Parsed};
 use sqlite::SqliteTx;
 pub(crate) use tally::LineTally;
-pub(crate) use transcript::{FileStamp, Held};
 use transcript::Incoming;
+pub(crate) use transcript::{FileStamp, Held};
 
 /// What a source file is to its session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1283,7 +1283,15 @@ pub(crate) fn insert_rows(
     origin: Origin,
 ) -> Result<()> {
     let own = own_session_id(tx, transcript)?;
-    insert_rows_of(tx, transcript, ordinal, first, lines, origin, own.as_deref())
+    insert_rows_of(
+        tx,
+        transcript,
+        ordinal,
+        first,
+        lines,
+        origin,
+        own.as_deref(),
+    )
 }
 
 /// A line as [`insert_rows_of`] stores it: its bytes, status and projection.

@@ -133,7 +133,15 @@ impl TranscriptTx for SqliteTx<'_, '_> {
         } else {
             Origin::Imported
         };
-        super::insert_rows_of(self.tx, transcript, ordinal, first, lines, origin, Some(own))?;
+        super::insert_rows_of(
+            self.tx,
+            transcript,
+            ordinal,
+            first,
+            lines,
+            origin,
+            Some(own),
+        )?;
         let ids: Vec<i64> = (first..first + lines.len() as i64).collect();
         for ((_, _, _, search), row) in lines.iter_mut().zip(&ids) {
             if let Some(text) = search.take() {

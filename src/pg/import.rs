@@ -329,7 +329,8 @@ fn import_source(
                     },
                 };
                 let mut sink = PgTx { tx, host: &host };
-                match transcript::import_transcript(&mut sink, session, source, kind, file, report)? {
+                match transcript::import_transcript(&mut sink, session, source, kind, file, report)?
+                {
                     Ok(id) => Some(id),
                     // A conflict is found before anything of the file is written or
                     // counted.
@@ -712,8 +713,7 @@ impl TranscriptTx for PgTx<'_, '_> {
                 (SELECT content FROM session_files WHERE session_id = $1 AND relpath = $2)
              WHERE id = $3",
         )?;
-        self.tx
-            .execute(&stmt, &[&session, &relpath, &transcript])?;
+        self.tx.execute(&stmt, &[&session, &relpath, &transcript])?;
         Ok(())
     }
 
