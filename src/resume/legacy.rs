@@ -80,9 +80,11 @@ pub fn is_blank_text(b: &Value) -> bool {
 
 /// Assistant content blocks the CLI stores but never sends: `fallback` records that the
 /// API switched models mid-reply (`{"type":"fallback","from":{"model"},"to":{"model"}}`,
-/// written as a record of its own that shares `message.id` with the text after it).
-/// Issue 25, made case `issue25_misses__*`.
-pub const UNSENT_BLOCK_TYPES: &[&str] = &["fallback"];
+/// written as a record of its own that shares `message.id` with the text after it), and
+/// `advisor_tool_result` (the advisor's answers are not replayed). Issue 25, made cases
+/// `issue25_misses__*` and `issue25_blocks__*` (the other server-tool blocks are sent as
+/// stored).
+pub const UNSENT_BLOCK_TYPES: &[&str] = &["fallback", "advisor_tool_result"];
 
 /// A block of [`UNSENT_BLOCK_TYPES`].
 pub fn is_unsent_block(b: &Value) -> bool {

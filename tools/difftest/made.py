@@ -106,7 +106,51 @@ def hooks():
     return t
 
 
-SCENARIOS = {"issue25_misses": misses, "issue25_files": files, "issue25_hooks": hooks}
+SILENT_KINDS = """advisor_stripped already_read_file async_hook_response_batch batching_reminder_sent
+command_permissions credential_org deferred_tools_record edited_image_file goal_status
+hook_cancelled hook_deferred_tool hook_error_during_execution hook_non_blocking_error
+hook_permission_decision hook_system_message max_turns_reached message_pdf_reads
+progress_reminder_sent project_doc_reads projects_thread_ask prompt_as_file prompt_render_point
+prompt_snapshot secondary_reminder_sent session_cron_carry structured_output
+teammate_shutdown_batch thinking_drop thinking_stripped tool_host_result_lines
+tool_offer_record tool_results_cut whole_texts_withdrawn withheld_memory""".split()
+
+
+def silent():
+    """Attachment kinds whose renderer returns nothing, each with a text payload that
+    would show if it were sent."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-000000000004", CWD, tag="sile")
+    p = t.user(None, "silent kinds")
+    for k in SILENT_KINDS:
+        p = t.attachment(p, {"type": k, "content": "payload of " + k, "text": "text of " + k})
+    p = t.assistant(p, "msg_1", [{"type": "text", "text": "ok"}])
+    return t
+
+
+SERVER_BLOCKS = ["server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "advisor_tool_result",
+                 "code_execution_tool_result", "bash_code_execution_tool_result",
+                 "text_editor_code_execution_tool_result", "tool_search_tool_result", "mcp_tool_use",
+                 "mcp_tool_result", "container_upload", "compaction"]
+
+
+def blocks():
+    """Assistant content blocks of server tools and other non-client kinds, each in a
+    record of its own that shares message.id with a text after it."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-000000000005", CWD, tag="blok")
+    p = t.user(None, "blocks")
+    for i, k in enumerate(SERVER_BLOCKS):
+        b = {"type": k, "id": "srvtoolu_%02d" % i, "tool_use_id": "srvtoolu_%02d" % i, "name": "web_search",
+             "input": {"query": "q"}, "content": []}
+        if k == "compaction":
+            b = {"type": "compaction", "content": "summary of earlier turns"}
+        p = t.assistant(p, "msg_b%02d" % i, [b])
+        p = t.assistant(p, "msg_b%02d" % i, [{"type": "text", "text": "after " + k}])
+        p = t.user(p, "next " + k)
+    p = t.assistant(p, "msg_end", [{"type": "text", "text": "ok"}])
+    return t
+
+
+SCENARIOS = {"issue25_silent": silent, "issue25_blocks": blocks, "issue25_misses": misses, "issue25_files": files, "issue25_hooks": hooks}
 
 
 def record(name, t, model, out, scratch, check):
