@@ -36,6 +36,7 @@ mod serve;
 mod serve_hardening;
 mod support;
 mod upgrade;
+mod usage;
 mod watch;
 mod web;
 mod write_back;
