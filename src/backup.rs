@@ -59,7 +59,7 @@ pub fn backup(store: &Store, dest: &Path) -> Result<BackupReport> {
         copy_all(&source, &mut target)?;
         let pages: i64 = target.query_row("PRAGMA page_count", [], |r| r.get(0))?;
         // The copy keeps the source's WAL flag in its header; a reader opens it as any database.
-        target.close().map_err(|(_, e)| Error::Sqlite(e))?;
+        target.close().map_err(|(_, e)| Error::from(e))?;
         pages
     };
     let file = tmp.as_file();

@@ -134,7 +134,7 @@ pub fn checkpoint_wal(db: &Path) -> Result<()> {
     .map_err(|e| crate::schema::open_error(e, db))?;
     conn.busy_timeout(BUSY)?;
     conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
-    conn.close().map_err(|(_, e)| Error::Sqlite(e))?;
+    conn.close().map_err(|(_, e)| Error::from(e))?;
     Ok(())
 }
 

@@ -129,6 +129,7 @@ pub struct Repair {
 
 /// What [`check`] found (and, with `repair`, did).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct CheckReport {
     /// No problem is left (after the repair, when there was one).
     pub ok: bool,

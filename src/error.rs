@@ -6,12 +6,10 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The database could not be opened, read or written.
-    #[error("database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    /// The connection pool failed to hand out a connection.
-    #[error("connection pool error: {0}")]
-    Pool(#[from] r2d2::Error),
+    /// The database engine failed (a SQLite or PostgreSQL error, or no pooled connection
+    /// to be had); see [`DatabaseError`].
+    #[error("{0}")]
+    Database(DatabaseError),
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -100,11 +98,6 @@ pub enum Error {
     /// A JSON value could not be encoded or decoded.
     #[error("JSON error: {0}")]
     Json(#[from] serde_json::Error),
-    /// A PostgreSQL statement failed. Shown with the server's own message ("deadlock
-    /// detected", "relation … does not exist"): the client library's text for a server
-    /// error is only "db error".
-    #[error("postgres error: {}", postgres_message(.0))]
-    Postgres(#[from] postgres::Error),
     /// A PostgreSQL server could not be reached or refused the login. `target` is the URL
     /// without its password.
     #[error("cannot connect to {target}: {reason}")]
@@ -123,6 +116,57 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// An error of the database engine under the store, with its message as the engine gave it.
+/// It names no client library's type, so the library's public shape does not change with
+/// them; the engine's own error is its [`std::error::Error::source`].
+#[derive(Debug)]
+pub struct DatabaseError {
+    message: String,
+    source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl std::fmt::Display for DatabaseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DatabaseError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        Error::Database(DatabaseError {
+            message: format!("database error: {e}"),
+            source: Box::new(e),
+        })
+    }
+}
+
+impl From<r2d2::Error> for Error {
+    fn from(e: r2d2::Error) -> Self {
+        Error::Database(DatabaseError {
+            message: format!("connection pool error: {e}"),
+            source: Box::new(e),
+        })
+    }
+}
+
+/// A PostgreSQL statement failed. Shown with the server's own message ("deadlock detected",
+/// "relation … does not exist"): the client library's text for a server error is only "db
+/// error".
+impl From<postgres::Error> for Error {
+    fn from(e: postgres::Error) -> Self {
+        Error::Database(DatabaseError {
+            message: format!("postgres error: {}", postgres_message(&e)),
+            source: Box::new(e),
+        })
     }
 }
 

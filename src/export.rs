@@ -12,6 +12,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// What a tree export wrote.
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct ExportReport {
     /// Sessions exported.
     pub sessions: u64,
@@ -280,7 +281,7 @@ pub(crate) fn tally(report: &mut ExportReport, relative: &str, outcome: Result<u
             report.files += 1;
             Ok(())
         }
-        Err(e @ (Error::Sqlite(_) | Error::Pool(_) | Error::Postgres(_))) => Err(e),
+        Err(e @ Error::Database(_)) => Err(e),
         Err(e) => {
             report
                 .skipped

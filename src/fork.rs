@@ -55,6 +55,7 @@ pub struct ForkOptions {
 
 /// What a fork wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Forked {
     /// The new session.
     pub session_id: String,

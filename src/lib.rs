@@ -1,15 +1,26 @@
 //! sessiondb: an embedded, SQLite-backed store for coding-agent sessions.
 //!
 //! Claude Code keeps each session as an append-only JSONL transcript. sessiondb imports
-//! those files into one SQLite database without losing a byte, exports them back
-//! byte-identically, and rebuilds what resume needs from SQL plus pure functions.
+//! those files into one SQLite database (or a PostgreSQL team store) without losing a byte,
+//! exports them back byte-identically, and rebuilds what resume needs from SQL plus pure
+//! functions.
+//!
+//! [`SessionDb`] is the API to depend on: open a store by path or URL, then import, list,
+//! read, resume, search, fork, append, export and check.
 //!
 //! ```no_run
-//! use sessiondb::{import, model::NoProgress, Store};
+//! use sessiondb::SessionDb;
 //! # fn main() -> sessiondb::Result<()> {
-//! let store = Store::open("sessions.db")?;
-//! let report = import::import_paths(&store, &["/home/me/.claude/projects".into()], &NoProgress)?;
+//! let db = SessionDb::open("sessions.db")?;
+//! let report = db.import(&["/home/me/.claude/projects"])?;
 //! println!("{} new rows", report.new_rows);
+//! let found = db.search(&sessiondb::search::SearchQuery {
+//!     text: "migration".into(),
+//!     ..Default::default()
+//! })?;
+//! for hit in found.hits {
+//!     println!("{} {}", hit.session_id, hit.snippet);
+//! }
 //! # Ok(()) }
 //! ```
 #![warn(missing_docs)]
@@ -28,6 +39,7 @@ pub mod hooks;
 pub mod import;
 pub mod integrity;
 pub mod jsonl;
+pub mod library;
 pub mod metadata;
 pub mod model;
 pub mod names;
@@ -48,5 +60,6 @@ pub mod watch;
 pub mod write_back;
 
 pub use backend::Db;
-pub use error::{Error, Result};
+pub use error::{DatabaseError, Error, Result};
+pub use library::{Found, SessionDb};
 pub use store::Store;

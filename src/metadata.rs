@@ -206,6 +206,7 @@ pub fn tag_record(session: &SessionRef, tag: Option<&str>) -> Result<String> {
 
 /// What [`delete_session`] removed.
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct DeleteReport {
     /// The session id.
     pub session_id: String,

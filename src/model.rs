@@ -32,6 +32,7 @@ impl std::fmt::Display for LineRef {
 
 /// What an import did.
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct ImportReport {
     /// Source files found (transcripts and session-folder files).
     pub files: u64,

@@ -82,6 +82,7 @@ pub struct AppendOptions {
 
 /// What an append did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct AppendReport {
     /// The session written to.
     pub session_id: String,

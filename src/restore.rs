@@ -32,6 +32,7 @@ pub struct RestoreOptions {
 
 /// What a restore wrote.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct RestoreReport {
     /// The session restored (a new id with `as_new` when something was in the way).
     pub session_id: String,

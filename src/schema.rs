@@ -206,7 +206,7 @@ pub fn open_error(e: rusqlite::Error, path: &Path) -> Error {
             path: path.to_owned(),
             reason: "the database is read-only".to_owned(),
         },
-        _ => Error::Sqlite(e),
+        _ => Error::from(e),
     }
 }
 

@@ -48,6 +48,7 @@ pub struct SearchQuery {
 
 /// One matching record.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Hit {
     /// The session id.
     pub session_id: String,

@@ -367,7 +367,7 @@ impl Store {
     ) -> Result<T> {
         let named = |e: rusqlite::Error| match e.sqlite_error_code() {
             Some(rusqlite::ErrorCode::ReadOnly) => schema::open_error(e, &self.path),
-            _ => Error::Sqlite(e),
+            _ => Error::from(e),
         };
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)

@@ -4,7 +4,12 @@
 //!   checking those a database records, costs nothing when a process starts;
 //! - links the binaries as position-dependent executables: a PIE of this size applied
 //!   about 25,000 relocations and copied their pages on every start (see
-//!   docs/performance.md).
+//!   docs/performance.md);
+//! - tells the tests what they may need beside the checkout: `sessiondb_shared` when
+//!   `../shared` is there, `sessiondb_pg` when `SESSIONDB_TEST_PG` names a server. A test
+//!   that needs one is `#[cfg_attr(not(...), ignore = "needs …")]`, so that it shows as
+//!   ignored with its reason instead of passing; under `CI=true` both are set whatever is
+//!   there, so such a test runs, and fails when what it needs is missing.
 
 use std::fmt::Write;
 
@@ -12,10 +17,35 @@ fn main() {
     println!("cargo:rerun-if-changed=migrations");
     println!("cargo:rerun-if-changed=migrations_pg");
     embed_migrations();
+    test_prerequisites();
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
     if os == "linux" && env == "gnu" {
         println!("cargo:rustc-link-arg-bins=-no-pie");
+    }
+}
+
+/// Sets `sessiondb_shared` and `sessiondb_pg` (see the crate-level comment above). A
+/// `../shared` added after a build is noticed once this script runs again (any change to
+/// it, `migrations/`, or the variables below): watching a folder that is not there would
+/// run it, and rebuild the crate, on every build.
+fn test_prerequisites() {
+    println!("cargo::rustc-check-cfg=cfg(sessiondb_shared)");
+    println!("cargo::rustc-check-cfg=cfg(sessiondb_pg)");
+    println!("cargo:rerun-if-env-changed=CI");
+    println!("cargo:rerun-if-env-changed=SESSIONDB_TEST_PG");
+    println!("cargo:rerun-if-changed=tools/build.rs");
+    let ci = std::env::var_os("CI").is_some();
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo");
+    let shared = std::path::Path::new(&manifest).join("../shared/README.md");
+    if shared.is_file() {
+        println!("cargo:rerun-if-changed={}", shared.display());
+    }
+    if ci || shared.is_file() {
+        println!("cargo:rustc-cfg=sessiondb_shared");
+    }
+    if ci || std::env::var_os("SESSIONDB_TEST_PG").is_some_and(|v| !v.is_empty()) {
+        println!("cargo:rustc-cfg=sessiondb_pg");
     }
 }
 

@@ -87,6 +87,7 @@ pub struct Subagent {
 
 /// The restored runtime state of a session: what a client needs to continue it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Resumed {
     /// The project folder name.
     pub project: String,

@@ -23,8 +23,7 @@
 //! Every request passes [`Policy::check`] before the router.
 
 use super::guard::Policy;
-use super::http::ApiError;
-use super::web::add_security_headers;
+use super::response::{add_security_headers, ApiError};
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};

@@ -4,8 +4,11 @@
 //! [`connections`](super::connections), then the bearer token check (when a token is set,
 //! in constant time), then its route.
 
+use super::auth::{self, Auth};
 use super::connections::{self, BodyTimeout, Limits, Stopped};
 use super::guard::{AllowedHost, Policy};
+use super::response::json_response;
+pub use super::response::ApiError;
 use super::streams::{self, StreamKey, SummaryPut, Watermark};
 use super::{idle_index, web};
 use crate::backend::Db;
@@ -18,9 +21,9 @@ use crate::search::SearchQuery;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
@@ -60,67 +63,10 @@ impl Default for Config {
 #[derive(Clone)]
 struct AppState {
     store: Arc<Db>,
-    token: Option<Arc<[u8]>>,
     body_limit: usize,
 }
 
-/// An error answer: a status and `{"error": message}`.
-#[derive(Debug)]
-pub struct ApiError {
-    status: StatusCode,
-    message: String,
-}
-
-impl ApiError {
-    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        ApiError {
-            status,
-            message: message.into(),
-        }
-    }
-
-    fn bad_request(message: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::BAD_REQUEST, message)
-    }
-}
-
-impl From<Error> for ApiError {
-    fn from(e: Error) -> Self {
-        let status = match &e {
-            Error::Invalid(_) => StatusCode::BAD_REQUEST,
-            Error::SessionNotFound(_) | Error::NotFound(_) | Error::NoConversation(_) => {
-                StatusCode::NOT_FOUND
-            }
-            Error::AmbiguousSession { .. } => StatusCode::CONFLICT,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        ApiError::new(status, e.to_string())
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = serde_json::json!({ "error": self.message }).to_string();
-        let mut response = json_response(self.status, body.into_bytes());
-        if self.status == StatusCode::UNAUTHORIZED {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        response
-    }
-}
-
 type ApiResult = std::result::Result<Response, ApiError>;
-
-fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
-    let mut response = (status, body).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
 
 /// A 200 answer with the time the store work took, as `Server-Timing: store;dur=<ms>`.
 fn timed(body: Vec<u8>, took: std::time::Duration) -> Response {
@@ -144,16 +90,12 @@ fn pretty<T: serde::Serialize>(value: &T) -> std::result::Result<Vec<u8>, ApiErr
 /// front of it: a route added here gets them without doing anything.
 fn router(
     store: Arc<Db>,
-    token: Option<String>,
+    auth: Arc<Auth>,
     body_limit: usize,
     activity: idle_index::Activity,
 ) -> Router {
-    let state = AppState {
-        store,
-        token: token.map(|t| Arc::from(t.into_bytes())),
-        body_limit,
-    };
-    let pages = web::router(web::WebState::new(state.store.clone(), state.token.clone()));
+    let state = AppState { store, body_limit };
+    let pages = web::router(web::WebState::new(state.store.clone(), auth.clone()));
     Router::new()
         .route("/v1/health", get(health))
         .route("/v1/store/append", post(append))
@@ -176,7 +118,7 @@ fn router(
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")
         })
-        .layer(middleware::from_fn_with_state(state.clone(), authorize))
+        .layer(middleware::from_fn_with_state(auth, auth::authorize))
         .layer(middleware::from_fn_with_state(activity, in_flight))
         .with_state(state)
 }
@@ -216,7 +158,9 @@ pub async fn run(
     };
     let activity = idle_index::Activity::default();
     let indexer = idle_index::IdleIndexer::start(&store, &activity)?;
-    let router = router(store.clone(), config.token, config.body_limit, activity);
+    let port = listener.local_addr()?.port();
+    let auth = Arc::new(Auth::new(config.token.as_deref(), port));
+    let router = router(store.clone(), auth, config.body_limit, activity);
     let policy = Arc::new(Policy::new(config.allowed_hosts));
     let stopped = connections::serve(listener, router, policy, config.limits, shutdown).await;
     if let Some(indexer) = indexer {
@@ -266,59 +210,6 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// Compares in time that depends only on the expected token's length.
-pub(crate) fn same_token(given: &[u8], expected: &[u8]) -> bool {
-    let mut diff = u8::from(given.len() != expected.len());
-    for (i, e) in expected.iter().enumerate() {
-        diff |= given.get(i).copied().unwrap_or(0) ^ e;
-    }
-    std::hint::black_box(diff) == 0
-}
-
-/// The credentials of `Authorization: Bearer <token>`; the scheme is case-insensitive and
-/// may be followed by several spaces (RFC 9110, 11.4).
-fn bearer_token(value: &[u8]) -> Option<&[u8]> {
-    let space = value.iter().position(|b| *b == b' ')?;
-    let (scheme, rest) = value.split_at(space);
-    scheme
-        .eq_ignore_ascii_case(b"bearer")
-        .then(|| rest.trim_ascii_start())
-}
-
-/// Checks the token: the API takes it from the bearer header, the pages (everything outside
-/// `/v1/`) also from the login cookie; the login form and its assets are open.
-async fn authorize(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if let Some(expected) = &state.token {
-        let path = request.uri().path();
-        if web::is_public(path) {
-            return next.run(request).await;
-        }
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| bearer_token(v.as_bytes()))
-            .unwrap_or(b"");
-        let by_cookie = web::is_page(path)
-            && web::cookie_token(request.headers()).is_some_and(|c| same_token(c, expected));
-        if !by_cookie && !same_token(given, expected) {
-            if web::is_page(path) {
-                let target = request
-                    .uri()
-                    .path_and_query()
-                    .map_or("/", |p| p.as_str())
-                    .to_owned();
-                return web::unauthorized(request.method(), &target);
-            }
-            return ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "missing or wrong token (send Authorization: Bearer <token>)",
-            )
-            .into_response();
-        }
-    }
-    next.run(request).await
-}
-
 /// Reads a body up to the limit.
 async fn read_body(state: &AppState, body: Body) -> std::result::Result<Bytes, ApiError> {
     axum::body::to_bytes(body, state.body_limit)
@@ -366,7 +257,7 @@ where
 {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .map_err(|e| ApiError::internal(&e))?
 }
 
 async fn health() -> Response {
@@ -733,34 +624,4 @@ async fn search(
         Ok(json_response(StatusCode::OK, pretty(&hits)?))
     })
     .await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{bearer_token, same_token};
-
-    #[test]
-    fn the_auth_scheme_is_case_insensitive() {
-        for (header, token) in [
-            (&b"Bearer abc"[..], Some(&b"abc"[..])),
-            (b"bearer abc", Some(b"abc")),
-            (b"BEARER abc", Some(b"abc")),
-            (b"bEaReR   abc", Some(b"abc")),
-            (b"Bearer", None),
-            (b"Basic abc", None),
-            (b"Bearerabc", None),
-            (b"abc", None),
-        ] {
-            assert_eq!(bearer_token(header), token, "{header:?}");
-        }
-    }
-
-    #[test]
-    fn tokens_compare_whole() {
-        assert!(same_token(b"secret", b"secret"));
-        assert!(!same_token(b"secre", b"secret"));
-        assert!(!same_token(b"secret!", b"secret"));
-        assert!(!same_token(b"", b"secret"));
-        assert!(!same_token(b"sedret", b"secret"));
-    }
 }

@@ -11,6 +11,9 @@
 //! * [`connections`]: the accept loop, with the connection limit, the idle, header and body
 //!   timeouts and the bounded graceful shutdown.
 //!
+//! * [`auth`]: the token, login sessions and their limits; [`response`]: the answers and
+//!   headers all of them send (a 500 says only an id; its cause goes to the log).
+//!
 //! * [`idle_index`]: on a team store, the search queue indexed while no request is in
 //!   flight.
 //!
@@ -18,9 +21,11 @@
 //!
 //! `tools/python/sessiondb_store.py` is the Python adapter (a `SessionStore` for the SDK).
 
+pub mod auth;
 pub mod connections;
 pub mod guard;
 pub mod http;
 pub mod idle_index;
+pub mod response;
 pub mod streams;
 pub mod web;

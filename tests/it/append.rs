@@ -88,6 +88,7 @@ fn new_turn_lines(shared: &Path, case: &Case) -> Option<Vec<String>> {
 /// lines stored are byte for byte the lines the CLI wrote (when repair added nothing to write
 /// back), and resuming then gives the request the CLI sent.
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn the_cli_next_turn_appended_gives_its_lines_and_its_request() {
     let Some(shared) = shared_dir("the oracle cases") else {
         return;

@@ -544,6 +544,7 @@ fn an_unreachable_team_store_is_logged_and_not_installed_never_taken_for_a_file(
 /// password, and the installed command, run as Claude Code runs it, stores each event's new
 /// lines once, the session folder's files beside them, never a second version.
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn installed_hooks_capture_into_a_team_store_without_its_password_in_the_settings() {
     let Some(pg) = crate::support::pg_db("installed_hooks_capture_into_a_team_store") else {
         return;

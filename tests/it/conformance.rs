@@ -1,6 +1,7 @@
 //! One suite, both backends: every check here runs against the SQLite store and, when
 //! `SESSIONDB_TEST_PG` names a server, against a PostgreSQL team store, and where a check
-//! has an answer both must give the same one.
+//! has an answer both must give the same one. Without a server, the team-store half of
+//! each shows as an ignored twin (see [`postgres_twins`]).
 
 use crate::support::*;
 use serde_json::Value;
@@ -19,17 +20,23 @@ pub struct Backend {
     _pg: Option<PgTestDb>,
 }
 
-/// A fresh SQLite store and, when a server is configured, a fresh team store.
+/// A fresh SQLite store and, when a server is configured (`sessiondb_pg`, see
+/// `tools/build.rs`), a fresh team store; only the team store inside a `*_on_postgres_alone`
+/// test.
 pub fn backends(what: &str) -> Vec<Backend> {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("sessions.db");
-    let mut out = vec![Backend {
-        name: "sqlite",
-        db: Db::open(path.to_str().expect("utf-8 temp path")).expect("open sqlite"),
-        _dir: dir,
-        _pg: None,
-    }];
-    if let Some(pg) = pg_db(what) {
+    let mut out = Vec::new();
+    if !POSTGRES_ALONE.get() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("sessions.db");
+        out.push(Backend {
+            name: "sqlite",
+            db: Db::open(path.to_str().expect("utf-8 temp path")).expect("open sqlite"),
+            _dir: dir,
+            _pg: None,
+        });
+    }
+    if cfg!(sessiondb_pg) || POSTGRES_ALONE.get() {
+        let pg = pg_db(what).expect("a team store");
         out.push(Backend {
             name: "postgres",
             db: Db::open(&pg.url).expect("open postgres"),
@@ -38,6 +45,45 @@ pub fn backends(what: &str) -> Vec<Backend> {
         });
     }
     out
+}
+
+thread_local! {
+    /// Set by the `*_on_postgres_alone` twins: [`backends`] gives the team store only.
+    static POSTGRES_ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Without a server (`sessiondb_pg` unset) each test here runs on SQLite alone; so that its
+/// team-store half is not counted as passed, a twin `<test>_on_postgres_alone` shows as
+/// ignored, and runs that half (on the team store alone, nothing to compare with) under
+/// `--include-ignored` with `SESSIONDB_TEST_PG` set. With a server, the tests themselves run
+/// both and compare.
+macro_rules! postgres_twins {
+    ($($test:ident => $twin:ident),* $(,)?) => {$(
+        #[cfg(not(sessiondb_pg))]
+        #[test]
+        #[ignore = "needs PostgreSQL (SESSIONDB_TEST_PG): the team-store half of this test"]
+        fn $twin() {
+            POSTGRES_ALONE.set(true);
+            $test();
+        }
+    )*};
+}
+
+postgres_twins! {
+    corpus_round_trips_and_lists_alike_on_every_backend => corpus_round_trips_on_postgres_alone,
+    oracle_trees_round_trip_and_list_alike_on_every_backend => oracle_trees_on_postgres_alone,
+    oracle_resume_cases_on_every_backend => oracle_resume_cases_on_postgres_alone,
+    search_finds_the_same_lines_on_every_backend => search_on_postgres_alone,
+    rename_tag_and_delete_on_every_backend => rename_tag_and_delete_on_postgres_alone,
+    sdk_goldens_messages_and_agents_on_every_backend => sdk_goldens_on_postgres_alone,
+    every_fork_case_on_every_backend => every_fork_case_on_postgres_alone,
+    sdk_forks_on_every_backend => sdk_forks_on_postgres_alone,
+    fork_inherits_and_refuses_alike_on_every_backend => fork_inherits_on_postgres_alone,
+    messages_agents_and_fork_through_the_cli_on_every_backend => cli_on_postgres_alone,
+    appended_lines_are_found_by_the_next_search_on_every_backend => appended_lines_on_postgres_alone,
+    rewritten_and_vanished_files_on_every_backend => rewritten_and_vanished_on_postgres_alone,
+    sessions_are_found_by_id_prefix_and_project_on_every_backend => sessions_found_on_postgres_alone,
+    a_growing_file_imports_only_its_new_lines_on_every_backend => a_growing_file_on_postgres_alone,
 }
 
 impl Backend {
@@ -83,18 +129,8 @@ fn listing(b: &Backend) -> Vec<SessionInfo> {
     all
 }
 
-fn corpus_files(shared: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<_> = std::fs::read_dir(shared.join("corpus/claude-code"))
-        .expect("corpus")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "the corpus has transcripts");
-    files
-}
-
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn corpus_round_trips_and_lists_alike_on_every_backend() {
     let Some(shared) = shared_dir("the conformance corpus round trip") else {
         return;
@@ -138,6 +174,7 @@ fn corpus_round_trips_and_lists_alike_on_every_backend() {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn oracle_trees_round_trip_and_list_alike_on_every_backend() {
     let Some(shared) = shared_dir("the conformance oracle tree round trip") else {
         return;
@@ -206,6 +243,7 @@ fn oracle_trees_round_trip_and_list_alike_on_every_backend() {
 /// Every resume/continue/fork case of the oracle pack: the resumed API view is what the real
 /// CLI sent, on every backend, and both backends restore the same state.
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn oracle_resume_cases_on_every_backend() {
     let Some(shared) = shared_dir("the conformance oracle resume cases") else {
         return;
@@ -283,6 +321,7 @@ type HitKey = (String, Option<String>);
 /// a duplicate or escaped key: `jsonl::search_text` gives `None`) are left out of the
 /// comparison: the team store reads them with serde instead (docs/postgres.md).
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn search_finds_the_same_lines_on_every_backend() {
     let Some(shared) = shared_dir("the conformance search") else {
         return;
@@ -439,6 +478,7 @@ fn rename_tag_and_delete_on_every_backend() {
 /// (whole and paged) are the SDK's (the goldens list no known difference for these), and
 /// both backends answer alike.
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn sdk_goldens_messages_and_agents_on_every_backend() {
     use crate::sdk_goldens::{compare_messages, ids, oracle_dir, paging_args, read_json};
     let Some((oracle, _)) = oracle_dir() else {
@@ -587,6 +627,7 @@ const FORK_ID: &str = "f0000000-0000-4000-8000-00000000f0f0";
 /// ones the CLI wrote into its own fork file (same keys in the same order, same values but
 /// `promptId`).
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn every_fork_case_on_every_backend() {
     use crate::fork::{cli_fork_file, flags, jsonl, without};
     use sessiondb::fork::ForkOptions;
@@ -711,6 +752,7 @@ fn every_fork_case_on_every_backend() {
 /// `--up-to` and `--title` as the SDK's `fork_session` on every backend: the fork's visible
 /// messages are the ones the SDK's fork copied, the title is trimmed, the origin recorded.
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn sdk_forks_on_every_backend() {
     use sessiondb::fork::ForkOptions;
     let Some(shared) = shared_dir("the conformance SDK forks") else {
@@ -1064,16 +1106,6 @@ fn appended_lines_are_found_by_the_next_search_on_every_backend() {
     }
 }
 
-/// A user record of session `session` as Claude Code writes one, with its newline.
-fn user_record(session: &str, uuid: &str, parent: Option<&str>, text: &str) -> String {
-    let line = serde_json::json!({
-        "type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": session,
-        "cwd": "/w", "timestamp": "2026-01-01T00:00:00.000Z",
-        "message": {"role": "user", "content": text},
-    });
-    format!("{line}\n")
-}
-
 /// A file rewritten on disk becomes a new version on both stores, the lines sessiondb wrote
 /// into the old version (an `append`) carried over unless the new file holds them; a file
 /// gone from disk is marked vanished with its lines kept. Both stores give the same exports
@@ -1087,8 +1119,8 @@ fn rewritten_and_vanished_files_on_every_backend() {
         let project = root.path().join("-w");
         std::fs::create_dir_all(&project).expect("project dir");
         let path = project.join(format!("{SESSION}.jsonl"));
-        let first = user_record(SESSION, "u1", None, "one")
-            + &user_record(SESSION, "u2", Some("u1"), "two");
+        let first =
+            user_line(SESSION, "u1", None, "one") + &user_line(SESSION, "u2", Some("u1"), "two");
         std::fs::write(&path, &first).expect("write");
         let roots = [root.path().to_path_buf()];
         import_all(&b, &roots);
@@ -1098,9 +1130,9 @@ fn rewritten_and_vanished_files_on_every_backend() {
         b.db.append_with(&session, &[local], &Default::default())
             .expect("append");
         // Claude Code rewrites the file (the second line changed, a third added).
-        let second = user_record(SESSION, "u1", None, "one")
-            + &user_record(SESSION, "u2", Some("u1"), "two, edited")
-            + &user_record(SESSION, "u3", Some("u2"), "three");
+        let second = user_line(SESSION, "u1", None, "one")
+            + &user_line(SESSION, "u2", Some("u1"), "two, edited")
+            + &user_line(SESSION, "u3", Some("u2"), "three");
         std::fs::write(&path, &second).expect("rewrite");
         let rewritten = import_all(&b, &roots);
         assert_eq!(rewritten.files_rewritten, 1, "{}: {rewritten:?}", b.name);
@@ -1124,7 +1156,7 @@ fn rewritten_and_vanished_files_on_every_backend() {
             .last()
             .expect("the local line")
             .to_owned();
-        let third = user_record(SESSION, "u1", None, "one, again") + &held + "\n";
+        let third = user_line(SESSION, "u1", None, "one, again") + &held + "\n";
         std::fs::write(&path, &third).expect("rewrite again");
         let again = import_all(&b, &roots);
         assert_eq!(again.files_rewritten, 1, "{}: {again:?}", b.name);

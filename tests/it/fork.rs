@@ -40,6 +40,7 @@ pub fn jsonl(bytes: &[u8]) -> Vec<Value> {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn every_fork_case_forks_then_resumes_to_the_cli_api_view() {
     let Some(shared) = shared_dir("the oracle fork cases") else {
         return;
@@ -98,6 +99,7 @@ pub fn without(v: &Value, key: &str) -> Value {
 /// order, same top-level key order, same values, except `promptId` (the CLI stamps the
 /// prompt that triggered its write; a sessiondb fork has none and keeps the recorded one).
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn fork_lines_are_the_lines_the_cli_wrote() {
     let Some(shared) = shared_dir("the oracle fork cases") else {
         return;
@@ -187,6 +189,7 @@ pub fn flags(case: &Case) -> ResumeOptions {
 /// A fork of any case's target (ended at the case's `--resume-session-at`) resumes to what
 /// the CLI sent for the source: the fork holds the conversation, nothing more or less.
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn a_fork_of_every_case_resumes_like_its_source() {
     let Some(shared) = shared_dir("the oracle cases") else {
         return;
@@ -256,6 +259,7 @@ pub fn mutation_session(shared: &Path, sid: &str, root: &Path) -> Option<PathBuf
 /// fork's visible messages are the source messages the SDK's fork copied (its `forkedFrom`
 /// list; sessiondb keeps their uuids). `--title` is trimmed like the SDK's title.
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn up_to_and_title_follow_the_sdk_fork() {
     let Some(shared) = shared_dir("the SDK mutations") else {
         return;

@@ -6,11 +6,15 @@ mod check;
 
 use std::path::{Path, PathBuf};
 
-/// Single-file inputs (`*.jsonl`) and saved trees (folders) under `dir`.
+/// Single-file inputs (`*.jsonl`) and saved trees (folders) under `dir`, which must exist
+/// (a test over a folder that is not there would pass over nothing); a `README.md` is not
+/// an input.
 fn inputs(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let mut out: Vec<PathBuf> = entries
+        .map(|e| e.expect("a readable folder entry").path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "README.md"))
+        .collect();
     out.sort();
     out
 }

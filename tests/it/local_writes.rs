@@ -1,32 +1,14 @@
 //! Issue 13 item 9: lines written locally (append, tag, rename, a SessionStore append) to an
 //! imported session stay live when a re-import finds its source file rewritten.
 
-use crate::support::{output_with_stdin, sessiondb, sessiondb_command, sessiondb_ok};
+use crate::support::{
+    assistant_record, output_with_stdin, sessiondb, sessiondb_command, sessiondb_ok, user_record,
+};
 use serde_json::value::RawValue;
 use sessiondb::serve::streams::{self, StreamKey};
 use std::path::Path;
 
 const SESSION: &str = "5e550000-0000-4000-8000-000000000001";
-
-fn user(uuid: &str, parent: Option<&str>, text: &str) -> String {
-    serde_json::json!({
-        "parentUuid": parent, "isSidechain": false, "type": "user",
-        "message": {"role": "user", "content": text}, "uuid": uuid,
-        "timestamp": "2026-12-01T10:00:00.000Z", "sessionId": SESSION, "cwd": "/w"
-    })
-    .to_string()
-}
-
-fn assistant(uuid: &str, parent: &str, text: &str) -> String {
-    serde_json::json!({
-        "parentUuid": parent, "isSidechain": false, "type": "assistant",
-        "message": {"id": format!("msg-{uuid}"), "role": "assistant", "model": "m",
-                    "content": [{"type": "text", "text": text}],
-                    "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}},
-        "uuid": uuid, "timestamp": "2026-12-01T10:00:01.000Z", "sessionId": SESSION, "cwd": "/w"
-    })
-    .to_string()
-}
 
 fn run_with_stdin(db: &Path, args: &[&str], stdin: &str) {
     let mut command = sessiondb_command(db);
@@ -53,7 +35,10 @@ fn rewrite_after(
     let project = dir.path().join("projects/-w");
     std::fs::create_dir_all(&project).expect("mkdir");
     let file = project.join(format!("{SESSION}.jsonl"));
-    let first = [user("u1", None, "hello"), assistant("a1", "u1", "hi there")];
+    let first = [
+        user_record(SESSION, "u1", None, "hello"),
+        assistant_record(SESSION, "a1", "u1", "hi there"),
+    ];
     std::fs::write(&file, format!("{}\n{}\n", first[0], first[1])).expect("write");
     let db = dir.path().join("s.db");
     ok(&db, &["import", &project.to_string_lossy()]);
@@ -66,7 +51,11 @@ fn rewrite_after(
         .to_owned();
     assert!(!local.is_empty(), "the writer wrote nothing");
     // Rewritten: the first line changed (an edit, a compaction rewrite, a sync).
-    let mut rewritten = format!("{}\n{}\n", user("u1", None, "hello, edited"), first[1]);
+    let mut rewritten = format!(
+        "{}\n{}\n",
+        user_record(SESSION, "u1", None, "hello, edited"),
+        first[1]
+    );
     for line in extra(&local) {
         rewritten.push_str(&line);
         rewritten.push('\n');
@@ -91,7 +80,7 @@ struct Path2(tempfile::TempDir, std::path::PathBuf, String);
 fn appended_lines_survive_a_rewrite_and_stay_searchable_and_resumable() {
     let (exported, local, Path2(_dir, db, rewritten)) = rewrite_after(
         |db, _| {
-            let entry = user("u2", None, "zebracorn question") + "\n";
+            let entry = user_record(SESSION, "u2", None, "zebracorn question") + "\n";
             run_with_stdin(db, &["append", SESSION], &entry);
         },
         |_| Vec::new(),
@@ -133,7 +122,9 @@ fn serve_appends_survive_a_rewrite() {
                 session_id: SESSION.into(),
                 subpath: None,
             };
-            let entry = RawValue::from_string(user("u3", Some("a1"), "from the sdk")).expect("raw");
+            let entry =
+                RawValue::from_string(user_record(SESSION, "u3", Some("a1"), "from the sdk"))
+                    .expect("raw");
             streams::append(&store, &key, &[&*entry]).expect("append");
         },
         |_| Vec::new(),
@@ -150,7 +141,7 @@ fn lines_the_new_file_already_holds_are_not_repeated() {
             run_with_stdin(
                 db,
                 &["append", SESSION],
-                &(user("u2", None, "local") + "\n"),
+                &(user_record(SESSION, "u2", None, "local") + "\n"),
             );
             ok(db, &["tag", SESSION, "t"]);
         },
@@ -159,7 +150,7 @@ fn lines_the_new_file_already_holds_are_not_repeated() {
             assert_eq!(lines.len(), 2);
             assert!(lines[0].contains("\"u2\""));
             vec![
-                user("u2", Some("a1"), "synced back, with other bytes"),
+                user_record(SESSION, "u2", Some("a1"), "synced back, with other bytes"),
                 lines[1].to_owned(),
             ]
         },

@@ -72,6 +72,7 @@ fn spoil(url: &str) {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn check_finds_stale_vectors_and_catalog_rows_and_repair_restores_what_import_made() {
     let Some(db) =
         pg_db("check_finds_stale_vectors_and_catalog_rows_and_repair_restores_what_import_made")
@@ -143,6 +144,7 @@ fn check_finds_stale_vectors_and_catalog_rows_and_repair_restores_what_import_ma
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn reindex_rebuilds_vectors_and_catalog_as_import_made_them() {
     let Some(db) = pg_db("reindex_rebuilds_vectors_and_catalog_as_import_made_them") else {
         return;
@@ -211,6 +213,7 @@ fn mtime(path: &Path) -> std::time::SystemTime {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn restore_from_a_team_store_writes_its_bytes_and_mtimes_and_never_overwrites() {
     let Some(db) =
         pg_db("restore_from_a_team_store_writes_its_bytes_and_mtimes_and_never_overwrites")
@@ -280,6 +283,7 @@ fn restore_from_a_team_store_writes_its_bytes_and_mtimes_and_never_overwrites() 
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn launch_from_a_team_store_hands_the_session_to_claude() {
     let Some(db) = pg_db("launch_from_a_team_store_hands_the_session_to_claude") else {
         return;
@@ -340,6 +344,7 @@ fn launch_from_a_team_store_hands_the_session_to_claude() {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn watch_imports_changes_into_a_team_store() {
     use std::io::{BufRead, BufReader, Write};
     use std::process::Stdio;
@@ -479,6 +484,7 @@ fn backup_with(url: &str, pg_dump: &Path, dest: &Path, log: &Path) -> Output {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn backup_of_a_team_store_is_a_pg_dump_that_pg_restore_reads_back() {
     let Some(db) = pg_db("backup_of_a_team_store_is_a_pg_dump_that_pg_restore_reads_back") else {
         return;

@@ -42,6 +42,7 @@ fn stderr(out: &Output) -> String {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn a_url_without_its_password_logs_in_by_pgpassword_or_the_password_file() {
     let Some(cluster) = own_cluster(
         "a_url_without_its_password_logs_in_by_pgpassword_or_the_password_file",

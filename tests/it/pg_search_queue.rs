@@ -62,6 +62,7 @@ fn wombats(db: &Db) -> usize {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn two_catch_ups_at_once_index_every_line_once() {
     let Some((pg, db)) = queued_store("two_catch_ups_at_once_index_every_line_once") else {
         return;
@@ -99,6 +100,7 @@ fn two_catch_ups_at_once_index_every_line_once() {
 /// Lines another catch-up holds are waited for: when it fails (rolls back), the search's own
 /// catch-up indexes them, and the search finds every line.
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn a_failed_catch_up_loses_no_line_and_a_search_waits_for_it() {
     let Some((pg, db)) = queued_store("a_failed_catch_up_loses_no_line_and_a_search_waits_for_it")
     else {
@@ -136,6 +138,7 @@ fn a_failed_catch_up_loses_no_line_and_a_search_waits_for_it() {
 /// Lines still queued are not stale vectors to `check` (the next search indexes them), and
 /// `reindex`, which writes every vector, leaves nothing queued.
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn check_accepts_queued_lines_and_reindex_empties_the_queue() {
     let Some((pg, db)) = queued_store("check_accepts_queued_lines_and_reindex_empties_the_queue")
     else {
@@ -170,6 +173,7 @@ fn check_accepts_queued_lines_and_reindex_empties_the_queue() {
 /// entry), so none of them is ever aborted as a deadlock victim. Runs for
 /// `SESSIONDB_STRESS_SECS` seconds (default 5).
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn deletes_appends_and_searches_at_once_never_deadlock() {
     let Some(pg) = pg_db("deletes_appends_and_searches_at_once_never_deadlock") else {
         return;

@@ -200,6 +200,7 @@ fn rank_mtimes(answers: &mut [(Value, u16, Value)]) {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn store_endpoints_answer_as_on_sqlite() {
     let Some(pg) = pg_db("store_endpoints_answer_as_on_sqlite") else {
         return;
@@ -223,6 +224,7 @@ fn store_endpoints_answer_as_on_sqlite() {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn read_endpoints_answer_as_on_sqlite() {
     let Some(pg) = pg_db("read_endpoints_answer_as_on_sqlite") else {
         return;
@@ -372,6 +374,7 @@ fn post_page(server: &Serve, path: &str, body: &Value) -> (u16, Value) {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn viewer_pages_answer_as_on_sqlite() {
     let Some(pg) = pg_db("viewer_pages_answer_as_on_sqlite") else {
         return;
@@ -654,6 +657,7 @@ fn stress_client(addr: SocketAddr, n: usize, deadline: Instant) -> Acknowledged 
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn four_servers_and_a_sync_store_each_acknowledged_entry_once() {
     let Some(pg) = pg_db("four_servers_and_a_sync_store_each_acknowledged_entry_once") else {
         return;
@@ -808,6 +812,7 @@ fn local_session_refs(store: &sessiondb::Store) -> Vec<sessiondb::model::Session
 /// A line appended through the SessionStore endpoint (whose search vector a team store
 /// leaves to its queue) is found by the next search, on both backends.
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn a_line_appended_through_serve_is_found_by_the_next_search() {
     let Some(pg) = pg_db("a_line_appended_through_serve_is_found_by_the_next_search") else {
         return;
@@ -848,6 +853,7 @@ fn a_line_appended_through_serve_is_found_by_the_next_search() {
 /// vectors. (That an append queues its lines rather than indexing them is
 /// `pg_search_queue`'s to show.)
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn an_idle_server_indexes_the_search_queue() {
     let Some(pg) = pg_db("an_idle_server_indexes_the_search_queue") else {
         return;

@@ -4,6 +4,7 @@ use crate::support::pg_db;
 use sessiondb::pg::PgStore;
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn connect_migrates_once_and_again_is_a_no_op() {
     let Some(db) = pg_db("connect_migrates_once_and_again_is_a_no_op") else {
         return;
@@ -31,6 +32,7 @@ fn connect_migrates_once_and_again_is_a_no_op() {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn migrations_from_many_processes_at_once_do_not_collide() {
     let Some(db) = pg_db("migrations_from_many_processes_at_once_do_not_collide") else {
         return;
@@ -82,6 +84,7 @@ fn history(client: &mut postgres::Client) -> Vec<i32> {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn a_database_one_migration_behind_is_brought_current() {
     let Some(db) = pg_db("a_database_one_migration_behind_is_brought_current") else {
         return;
@@ -93,6 +96,7 @@ fn a_database_one_migration_behind_is_brought_current() {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn many_processes_at_once_bring_a_database_one_migration_behind_current() {
     let Some(db) = pg_db("many_processes_at_once_bring_a_database_one_migration_behind_current")
     else {
@@ -112,6 +116,7 @@ fn many_processes_at_once_bring_a_database_one_migration_behind_current() {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn a_changed_migration_is_reported_not_taken_as_current() {
     let Some(db) = pg_db("a_changed_migration_is_reported_not_taken_as_current") else {
         return;
@@ -133,6 +138,7 @@ fn a_changed_migration_is_reported_not_taken_as_current() {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn a_refused_login_names_the_server_without_the_password() {
     let Some(db) = pg_db("a_refused_login_names_the_server_without_the_password") else {
         return;
@@ -171,6 +177,7 @@ fn samples() -> String {
 /// session records the machine that brought it, `--host` filters by it, and the text
 /// output names the database without its password.
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn cli_verbs_on_a_team_store_record_and_filter_the_origin_host() {
     let Some(db) = pg_db("cli_verbs_on_a_team_store_record_and_filter_the_origin_host") else {
         return;
@@ -256,6 +263,7 @@ fn cli_verbs_on_a_team_store_record_and_filter_the_origin_host() {
 /// writers append overlapping batches of the same messages to one session at once; every
 /// message is stored exactly once, and the chain stays one path.
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn concurrent_appends_store_each_uuid_once() {
     let Some(db) = pg_db("concurrent_appends_store_each_uuid_once") else {
         return;
@@ -327,6 +335,7 @@ fn concurrent_appends_store_each_uuid_once() {
 /// not hide the first machine's lines (the file is reported and left out, as `sync` reports
 /// a conflict), while the first machine's own rewrite replaces its version as on SQLite.
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn a_copy_from_another_machine_does_not_replace_a_version_it_did_not_bring() {
     let Some(db) = pg_db("a_copy_from_another_machine_does_not_replace_a_version") else {
         return;
@@ -378,6 +387,7 @@ fn a_copy_from_another_machine_does_not_replace_a_version_it_did_not_bring() {
 /// V7 replaces V4's per-line search queue: the lines V4 left queued get their vectors, from
 /// their queued words, and V4's table goes.
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn lines_queued_before_v7_are_indexed_by_the_migration() {
     let Some(db) = pg_db("lines_queued_before_v7_are_indexed_by_the_migration") else {
         return;
@@ -433,6 +443,7 @@ fn lines_queued_before_v7_are_indexed_by_the_migration() {
 /// transcript, and deleting a transcript, or the session holding it, deletes its rows and
 /// what hangs on them.
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn rows_follow_their_transcript_as_the_foreign_key_made_them() {
     let Some(db) = pg_db("rows_follow_their_transcript_as_the_foreign_key_made_them") else {
         return;

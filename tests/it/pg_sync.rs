@@ -18,17 +18,6 @@ fn sync_into(store: &Store, url: &str) -> SyncReport {
     sync(store, &target, &NoProgress).expect("sync")
 }
 
-fn corpus_files(shared: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<_> = std::fs::read_dir(shared.join("corpus/claude-code"))
-        .expect("corpus")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "the corpus has transcripts");
-    files
-}
-
 /// The corpus, plus oracle trees with sub-agent transcripts, `.meta.json` sidecars and
 /// tool-result files (session files), in one local store.
 fn sample_store(shared: &Path) -> (tempfile::TempDir, Store) {
@@ -135,6 +124,10 @@ fn team_dump(url: &str) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(sessiondb_shared, sessiondb_pg)),
+    ignore = "needs ../shared and PostgreSQL (SESSIONDB_TEST_PG)"
+)]
 fn sync_of_the_sample_store_exports_byte_exact_and_a_second_sync_sends_nothing() {
     let Some(shared) = shared_dir("sync of the sample store") else {
         return;
@@ -193,6 +186,10 @@ fn sync_of_the_sample_store_exports_byte_exact_and_a_second_sync_sends_nothing()
 /// A sync killed with SIGKILL part-way, then run again, leaves the team store as one clean
 /// run does: whole units only, nothing twice, nothing missing.
 #[test]
+#[cfg_attr(
+    not(all(sessiondb_shared, sessiondb_pg)),
+    ignore = "needs ../shared and PostgreSQL (SESSIONDB_TEST_PG)"
+)]
 fn a_sync_killed_mid_way_then_rerun_equals_one_clean_run() {
     let Some(shared) = shared_dir("a killed sync") else {
         return;
@@ -332,29 +329,17 @@ fn write_session(root: &Path, session: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
-fn user_line(uuid: &str, parent: Option<&str>, session: &str, text: &str) -> String {
-    let line = json!({
-        "type": "user",
-        "uuid": uuid,
-        "parentUuid": parent,
-        "sessionId": session,
-        "cwd": "/home/me/proj",
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "message": {"role": "user", "content": text},
-    });
-    format!("{line}\n")
-}
-
 const SESSION: &str = "5e55c0de-0000-4000-8000-000000000001";
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn lines_appended_tagged_and_renamed_locally_reach_the_team_store() {
     let Some(db) = pg_db("lines_appended_tagged_and_renamed_locally_reach_the_team_store") else {
         return;
     };
     let src = tempfile::tempdir().expect("temp dir");
     let body =
-        user_line("u1", None, SESSION, "first") + &user_line("u2", Some("u1"), SESSION, "second");
+        user_line(SESSION, "u1", None, "first") + &user_line(SESSION, "u2", Some("u1"), "second");
     let path = write_session(src.path(), SESSION, body.as_bytes());
     let (_dir, store) = temp_store();
     import(&store, &[&path]);
@@ -389,13 +374,14 @@ fn lines_appended_tagged_and_renamed_locally_reach_the_team_store() {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn grown_rewritten_and_open_ended_files_sync_only_what_changed() {
     let Some(db) = pg_db("grown_rewritten_and_open_ended_files_sync_only_what_changed") else {
         return;
     };
     let src = tempfile::tempdir().expect("temp dir");
-    let one = user_line("u1", None, SESSION, "one");
-    let two = user_line("u2", Some("u1"), SESSION, "two");
+    let one = user_line(SESSION, "u1", None, "one");
+    let two = user_line(SESSION, "u2", Some("u1"), "two");
     // The last line has no newline yet: Claude Code was writing it.
     let open = two.trim_end_matches('\n');
     let path = write_session(src.path(), SESSION, format!("{one}{open}").as_bytes());
@@ -406,7 +392,7 @@ fn grown_rewritten_and_open_ended_files_sync_only_what_changed() {
 
     // The open line is completed and one more follows: the team store's open line is
     // replaced by its complete version, and only the new lines are sent.
-    let three = user_line("u3", Some("u2"), SESSION, "three");
+    let three = user_line(SESSION, "u3", Some("u2"), "three");
     std::fs::write(&path, format!("{one}{two}{three}")).expect("grow");
     import(&store, &[&path]);
     let grown = sync_into(&store, &db.url);
@@ -416,7 +402,7 @@ fn grown_rewritten_and_open_ended_files_sync_only_what_changed() {
 
     // Rewritten (not a prefix any more): the local store supersedes its version, and so
     // does the team store, keeping the old one.
-    let other = user_line("v1", None, SESSION, "rewritten");
+    let other = user_line(SESSION, "v1", None, "rewritten");
     std::fs::write(&path, &other).expect("rewrite");
     import(&store, &[&path]);
     let rewritten = sync_into(&store, &db.url);
@@ -437,6 +423,7 @@ fn grown_rewritten_and_open_ended_files_sync_only_what_changed() {
 /// Lines only the team store holds (another writer's) are never hidden: a team store ahead
 /// of the local store is left as it is, and one that went another way is a conflict.
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn lines_only_the_team_store_holds_are_kept_and_a_divergence_is_reported() {
     let Some(db) = pg_db("lines_only_the_team_store_holds_are_kept") else {
         return;
@@ -445,13 +432,13 @@ fn lines_only_the_team_store_holds_are_kept_and_a_divergence_is_reported() {
     let path = write_session(
         src.path(),
         SESSION,
-        user_line("u1", None, SESSION, "mine").as_bytes(),
+        user_line(SESSION, "u1", None, "mine").as_bytes(),
     );
     let (_dir, store) = temp_store();
     import(&store, &[&path]);
     sync_into(&store, &db.url);
     // Another writer adds a line to the team store's transcript.
-    let theirs = user_line("t1", Some("u1"), SESSION, "theirs");
+    let theirs = user_line(SESSION, "t1", Some("u1"), "theirs");
     let mut client = postgres::Client::connect(&db.url, postgres::NoTls).expect("connect");
     client
         .execute(
@@ -572,6 +559,10 @@ fn sync_refuses_a_target_that_is_not_postgres_and_never_prints_the_password() {
 /// Two syncs of one local store into one team store at once: each unit is decided under
 /// the session's row lock, so the result is one clean run's, with no line stored twice.
 #[test]
+#[cfg_attr(
+    not(all(sessiondb_shared, sessiondb_pg)),
+    ignore = "needs ../shared and PostgreSQL (SESSIONDB_TEST_PG)"
+)]
 fn two_syncs_at_once_store_every_line_once() {
     let Some(shared) = shared_dir("two syncs at once") else {
         return;
@@ -624,12 +615,13 @@ fn two_syncs_at_once_store_every_line_once() {
 /// superseded, and a line a team-store writer appended there through sessiondb (a `serve`
 /// client, an `append`) is carried over to the new version instead of being hidden.
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn a_rewritten_file_carries_the_team_stores_local_lines_over() {
     let Some(db) = pg_db("a_rewritten_file_carries_the_team_stores_local_lines_over") else {
         return;
     };
     let src = tempfile::tempdir().expect("temp dir");
-    let one = user_line("u1", None, SESSION, "one");
+    let one = user_line(SESSION, "u1", None, "one");
     let path = write_session(src.path(), SESSION, one.as_bytes());
     let (_dir, store) = temp_store();
     import(&store, &[&path]);
@@ -644,7 +636,7 @@ fn a_rewritten_file_carries_the_team_stores_local_lines_over() {
     sessiondb::pg::record::append_with(&team, &session, &[theirs], &Default::default())
         .expect("append");
     // The local file is rewritten and imported again.
-    let other = user_line("v1", None, SESSION, "rewritten");
+    let other = user_line(SESSION, "v1", None, "rewritten");
     std::fs::write(&path, &other).expect("rewrite");
     import(&store, &[&path]);
     let report = sync_into(&store, &db.url);
@@ -666,17 +658,18 @@ fn a_rewritten_file_carries_the_team_stores_local_lines_over() {
 /// After a sync the team store holds this machine's ledger as the local store has it, so an
 /// import of the grown file from this machine stores only its new lines.
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn an_import_after_a_sync_goes_on_where_the_local_store_stood() {
     let Some(db) = pg_db("an_import_after_a_sync_goes_on_where_the_local_store_stood") else {
         return;
     };
     let src = tempfile::tempdir().expect("temp dir");
-    let one = user_line("u1", None, SESSION, "one");
+    let one = user_line(SESSION, "u1", None, "one");
     let path = write_session(src.path(), SESSION, one.as_bytes());
     let (_dir, store) = temp_store();
     import(&store, &[&path]);
     sync_into(&store, &db.url);
-    let two = user_line("u2", Some("u1"), SESSION, "two");
+    let two = user_line(SESSION, "u2", Some("u1"), "two");
     std::fs::write(&path, format!("{one}{two}")).expect("grow");
     let team = PgStore::connect(&db.url).expect("connect");
     let report =

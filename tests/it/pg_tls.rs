@@ -104,6 +104,7 @@ fn import_and_list_through_the_binary(url: &str) {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn sslmode_require_and_verify_connect_over_tls_and_check_what_they_promise() {
     let certs = tempfile::tempdir().expect("tempdir");
     make_certificates(certs.path());
@@ -167,6 +168,7 @@ fn sslmode_require_and_verify_connect_over_tls_and_check_what_they_promise() {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn a_server_without_tls_keeps_plain_modes_and_refuses_require_clearly() {
     let Some(db) = pg_db("a_server_without_tls_keeps_plain_modes_and_refuses_require_clearly")
     else {
@@ -197,6 +199,7 @@ fn a_server_without_tls_keeps_plain_modes_and_refuses_require_clearly() {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
 fn client_certificates_named_by_the_url_are_sent() {
     let certs = tempfile::tempdir().expect("tempdir");
     make_certificates(certs.path());

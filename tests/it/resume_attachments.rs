@@ -122,15 +122,12 @@ const CORPUS_TYPES: &[&str] = &[
 /// `system`-message models), and a type that renders nothing must leave no trace of its
 /// payload text. Tallies per type so that a type the pack never exercises is noticed.
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn corpus_attachment_types_render_like_the_cli() {
-    let pack = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/oracle/real/cases");
-    if !pack.is_dir() {
-        if std::env::var_os("CI").is_some() {
-            panic!("real oracle pack missing at {}", pack.display());
-        }
-        eprintln!("skipping: real oracle pack not found at {}", pack.display());
+    let Some(shared) = crate::support::shared_dir("the attachment types of the real pack") else {
         return;
-    }
+    };
+    let pack = shared.join("oracle/real/cases");
     let mut seen: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
     for dir in case_dirs(&pack) {

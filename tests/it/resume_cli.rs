@@ -116,6 +116,7 @@ pub fn verb_args(case: &Case) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn every_resume_and_continue_case_prints_the_cli_api_view() {
     let Some(shared) = shared_dir("the oracle resume cases") else {
         return;
@@ -160,6 +161,7 @@ fn every_resume_and_continue_case_prints_the_cli_api_view() {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn continue_picks_the_session_the_cli_picked() {
     let Some(shared) = shared_dir("the oracle continue cases") else {
         return;

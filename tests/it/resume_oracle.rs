@@ -10,18 +10,6 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use sessiondb::resume::{api_view, load_conversation, pick_leaf, validate, ApiOptions};
 
-fn shared_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    if dir.join("oracle/cases").is_dir() {
-        return Some(dir);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("shared fixtures missing at {}", dir.display());
-    }
-    eprintln!("skipping: shared fixtures not found at {}", dir.display());
-    None
-}
-
 /// JSONL as the CLI reads it: trim lines, strip a BOM, skip empty and
 /// malformed lines and non-objects.
 fn read_jsonl(path: &Path) -> Vec<Value> {
@@ -136,8 +124,11 @@ fn load_cases(shared: &Path) -> Vec<Case> {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn oracle_cases_match_expected_api_view() {
-    let Some(shared) = shared_dir() else { return };
+    let Some(shared) = crate::support::shared_dir("the resume oracle") else {
+        return;
+    };
     let cases = load_cases(&shared);
     assert!(!cases.is_empty(), "no oracle cases found");
     let mut failures = Vec::new();
@@ -175,8 +166,11 @@ fn oracle_cases_match_expected_api_view() {
 /// R16: the repairs written back to the transcript make a later resume add
 /// nothing and send the same view.
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn oracle_repairs_are_idempotent_when_written_back() {
-    let Some(shared) = shared_dir() else { return };
+    let Some(shared) = crate::support::shared_dir("the resume oracle") else {
+        return;
+    };
     let mut failures = Vec::new();
     for c in load_cases(&shared) {
         if c.opts.resume_interrupted_turn || c.opts.at.is_some() {
@@ -216,8 +210,11 @@ fn oracle_repairs_are_idempotent_when_written_back() {
 /// their tool results (plus content-replacement records) and passes the leaf
 /// explicitly: same answer as from the whole file.
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn oracle_subset_with_explicit_leaf_gives_same_view() {
-    let Some(shared) = shared_dir() else { return };
+    let Some(shared) = crate::support::shared_dir("the resume oracle") else {
+        return;
+    };
     let mut failures = Vec::new();
     for c in load_cases(&shared) {
         let full = api_view(&c.records, &c.opts).expect("view");
@@ -285,8 +282,11 @@ fn oracle_subset_with_explicit_leaf_gives_same_view() {
 const CORPUS_EXCEPTIONS: &[(&str, &str)] = &[];
 
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn corpus_api_views_validate() {
-    let Some(shared) = shared_dir() else { return };
+    let Some(shared) = crate::support::shared_dir("the resume oracle") else {
+        return;
+    };
     let dir = shared.join("corpus/claude-code");
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
         .expect("read corpus dir")
@@ -345,8 +345,11 @@ fn corpus_api_views_validate() {
 /// the CLI's rule (drop whitespace-only text blocks of assistant records) was applied; the
 /// 2.1.88 spec's §6.5 record filter is no longer needed for it.
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn corpus_whitespace_text_is_dropped_as_the_cli_does() {
-    let Some(shared) = shared_dir() else { return };
+    let Some(shared) = crate::support::shared_dir("the resume oracle") else {
+        return;
+    };
     let f = shared.join("corpus/claude-code/entirecli__397737088f0a_0_full.jsonl");
     if !f.is_file() {
         return;

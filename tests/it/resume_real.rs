@@ -204,12 +204,14 @@ fn run(cases: &[Case], check: fn(&Case) -> Result<(), String>, what: &str) {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn real_pack_views_equal_the_cli() {
     let Some(cases) = real_cases() else { return };
     run(&cases, check_pure, "real pack (pure)");
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn real_pack_through_the_store_equals_the_cli() {
     let Some(cases) = real_cases() else { return };
     run(&cases, check_store, "real pack (store)");
@@ -240,6 +242,7 @@ fn model_ids_are_rewritten_as_the_cli_does() {
 
 /// B9: `resume` of a session without conversation exits 1 with exactly the CLI's message.
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn refusals_exit_1_with_the_cli_message() {
     let Some(cases) = real_cases() else { return };
     let mut seen = 0;
@@ -288,6 +291,7 @@ fn refusals_exit_1_with_the_cli_message() {
 /// same model and gives the case's view for the case's model; writing a resume's repairs
 /// back with `append` (what the CLI writes before its new turn) changes nothing either.
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn forks_and_write_backs_of_real_transcripts_resume_like_the_original() {
     let Some(cases) = real_cases() else { return };
     let mut failures = Vec::new();
@@ -341,6 +345,7 @@ fn forks_and_write_backs_of_real_transcripts_resume_like_the_original() {
 /// `resume --model` through the binary: the same transcript gives the `__own` and the
 /// `__other` view, and `--json` reports the model called (B14 rewrite applied).
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn the_cli_takes_a_model() {
     let Some(cases) = real_cases() else { return };
     let pick = |name: &str| {

@@ -65,6 +65,7 @@ fn compare(
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn sql_resume_equals_the_in_memory_reference_on_the_corpus() {
     let Some(shared) = shared_dir("the corpus resume comparison") else {
         return;
@@ -98,6 +99,7 @@ fn sql_resume_equals_the_in_memory_reference_on_the_corpus() {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn sql_resume_equals_the_in_memory_reference_on_the_oracle_cases() {
     let Some(shared) = shared_dir("the oracle resume comparison") else {
         return;

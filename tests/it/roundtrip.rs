@@ -5,18 +5,8 @@ use crate::support::*;
 use sessiondb::{export, query};
 use std::path::Path;
 
-fn corpus_files(shared: &Path) -> Vec<std::path::PathBuf> {
-    let mut files: Vec<_> = std::fs::read_dir(shared.join("corpus/claude-code"))
-        .expect("corpus")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "the corpus has transcripts");
-    files
-}
-
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn corpus_files_round_trip_byte_identically() {
     let Some(shared) = shared_dir("the corpus round trip") else {
         return;
@@ -44,6 +34,7 @@ fn corpus_files_round_trip_byte_identically() {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn oracle_case_trees_round_trip() {
     let Some(shared) = shared_dir("the oracle tree round trip") else {
         return;
@@ -80,6 +71,7 @@ fn oracle_case_trees_round_trip() {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn sdk_rebuilt_tree_round_trips_with_subagents_and_sidecars() {
     let Some(shared) = shared_dir("the SDK tree round trip") else {
         return;
@@ -141,6 +133,7 @@ fn cut_point(name: &str, lines: usize) -> usize {
 }
 
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn a_cut_file_then_the_whole_file_equals_one_import() {
     let Some(shared) = shared_dir("the incremental import test") else {
         return;

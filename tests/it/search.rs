@@ -327,6 +327,7 @@ fn compare_text_with_view(store: &Store) -> (usize, usize) {
 
 /// The Rust extraction gives exactly the view's text on the whole corpus and on odd lines.
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn rust_search_text_equals_the_view() {
     let (dir, store) = support::temp_store();
     let project = dir.path().join("projects/-work-odd");
@@ -416,6 +417,7 @@ fn assert_index_consistent(store: &Store) {
 /// and index consistent: the next search catches up on the queue, and FTS5's integrity check
 /// passes.
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn a_killed_import_leaves_the_index_consistent() {
     let Some(shared) = support::shared_dir("the killed-import test") else {
         return;

@@ -863,6 +863,7 @@ fn summaries_of_imported_sessions_fold_every_stored_line() {
 /// model, the bundle reports the model called (B14), and a session without conversation is
 /// a 404 with the CLI's message (B9).
 #[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
 fn resume_takes_a_model_and_refuses_like_the_cli() {
     let Some(shared) = shared_dir("the real-transcript pack") else {
         return;

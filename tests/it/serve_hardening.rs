@@ -596,12 +596,16 @@ fn the_token_comes_from_a_file_or_the_environment_in_any_scheme_case() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     let file = dir.path().join("token");
-    std::fs::write(&file, "t0ken-from-file\n").unwrap();
+    std::fs::write(&file, "t0ken-from-the-file\n").unwrap();
     let file_arg = file.to_str().unwrap();
     for (args, env_token, token) in [
-        (vec!["--token-file", file_arg], None, "t0ken-from-file"),
-        (vec![], Some("t0ken-from-env"), "t0ken-from-env"),
-        (vec!["--token", "t0ken-from-arg"], None, "t0ken-from-arg"),
+        (vec!["--token-file", file_arg], None, "t0ken-from-the-file"),
+        (vec![], Some("t0ken-from-the-env"), "t0ken-from-the-env"),
+        (
+            vec!["--token", "t0ken-from-the-arg"],
+            None,
+            "t0ken-from-the-arg",
+        ),
     ] {
         let (mut child, addr) = spawn_with_token(&db, &args, env_token);
         let body = json!({"key": key("s", None)}).to_string();

@@ -8,18 +8,59 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::Duration;
 
-/// `../shared` beside the checkout. Under CI its absence is a failure; elsewhere the
-/// tests that need it are skipped with a message.
+/// `../shared` beside the checkout, for `what`. A test that calls this is marked
+/// `#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]` (`tools/build.rs` sets the
+/// flag when `../shared` is there, and always under `CI`), so that without it the test shows
+/// as ignored; one that runs all the same (`--include-ignored`, or CI) fails here. The
+/// `Option` is never `None`: it keeps the callers' `let … else` form.
 pub fn shared_dir(what: &str) -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("../shared is missing, so {what} cannot run (CI is set)");
-    }
-    eprintln!("skipping {what}: ../shared is missing");
-    None
+    assert!(
+        dir.is_dir(),
+        "../shared is missing, so {what} cannot run (a test that needs it is marked \
+         #[cfg_attr(not(sessiondb_shared), ignore = \"needs ../shared\")])"
+    );
+    Some(dir)
+}
+
+/// The transcripts of `../shared/corpus/claude-code`, sorted.
+pub fn corpus_files(shared: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(shared.join("corpus/claude-code"))
+        .expect("corpus")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "the corpus has transcripts");
+    files
+}
+
+/// A user record of `session` as Claude Code writes one (without its newline).
+pub fn user_record(session: &str, uuid: &str, parent: Option<&str>, text: &str) -> String {
+    serde_json::json!({
+        "parentUuid": parent, "isSidechain": false, "type": "user",
+        "message": {"role": "user", "content": text}, "uuid": uuid,
+        "timestamp": "2026-01-01T00:00:00.000Z", "sessionId": session, "cwd": "/w"
+    })
+    .to_string()
+}
+
+/// [`user_record`] with its newline.
+pub fn user_line(session: &str, uuid: &str, parent: Option<&str>, text: &str) -> String {
+    user_record(session, uuid, parent, text) + "\n"
+}
+
+/// An assistant record of `session` answering `parent` with one text block (without its
+/// newline).
+pub fn assistant_record(session: &str, uuid: &str, parent: &str, text: &str) -> String {
+    serde_json::json!({
+        "parentUuid": parent, "isSidechain": false, "type": "assistant",
+        "message": {"id": format!("msg-{uuid}"), "role": "assistant", "model": "m",
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}},
+        "uuid": uuid, "timestamp": "2026-01-01T00:00:01.000Z", "sessionId": session, "cwd": "/w"
+    })
+    .to_string()
 }
 
 /// Says on the terminal, past the test harness's capture, that a test takes long, so that
@@ -251,8 +292,11 @@ pub fn import_killed_at(db: &Path, path: &Path, wal_bytes: u64) -> bool {
 }
 
 /// A fresh PostgreSQL database for one test, on the server `SESSIONDB_TEST_PG` names; dropped
-/// when the value is. Without the variable the test is skipped with a message, and under CI
-/// it fails instead (CI starts a throwaway server, see .ci/run).
+/// when the value is. A test that needs one is marked
+/// `#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]`
+/// (`tools/build.rs` sets the flag when the variable is, and always under `CI`, where
+/// `.ci/run` starts a throwaway server), so that without a server it shows as ignored; one
+/// that runs all the same fails here.
 pub struct PgTestDb {
     admin: String,
     name: String,
@@ -260,18 +304,19 @@ pub struct PgTestDb {
     pub url: String,
 }
 
-/// The test database for `what`, or `None` (after a message) when no server is configured.
+/// The test database for `what`. The `Option` is never `None` (a missing server fails the
+/// test): it keeps the callers' `let … else` form.
 pub fn pg_db(what: &str) -> Option<PgTestDb> {
-    let Some(admin) = std::env::var("SESSIONDB_TEST_PG")
+    let admin = std::env::var("SESSIONDB_TEST_PG")
         .ok()
         .filter(|u| !u.is_empty())
-    else {
-        if std::env::var_os("CI").is_some() {
-            panic!("SESSIONDB_TEST_PG is not set, so {what} cannot run (CI is set)");
-        }
-        eprintln!("skipping {what}: SESSIONDB_TEST_PG is not set");
-        return None;
-    };
+        .unwrap_or_else(|| {
+            panic!(
+                "SESSIONDB_TEST_PG is not set, so {what} cannot run (a test that needs it is \
+                 marked #[cfg_attr(not(sessiondb_pg), ignore = \"needs PostgreSQL \
+                 (SESSIONDB_TEST_PG)\")])"
+            )
+        });
     let name = format!("sessiondb_test_{}", uuid::Uuid::new_v4().simple());
     let mut client = postgres::Client::connect(&admin, postgres::NoTls)
         .unwrap_or_else(|e| panic!("cannot connect to SESSIONDB_TEST_PG for {what}: {e}"));
@@ -313,9 +358,8 @@ pub struct OwnCluster {
     pub url: String,
 }
 
-/// Starts a cluster with `options`, or `None` when no test server is configured (the
-/// binaries are then not known to be there): skipped, or failing under CI, exactly as the
-/// other PostgreSQL tests.
+/// Starts a cluster with `options`; it needs a configured test server (the binaries are
+/// then known to be there) and fails without one, exactly as [`pg_db`].
 pub fn own_cluster(what: &str, options: &[std::ffi::OsString]) -> Option<OwnCluster> {
     drop(pg_db(what)?);
     // The cluster's owner (the `postgres` user under root) must reach its folder: not

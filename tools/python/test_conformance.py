@@ -201,15 +201,15 @@ async def test_rejected_requests(servers):
 
 @pytest.mark.anyio
 async def test_token(servers):
-    server = servers(token="s3cret")
+    server = servers(token="s3cret-token-0123456789")
     key = {"project_key": "p", "session_id": "s"}
     with pytest.raises(SessionDbError) as e:
         await SessionDbStore(server.url).load(key)
     assert e.value.status == 401
     with pytest.raises(SessionDbError) as e:
-        await SessionDbStore(server.url, token="s3cre").load(key)
+        await SessionDbStore(server.url, token="s3cret-token-012345678").load(key)
     assert e.value.status == 401
-    assert await SessionDbStore(server.url, token="s3cret").load(key) is None
+    assert await SessionDbStore(server.url, token="s3cret-token-0123456789").load(key) is None
 
 
 def test_concurrent_writers_fold_every_line_once(servers):

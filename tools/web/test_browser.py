@@ -269,7 +269,7 @@ def test_login_with_a_token(served, browser):
     from conftest import sessiondb_bin
 
     out = open(os.path.join(served.tmp, "serve-token.out"), "w+")
-    env = dict(os.environ, SESSIONDB_TOKEN="pa55-w0rd")
+    env = dict(os.environ, SESSIONDB_TOKEN="pa55-w0rd-0123456789")
     proc = subprocess.Popen([sessiondb_bin(), "--db", served.db, "serve", "--addr", "127.0.0.1:0"],
                             stdout=out, stderr=subprocess.STDOUT, env=env)
     try:
@@ -289,13 +289,13 @@ def test_login_with_a_token(served, browser):
         field.send_keys(Keys.ENTER)
         wait(browser).until(lambda d: d.find_element(By.ID, "login-error").text != "")
         field.clear()
-        field.send_keys("pa55-w0rd")
+        field.send_keys("pa55-w0rd-0123456789")
         field.send_keys(Keys.ENTER)
         wait(browser).until(EC.url_contains("/search?q=zebra"))
         go(browser, browser.current_url)
         assert browser.find_elements(By.CSS_SELECTOR, "ol.hits a.hit")
         # The cookie is not readable by script.
-        assert "sessiondb_token" not in browser.execute_script("return document.cookie")
+        assert "sessiondb_" not in browser.execute_script("return document.cookie")
     finally:
         proc.terminate()
         proc.wait(timeout=15)

@@ -6,12 +6,12 @@
 //!   /session/P/S/tool/N?id=T` (a tool call's input and result, for its fold), `GET
 //!   /session/P/S/download` (`.jsonl`);
 //! * actions, `POST` with a JSON body from the page's script: `…/rename`, `…/tag`,
-//!   `…/fork`, `…/delete`; `POST /login` sets the token cookie;
+//!   `…/fork`, `…/delete`; `POST /login` sets the login cookie ([`auth`]);
 //! * `/assets/…`: the stylesheet and script, embedded in the binary.
 //!
 //! Every string from a transcript goes through [`html::Html::text`] (escaped) or
 //! [`markdown::render`] (sanitised). Every answer carries a strict Content-Security-Policy
-//! ([`add_security_headers`]): scripts only from `/assets/app.js`, no inline script or style,
+//! ([`super::response::add_security_headers`]): scripts only from `/assets/app.js`, no inline script or style,
 //! no frames.
 
 pub mod html;
@@ -19,25 +19,21 @@ pub mod markdown;
 mod pages;
 mod session;
 
+pub(crate) use super::auth::same_origin_json;
+use super::auth::{self, Auth};
+pub use super::response::CSP;
+use super::response::{client_message, internal, status_of};
+pub(crate) use super::response::{json_error, json_ok};
 use crate::backend::Db;
 use crate::error::Error;
 use crate::model::SessionRef;
-use axum::extract::{RawQuery, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::extract::RawQuery;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use html::Html;
 use std::sync::{Arc, LazyLock};
-
-/// The name of the cookie that carries the token for the pages.
-pub const TOKEN_COOKIE: &str = "sessiondb_token";
-
-/// The Content-Security-Policy of every answer: nothing but this server's own script,
-/// stylesheet and images (plus `data:` images from transcripts), no frames, no plugins.
-pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-     img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; \
-     frame-ancestors 'none'";
 
 const APP_CSS: &str = include_str!("assets/app.css");
 const APP_JS: &str = include_str!("assets/app.js");
@@ -88,14 +84,20 @@ fn asset(content_type: &'static str, body: &'static str, query: Option<&str>) ->
 pub struct WebState {
     /// The store, of either kind: the pages read and change it only through [`Db`].
     db: Arc<Db>,
-    /// The token, when the server has one.
-    pub token: Option<Arc<[u8]>>,
+    /// The token check and login sessions ([`auth`]).
+    auth: Arc<Auth>,
+}
+
+impl axum::extract::FromRef<WebState> for Arc<Auth> {
+    fn from_ref(state: &WebState) -> Arc<Auth> {
+        state.auth.clone()
+    }
 }
 
 impl WebState {
-    /// The pages' state over `db`.
-    pub fn new(db: Arc<Db>, token: Option<Arc<[u8]>>) -> WebState {
-        WebState { db, token }
+    /// The pages' state over `db`, logging in with `auth`.
+    pub fn new(db: Arc<Db>, auth: Arc<Auth>) -> WebState {
+        WebState { db, auth }
     }
 
     /// The store the pages read.
@@ -110,7 +112,7 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: WebState) -> Router<S> {
     Router::new()
         .route("/", get(pages::sessions))
         .route("/search", get(pages::search))
-        .route("/login", get(pages::login_form).post(login))
+        .route("/login", get(pages::login_form).post(auth::login))
         .route("/session/{project}/{session}", get(session::session_page))
         .route(
             "/session/{project}/{session}/agent/{agent}",
@@ -151,168 +153,6 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: WebState) -> Router<S> {
             }),
         )
         .with_state(state)
-}
-
-/// Paths anyone may fetch without the token: the login form and the assets it uses.
-pub fn is_public(path: &str) -> bool {
-    path == "/login" || path.starts_with("/assets/") || path == "/favicon.ico"
-}
-
-/// Whether `path` belongs to the pages (which take the token from the cookie too) rather
-/// than the API (bearer header only).
-pub fn is_page(path: &str) -> bool {
-    !path.starts_with("/v1/")
-}
-
-/// The token the request's cookie carries, if any.
-pub fn cookie_token(headers: &HeaderMap) -> Option<&[u8]> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .flat_map(|v| v.as_bytes().split(|b| *b == b';'))
-        .find_map(|pair| {
-            let pair = pair.trim_ascii();
-            pair.strip_prefix(TOKEN_COOKIE.as_bytes())
-                .and_then(|rest| rest.strip_prefix(b"="))
-        })
-}
-
-/// The answer to a page request without a valid token: a GET is sent to the login form
-/// (coming back afterwards), anything else gets 401.
-pub fn unauthorized(method: &Method, path_and_query: &str) -> Response {
-    if method == Method::GET {
-        let target = format!("/login?next={}", html::url_part(path_and_query));
-        let mut response = StatusCode::SEE_OTHER.into_response();
-        if let Ok(v) = HeaderValue::from_str(&target) {
-            response.headers_mut().insert(header::LOCATION, v);
-        }
-        response
-    } else {
-        json_error(
-            StatusCode::UNAUTHORIZED,
-            "missing or wrong token: log in again",
-        )
-    }
-}
-
-/// Adds the security headers to an answer. The connection's service calls it on every
-/// answer it sends — pages, API, assets, errors, 404s and the request guard's refusals —
-/// so that no answer, present or future, goes out without them.
-pub fn add_security_headers(h: &mut HeaderMap) {
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    if !h.contains_key(header::CACHE_CONTROL) {
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    }
-}
-
-#[derive(serde::Deserialize)]
-struct LoginBody {
-    token: String,
-}
-
-/// `POST /login {"token": …}`: checks the token and sets the HttpOnly, SameSite=Strict
-/// cookie the pages are read with.
-async fn login(
-    State(state): State<WebState>,
-    headers: HeaderMap,
-    body: axum::body::Bytes,
-) -> Response {
-    if let Err(r) = same_origin_json(&headers) {
-        return r;
-    }
-    let Ok(body) = serde_json::from_slice::<LoginBody>(&body) else {
-        return json_error(StatusCode::BAD_REQUEST, "send {\"token\": \"…\"}");
-    };
-    let Some(expected) = &state.token else {
-        return json_ok(serde_json::json!({ "ok": true }));
-    };
-    if !crate::serve::http::same_token(body.token.as_bytes(), expected)
-        || body
-            .token
-            .bytes()
-            .any(|b| !(0x21..0x7f).contains(&b) || b == b';')
-    {
-        return json_error(StatusCode::UNAUTHORIZED, "wrong token");
-    }
-    let mut response = json_ok(serde_json::json!({ "ok": true }));
-    let cookie = format!(
-        "{TOKEN_COOKIE}={}; HttpOnly; SameSite=Strict; Path=/",
-        body.token
-    );
-    if let Ok(v) = HeaderValue::from_str(&cookie) {
-        response.headers_mut().insert(header::SET_COOKIE, v);
-    }
-    response
-}
-
-/// Refuses a write that a page of another site could have sent: the body must be declared
-/// `application/json` (which a cross-site form cannot send without a CORS preflight this
-/// server never grants), `Sec-Fetch-Site` must not be `cross-site`, and an `Origin` must
-/// match `Host`. (The server's own layer checks the same for every route; the pages keep
-/// their own check so that their safety never depends on the order of layers.)
-#[allow(clippy::result_large_err)]
-pub(crate) fn same_origin_json(headers: &HeaderMap) -> Result<(), Response> {
-    let json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
-    if !json {
-        return Err(json_error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "actions take Content-Type: application/json",
-        ));
-    }
-    if headers
-        .get("sec-fetch-site")
-        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"cross-site"))
-    {
-        return Err(json_error(
-            StatusCode::FORBIDDEN,
-            "cross-site request refused",
-        ));
-    }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let host = headers.get(header::HOST).map(HeaderValue::as_bytes);
-        let origin = origin.as_bytes();
-        let host_part = origin
-            .strip_prefix(b"http://")
-            .or_else(|| origin.strip_prefix(b"https://"));
-        if host.is_none() || host_part != host {
-            return Err(json_error(
-                StatusCode::FORBIDDEN,
-                "cross-origin request refused",
-            ));
-        }
-    }
-    Ok(())
-}
-
-pub(crate) fn json_ok(value: serde_json::Value) -> Response {
-    let mut response = value.to_string().into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-pub(crate) fn json_error(status: StatusCode, message: &str) -> Response {
-    let mut response = json_ok(serde_json::json!({ "error": message }));
-    *response.status_mut() = status;
-    response
 }
 
 /// A whole page: the frame (header, navigation, main) around `body`.
@@ -385,16 +225,6 @@ pub(crate) fn bad_query(e: &axum::extract::rejection::QueryRejection) -> Respons
     )
 }
 
-/// The HTTP status for a library error.
-pub(crate) fn status_of(e: &Error) -> StatusCode {
-    match e {
-        Error::Invalid(_) => StatusCode::BAD_REQUEST,
-        Error::SessionNotFound(_) | Error::NotFound(_) => StatusCode::NOT_FOUND,
-        Error::AmbiguousSession { .. } => StatusCode::CONFLICT,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    }
-}
-
 /// Runs store work on the blocking pool; a library error becomes an error page.
 pub(crate) async fn blocking_page<F>(f: F) -> Response
 where
@@ -402,8 +232,11 @@ where
 {
     match tokio::task::spawn_blocking(f).await {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => error_page(status_of(&e), &e.to_string()),
-        Err(e) => error_page(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Ok(Err(e)) => {
+            let status = status_of(&e);
+            error_page(status, &client_message(status, &e))
+        }
+        Err(e) => error_page(StatusCode::INTERNAL_SERVER_ERROR, &internal(&e)),
     }
 }
 
@@ -414,8 +247,11 @@ where
 {
     match tokio::task::spawn_blocking(f).await {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => json_error(status_of(&e), &e.to_string()),
-        Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Ok(Err(e)) => {
+            let status = status_of(&e);
+            json_error(status, &client_message(status, &e))
+        }
+        Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, &internal(&e)),
     }
 }
 

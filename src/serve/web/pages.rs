@@ -97,7 +97,7 @@ pub(crate) async fn sessions(
             since: since.as_deref().map(|t| time_value(t, false)).transpose()?,
             until: until.as_deref().map(|t| time_value(t, true)).transpose()?,
             limit: Some(limit + 1),
-            offset: Some((page_no - 1) * limit),
+            offset: Some((page_no - 1).saturating_mul(limit)),
             ..SessionFilter::default()
         };
         let mut list = db.list_sessions(&filter)?;
@@ -164,7 +164,7 @@ pub(crate) async fn sessions(
             h.raw("<a rel=\"next\" href=\"")
                 .append(&base)
                 .raw("page=")
-                .num(page_no + 1)
+                .num(page_no.saturating_add(1))
                 .raw("\">Older →</a>");
         }
         h.raw("</nav>");
@@ -392,7 +392,7 @@ pub(crate) async fn login_form(params: Result<Query<LoginParams>, QueryRejection
     let next = params
         .ok()
         .and_then(|Query(p)| p.next)
-        .filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains('\\'))
+        .filter(|n| crate::serve::auth::safe_next(n).is_some())
         .unwrap_or_else(|| "/".to_owned());
     let mut h = Html::new();
     h.raw("<h1>Log in</h1><form id=\"login\" class=\"login\" data-next=\"")

@@ -5,6 +5,7 @@
 
 use crate::cli::ServeArgs;
 use anyhow::Context;
+use sessiondb::serve::auth::MIN_TOKEN_BYTES;
 use sessiondb::serve::http::{self, Config};
 use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -18,6 +19,9 @@ pub fn run(db: &Path, args: ServeArgs) -> anyhow::Result<()> {
         (None, None) => std::env::var("SESSIONDB_TOKEN").ok(),
     }
     .filter(|t| !t.is_empty());
+    if let Some(token) = &token {
+        check_token_length(token)?;
+    }
     let addr: SocketAddr = args
         .addr
         .to_socket_addrs()
@@ -103,7 +107,39 @@ fn read_token_file(file: &Path) -> anyhow::Result<String> {
             file.display()
         );
     }
+    warn_if_others_may_read(file);
     Ok(token.to_owned())
+}
+
+/// Refuses a token shorter than [`MIN_TOKEN_BYTES`]: the token is also the API's bearer,
+/// and a short one is guessed.
+fn check_token_length(token: &str) -> anyhow::Result<()> {
+    if token.len() < MIN_TOKEN_BYTES {
+        anyhow::bail!(
+            "the token is {} bytes long; use at least {MIN_TOKEN_BYTES} (for instance \
+             `openssl rand -hex 16`)",
+            token.len()
+        );
+    }
+    Ok(())
+}
+
+/// Warns, as ssh does for a key, when the token file may be read by other users.
+fn warn_if_others_may_read(file: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = std::fs::metadata(file) {
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                crate::style::warn(format_args!(
+                    "the token file {} may be read by other users (mode {mode:04o}); \
+                     run chmod 600 on it",
+                    file.display()
+                ));
+            }
+        }
+    }
 }
 
 /// The viewer's address for a browser: a wildcard bind is reached on loopback.

@@ -27,6 +27,21 @@ async function post(url, body) {
   return answer;
 }
 
+// Where to go after logging in: `next` only when it is a plain path (printable ASCII, one
+// leading "/", no backslash) that the browser's own URL parser (which drops tabs and
+// newlines and reads a backslash as "/") puts on this origin; else the sessions page.
+// The server checks the same.
+// (tests/it/web_login.rs runs this function under node.)
+function sameOriginNext(next, origin) {
+  if (typeof next !== "string" || !/^\/(?![\/\\])[\x21-\x7e]*$/.test(next) || next.includes("\\")) return "/";
+  try {
+    const url = new URL(next, origin);
+    return url.origin === origin ? url.pathname + url.search + url.hash : "/";
+  } catch (e) {
+    return "/";
+  }
+}
+
 function sessionBase() {
   const m = location.pathname.match(/^\/session\/[^/]+\/[^/]+/);
   return m ? m[0] : null;
@@ -173,8 +188,7 @@ document.addEventListener("DOMContentLoaded", () => {
       const token = new FormData(login).get("token");
       try {
         await post("/login", { token: token });
-        const next = login.dataset.next || "/";
-        location.assign(next.startsWith("/") && !next.startsWith("//") ? next : "/");
+        location.assign(sameOriginNext(login.dataset.next || "/", location.origin));
       } catch (e) {
         document.getElementById("login-error").textContent = e.message;
       }
