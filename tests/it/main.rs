@@ -38,6 +38,7 @@ mod serve_hardening;
 mod support;
 mod upgrade;
 mod usage;
+mod usage_ccusage;
 mod watch;
 mod web;
 mod web_login;
