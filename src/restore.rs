@@ -12,6 +12,7 @@
 use crate::error::{Error, Result};
 use crate::export::{self, Recorded};
 use crate::fork::ForkOptions;
+use crate::import::Adopted;
 use crate::model::SessionRef;
 use crate::store::Store;
 use rusqlite::Connection;
@@ -28,6 +29,9 @@ pub struct RestoreOptions {
     /// When a different file is in the way, restore a fork under a new session id instead
     /// of failing.
     pub as_new: bool,
+    /// When a file in the way holds what would be written and more (Claude Code wrote to
+    /// it since), import those lines first and leave the file as it is (`launch`).
+    pub import_newer: bool,
 }
 
 /// What a restore wrote.
@@ -52,6 +56,9 @@ pub struct RestoreReport {
     pub cwd: Option<String>,
     /// Records whose `cwd` was rewritten.
     pub rewritten_records: u64,
+    /// Files Claude Code had written to since the last import, imported first
+    /// (`import_newer`).
+    pub imported_first: u64,
 }
 
 /// The `cwd` change applied on the way out: a record's top-level `cwd` that equals `from`
@@ -96,6 +103,8 @@ impl CwdRewrite {
 
 /// One file about to be written: its path under the project folder, bytes and mtime.
 pub(crate) struct Planned {
+    /// What it holds, for the ledger.
+    pub(crate) holds: Adopted,
     pub(crate) relpath: PathBuf,
     pub(crate) bytes: Vec<u8>,
     pub(crate) mtime_ns: Option<i64>,
@@ -114,6 +123,11 @@ pub(crate) trait RestoreSource {
     ) -> Result<(Vec<Planned>, u64)>;
     /// A fork of the session under a new id, for `as_new`.
     fn fork(&self, session: &SessionRef) -> Result<SessionRef>;
+    /// Records each file written as a location of what it holds (see
+    /// [`crate::import::adopt_written`]).
+    fn adopt(&self, files: &[(Adopted, PathBuf, &[u8])]) -> Result<()>;
+    /// Imports a session's changed files (see [`crate::import::import_session`]).
+    fn import_session(&self, transcript: &Path) -> Result<()>;
 }
 
 impl RestoreSource for Store {
@@ -131,6 +145,14 @@ impl RestoreSource for Store {
 
     fn fork(&self, session: &SessionRef) -> Result<SessionRef> {
         Ok(Store::fork(self, session, &ForkOptions::default())?.session)
+    }
+
+    fn adopt(&self, files: &[(Adopted, PathBuf, &[u8])]) -> Result<()> {
+        crate::import::adopt_written(self, files)
+    }
+
+    fn import_session(&self, transcript: &Path) -> Result<()> {
+        crate::import::import_session(self, transcript, &crate::model::NoProgress).map(drop)
     }
 }
 
@@ -180,15 +202,41 @@ pub(crate) fn restore_from(
         .join(export::safe_relative(&project)?);
     let (files, rewritten) = store.plan(session, rewrite.as_ref())?;
     let mut differences = Vec::new();
+    let mut grown = 0u64;
     let mut unchanged = 0u64;
     for file in &files {
         let path = project_dir.join(&file.relpath);
         match std::fs::read(&path) {
             Ok(existing) if existing == file.bytes => unchanged += 1,
-            Ok(existing) => differences.push(describe_difference(&path, &existing, &file.bytes)),
+            Ok(existing) => {
+                grown += u64::from(existing.starts_with(&file.bytes));
+                differences.push(describe_difference(&path, &existing, &file.bytes));
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(&path, e)),
         }
+    }
+    if options.import_newer && grown > 0 && grown == differences.len() as u64 {
+        // Claude Code went on writing there: what it wrote is imported into this session
+        // (the files recorded as its location first), and the files stay as they are.
+        let present: Vec<(Adopted, PathBuf, &[u8])> = files
+            .iter()
+            .map(|f| (f.holds, project_dir.join(&f.relpath), f.bytes.as_slice()))
+            .filter(|(_, path, _)| path.exists())
+            .collect();
+        store.adopt(&present)?;
+        let main = project_dir.join(format!("{}.jsonl", session.session_id));
+        store.import_session(&main)?;
+        let mut report = restore_from(
+            store,
+            session,
+            &RestoreOptions {
+                import_newer: false,
+                ..options.clone()
+            },
+        )?;
+        report.imported_first = grown;
+        return Ok(report);
     }
     if !differences.is_empty() {
         if !options.as_new {
@@ -223,6 +271,13 @@ pub(crate) fn restore_from(
         export::set_recorded_mtime(&path, file.mtime_ns)?;
         written += 1;
     }
+    // Every file there is now a location of the session: importing it later adds to this
+    // session, whatever project folder it is in.
+    let located: Vec<(Adopted, PathBuf, &[u8])> = files
+        .iter()
+        .map(|f| (f.holds, project_dir.join(&f.relpath), f.bytes.as_slice()))
+        .collect();
+    store.adopt(&located)?;
     Ok(RestoreReport {
         session_id: session.session_id.clone(),
         forked_from: None,
@@ -233,6 +288,7 @@ pub(crate) fn restore_from(
         recorded_cwd,
         cwd: rewrite.map(|r| r.to),
         rewritten_records: rewritten,
+        imported_first: 0,
     })
 }
 
@@ -262,6 +318,41 @@ pub fn recorded_cwd(conn: &Connection, session: &SessionRef) -> Result<Option<St
         .query_row([session.key], |r| r.get(0))?)
 }
 
+/// A place a session's main transcript was imported from or restored to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Location {
+    /// The file.
+    pub path: String,
+    /// The machine whose file it is (a team store keys its ledger by machine).
+    pub host: Option<String>,
+    /// Whether the file was gone at the last import.
+    pub vanished: bool,
+}
+
+/// The places a session lives in Claude Code's trees, oldest first: where it was imported
+/// from, and every folder it was restored or launched into.
+///
+/// # Errors
+/// Fails on a database error.
+pub fn locations(conn: &Connection, session: &SessionRef) -> Result<Vec<Location>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT f.path, f.vanished FROM source_files f
+         JOIN transcripts t ON t.id = f.transcript_id
+         WHERE t.session_id = ?1 AND t.subpath = ''
+         GROUP BY f.path ORDER BY min(f.rowid)",
+    )?;
+    let found = stmt
+        .query_map([session.key], |r| {
+            Ok(Location {
+                path: r.get(0)?,
+                host: None,
+                vanished: r.get(1)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(found)
+}
+
 /// The session's files, main transcript last (Claude Code may look as soon as it appears).
 fn plan(
     conn: &Connection,
@@ -284,6 +375,7 @@ fn plan(
         .collect::<rusqlite::Result<_>>()?;
     for (id, relpath, bytes) in stored {
         files.push(Planned {
+            holds: Adopted::File(id),
             relpath: export::safe_relative(sid)?.join(export::safe_relative(&relpath)?),
             bytes,
             mtime_ns: export::recorded_mtime_ns(conn, Recorded::File(id))?,
@@ -305,6 +397,7 @@ fn plan(
         let mut bytes = Vec::new();
         export::write_transcript_mapped(conn, id, &mut bytes, &mut map)?;
         files.push(Planned {
+            holds: Adopted::Transcript(id),
             relpath,
             bytes,
             mtime_ns: export::recorded_mtime_ns(conn, Recorded::Transcript(id))?,

@@ -646,6 +646,58 @@ pub fn adopt_file(store: &Store, transcript: i64, path: &Path) -> Result<()> {
     })
 }
 
+/// What a file sessiondb wrote holds: a stored transcript or a stored session file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Adopted {
+    /// A transcript's id.
+    Transcript(i64),
+    /// A session file's id.
+    File(i64),
+}
+
+/// Records in the ledger, in one transaction, that each file at `path` starts with `known`,
+/// the bytes sessiondb wrote there (a restore): a file that holds exactly them is then
+/// unchanged to the next import, one that grew since has only its new lines imported, into
+/// the stored session (see `located_session`), wherever the file is.
+///
+/// # Errors
+/// Fails when a file cannot be read or the database cannot be written.
+pub fn adopt_written(store: &Store, files: &[(Adopted, PathBuf, &[u8])]) -> Result<()> {
+    let mut stamps = Vec::with_capacity(files.len());
+    for (target, path, known) in files {
+        let path = std::path::absolute(path).map_err(|e| Error::io(path, e))?;
+        let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
+        // A file that grew is stamped with no mtime, so that the next import reads it.
+        let mtime_ns = if meta.len() == known.len() as u64 {
+            meta.modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as i64)
+        } else {
+            -1
+        };
+        stamps.push((*target, path_key(&path), mtime_ns, *known));
+    }
+    store.write(|tx| {
+        for (target, key, mtime_ns, known) in &stamps {
+            let stamp = FileStamp {
+                key,
+                size: known.len() as i64,
+                mtime_ns: *mtime_ns,
+            };
+            let file = FileView::whole(known);
+            match target {
+                Adopted::Transcript(id) => {
+                    write_ledger(tx, &stamp, Some(*id), None, &file, known.len())?;
+                    crate::catalog::refresh_transcript(tx, *id)?;
+                }
+                Adopted::File(id) => write_ledger(tx, &stamp, None, Some(*id), &file, known.len())?,
+            }
+        }
+        Ok(())
+    })
+}
+
 /// Imports `sources` (found by [`discover`] or [`import_session`]); ledger entries under
 /// `scanned_dirs` whose file is gone are marked vanished.
 fn import_sources(
@@ -925,7 +977,10 @@ fn write_group(
         let mut touched = BTreeSet::new();
         for (index, file) in files {
             let source = &sources[index];
-            let session = upsert_session(tx, &source.project, &source.session)?;
+            let session = match located_session(tx, source)? {
+                Some(session) => session,
+                None => upsert_session(tx, &source.project, &source.session)?,
+            };
             let (id, buf) = write_source(tx, session, source, file, texts, report)?;
             touched.insert(session);
             written.push((index, id, buf));
@@ -998,6 +1053,41 @@ struct FileStamp<'a> {
     key: &'a str,
     size: i64,
     mtime_ns: i64,
+}
+
+/// The main transcript path of the session a source belongs to: the source itself, or
+/// `<project>/<session>.jsonl` beside the session folder holding it.
+pub(crate) fn main_transcript_path(source: &Source) -> PathBuf {
+    if source.kind == SourceKind::Main {
+        return source.path.clone();
+    }
+    let mut dir = source.path.parent();
+    while let Some(d) = dir {
+        let named = |p: &Path, name: &str| p.file_name().is_some_and(|n| n == name);
+        if named(d, &source.session) && d.parent().is_some_and(|p| named(p, &source.project)) {
+            return d.with_file_name(format!("{}.jsonl", source.session));
+        }
+        dir = d.parent();
+    }
+    source.path.clone()
+}
+
+/// The stored session a source's file is a location of, when it is not the session of its
+/// own project folder: a restore (or `launch`) into another folder records the files it
+/// wrote in the ledger under the session they came from, so that importing them later
+/// keeps one session with two locations instead of making a second one.
+fn located_session(tx: &Transaction<'_>, source: &Source) -> Result<Option<i64>> {
+    let main = path_key(&main_transcript_path(source));
+    Ok(tx
+        .prepare_cached(
+            "SELECT s.id FROM source_files f
+             JOIN transcripts t ON t.id = f.transcript_id
+             JOIN sessions s ON s.id = t.session_id
+             WHERE f.path = ?1 AND s.session_id = ?2
+             ORDER BY f.rowid DESC LIMIT 1",
+        )?
+        .query_row(params![main, source.session], |r| r.get(0))
+        .optional()?)
 }
 
 /// The session row for a project folder and session id, created (with its project) when new.
@@ -1109,13 +1199,16 @@ struct StoredState {
     open_tail: Option<(i64, usize)>,
 }
 
-fn stored_state(tx: &Transaction<'_>, transcript: i64) -> Result<Option<StoredState>> {
+/// The stored state of a live transcript as the ledger saw the file at `path`: that file's
+/// own entry, else the newest one (a transcript restored to a second folder has one entry
+/// per location, and each location's file grows from what was written there).
+fn stored_state(tx: &Transaction<'_>, transcript: i64, path: &str) -> Result<Option<StoredState>> {
     let ledger: Option<(i64, Fingerprint)> = tx
         .prepare_cached(
             "SELECT imported_bytes, prefix_hash, tail_hash FROM source_files
-             WHERE transcript_id = ?1 ORDER BY rowid DESC LIMIT 1",
+             WHERE transcript_id = ?1 ORDER BY path = ?2 DESC, rowid DESC LIMIT 1",
         )?
-        .query_row([transcript], |r| {
+        .query_row(params![transcript, path], |r| {
             Ok((r.get(0)?, Fingerprint::read(r.get(1)?, r.get(2)?)))
         })
         .optional()?;
@@ -1180,7 +1273,7 @@ fn import_transcript(
         .query_row(params![session, subpath], |r| r.get(0))
         .optional()?;
     let state = match live {
-        Some(id) => stored_state(tx, id)?,
+        Some(id) => stored_state(tx, id, stamp.key)?,
         None => None,
     };
     // Whether the file still starts with what was imported: then only its new lines are

@@ -307,7 +307,10 @@ fn import_source(
             size: (base + bytes.len()) as i64,
             mtime_ns,
         };
-        let session = upsert_session(tx, &source.project, &source.session, &origin)?;
+        let session = match located_session(tx, source, &host)? {
+            Some(session) => session,
+            None => upsert_session(tx, &source.project, &source.session, &origin)?,
+        };
         let transcript = match &source.kind {
             SourceKind::File { relpath } => {
                 import_session_file(tx, session, relpath, &bytes, &stamp, report)?;
@@ -347,6 +350,68 @@ struct Stamp<'a> {
     key: &'a str,
     size: i64,
     mtime_ns: i64,
+}
+
+/// The stored session a source's file is a location of, when a restore wrote its session
+/// there (see [`crate::import`]'s `located_session`): this machine's ledger entry of the
+/// session's main transcript path names it. Locked for the rest of the transaction.
+fn located_session(tx: &mut Transaction<'_>, source: &Source, host: &str) -> Result<Option<i64>> {
+    let main = import::path_key(&import::main_transcript_path(source));
+    let stmt = prepared(
+        tx,
+        "SELECT s.id FROM source_files f
+         JOIN transcripts t ON t.id = f.transcript_id
+         JOIN sessions s ON s.id = t.session_id
+         WHERE f.host = $1 AND f.path = $2 AND s.session_id = $3
+         ORDER BY f.id DESC LIMIT 1",
+    )?;
+    let Some(id) = tx
+        .query_opt(&stmt, &[&host, &main, &source.session])?
+        .map(|r| r.get::<_, i64>(0))
+    else {
+        return Ok(None);
+    };
+    let lock = prepared(tx, "SELECT id FROM sessions WHERE id = $1 FOR UPDATE")?;
+    Ok(tx.query_opt(&lock, &[&id])?.map(|r| r.get(0)))
+}
+
+/// Records in this machine's ledger that each file at `path` starts with `known`, the bytes
+/// a restore wrote there (see [`crate::import::adopt_written`]).
+///
+/// # Errors
+/// Fails when a file cannot be read or the database cannot be written.
+pub fn adopt_written(store: &PgStore, files: &[(import::Adopted, PathBuf, &[u8])]) -> Result<()> {
+    let host = store.origin().host.clone();
+    let mut stamps = Vec::with_capacity(files.len());
+    for (target, path, known) in files {
+        let path = std::path::absolute(path).map_err(|e| Error::io(path, e))?;
+        let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
+        let mtime_ns = if meta.len() == known.len() as u64 {
+            meta.modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as i64)
+        } else {
+            -1
+        };
+        stamps.push((*target, import::path_key(&path), mtime_ns, *known));
+    }
+    store.write(|tx| {
+        for (target, key, mtime_ns, known) in &stamps {
+            let stamp = Stamp {
+                host: &host,
+                key,
+                size: known.len() as i64,
+                mtime_ns: *mtime_ns,
+            };
+            let (transcript, file) = match target {
+                import::Adopted::Transcript(id) => (Some(*id), None),
+                import::Adopted::File(id) => (None, Some(*id)),
+            };
+            write_ledger(tx, &stamp, transcript, file, &FileView::whole(known))?;
+        }
+        Ok(())
+    })
 }
 
 /// The session row for a project folder and session id, created (with its project and its
@@ -512,14 +577,23 @@ struct Stored {
 /// the newest entry of any machine (the same session's file, synced between two machines,
 /// then grows one copy instead of replacing it). `None` when the transcript holds lines no
 /// ledger accounts for (written through the API only), which makes the file a new version.
-fn stored_state(tx: &mut Transaction<'_>, transcript: i64, host: &str) -> Result<Option<Stored>> {
+fn stored_state(
+    tx: &mut Transaction<'_>,
+    transcript: i64,
+    host: &str,
+    path: &str,
+) -> Result<Option<Stored>> {
+    // The entry of the file being imported first: a session restored to a second folder
+    // has one entry per location, and each location's file grows from what was written
+    // there.
     let stmt = prepared(
         tx,
         "SELECT imported_bytes, prefix_hash, tail_hash, host = $2 FROM source_files
-         WHERE transcript_id = $1 ORDER BY host = $2 DESC, id DESC LIMIT 1",
+         WHERE transcript_id = $1
+         ORDER BY host = $2 AND path = $3 DESC, host = $2 DESC, id DESC LIMIT 1",
     )?;
     let ledger: Option<(i64, Fingerprint, bool)> = tx
-        .query_opt(&stmt, &[&transcript, &host])?
+        .query_opt(&stmt, &[&transcript, &host, &path])?
         .map(|r| (r.get(0), Fingerprint::read(r.get(1), r.get(2)), r.get(3)));
     let stmt = prepared(
         tx,
@@ -583,7 +657,7 @@ fn import_transcript(
         .query_opt(&stmt, &[&session, &subpath])?
         .map(|r| r.get(0));
     let state = match live {
-        Some(id) => Some((id, stored_state(tx, id, stamp.host)?)),
+        Some(id) => Some((id, stored_state(tx, id, stamp.host, stamp.key)?)),
         None => None,
     };
     // Whether the file still starts with what was imported: then only its new lines are

@@ -5,8 +5,10 @@ use super::export::{main_transcript, write_transcript_mapped};
 use super::PgStore;
 use crate::error::Result;
 use crate::export::safe_relative;
+use crate::import::Adopted;
 use crate::model::SessionRef;
 use crate::restore::{CwdRewrite, Planned, RestoreOptions, RestoreReport, RestoreSource};
+use std::path::{Path, PathBuf};
 
 /// Writes a session of the team store into Claude Code's folder (see
 /// [`crate::restore::restore`]).
@@ -81,11 +83,12 @@ impl RestoreSource for PgStore {
             let mut files = Vec::new();
             for row in tx.query(
                 "SELECT s.relpath, s.content, (SELECT f.mtime_ns FROM source_files f
-                    WHERE f.session_file_id = s.id ORDER BY f.id DESC LIMIT 1)
+                    WHERE f.session_file_id = s.id ORDER BY f.id DESC LIMIT 1), s.id
                  FROM session_files s WHERE s.session_id = $1 ORDER BY s.relpath",
                 &[&session.key],
             )? {
                 files.push(Planned {
+                    holds: Adopted::File(row.get(3)),
                     relpath: safe_relative(sid)?.join(safe_relative(row.get(0))?),
                     bytes: row.get(1),
                     mtime_ns: row.get(2),
@@ -111,6 +114,7 @@ impl RestoreSource for PgStore {
                 let mut bytes = Vec::new();
                 write_transcript_mapped(tx, id, &mut bytes, &mut map)?;
                 files.push(Planned {
+                    holds: Adopted::Transcript(id),
                     relpath,
                     bytes,
                     mtime_ns,
@@ -124,4 +128,37 @@ impl RestoreSource for PgStore {
     fn fork(&self, session: &SessionRef) -> Result<SessionRef> {
         Ok(super::fork::fork(self, session, &crate::fork::ForkOptions::default())?.session)
     }
+
+    fn adopt(&self, files: &[(Adopted, PathBuf, &[u8])]) -> Result<()> {
+        super::import::adopt_written(self, files)
+    }
+
+    fn import_session(&self, transcript: &Path) -> Result<()> {
+        super::import::import_session(self, transcript, &crate::model::NoProgress).map(drop)
+    }
+}
+
+/// The places a session lives in Claude Code's trees, on every machine (see
+/// [`crate::restore::locations`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn locations(store: &PgStore, session: &SessionRef) -> Result<Vec<crate::restore::Location>> {
+    store.read(|tx| {
+        let rows = tx.query(
+            "SELECT f.host, f.path, bool_and(f.vanished) FROM source_files f
+             JOIN transcripts t ON t.id = f.transcript_id
+             WHERE t.session_id = $1 AND t.subpath = ''
+             GROUP BY f.host, f.path ORDER BY min(f.id)",
+            &[&session.key],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| crate::restore::Location {
+                host: Some(r.get(0)),
+                path: r.get(1),
+                vanished: r.get(2),
+            })
+            .collect())
+    })
 }

@@ -299,7 +299,7 @@ fn launch_from_a_team_store_hands_the_session_to_claude() {
     let out = Command::new(env!("CARGO_BIN_EXE_sessiondb"))
         .arg("--db")
         .arg(&db.url)
-        .args(["launch", WITH_AGENT, "--", "--model", "opus"])
+        .args(["launch", WITH_AGENT, "--here", "--", "--model", "opus"])
         .env("SESSIONDB_CLAUDE", bin.join("claude"))
         .env("CLAUDE_CONFIG_DIR", &config)
         .env("FAKE_CLAUDE_LOG", &log)

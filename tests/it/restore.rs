@@ -323,8 +323,9 @@ fn launch_restores_then_runs_claude_resume_in_the_folder() {
             .output()
             .expect("run")
     };
-    // The recorded cwd (/home/dev/weather-app) does not exist here: the current folder.
-    let out = run(&[WITH_AGENT, "--", "--model", "opus"]);
+    // The recorded cwd (/home/dev/weather-app) does not exist here: --here, the current
+    // folder (without it launch asks, see handback.rs).
+    let out = run(&[WITH_AGENT, "--here", "--", "--model", "opus"]);
     assert_success(&out);
     assert_eq!(
         read(log.with_extension("args")),
@@ -378,7 +379,7 @@ fn launch_restores_then_runs_claude_resume_in_the_folder() {
 
     // --print: the command, not run.
     std::fs::remove_file(log.with_extension("args")).expect("rm");
-    let out = run(&[PLAIN, "--print"]);
+    let out = run(&[PLAIN, "--here", "--print"]);
     assert_success(&out);
     let printed = String::from_utf8_lossy(&out.stdout);
     assert_eq!(

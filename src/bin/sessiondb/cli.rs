@@ -301,6 +301,7 @@ pub struct HooksTarget {
 #[derive(Debug, Args)]
 pub struct RestoreArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     #[command(flatten)]
     pub target: RestoreTarget,
@@ -329,11 +330,16 @@ pub struct RestoreTarget {
 #[derive(Debug, Args)]
 pub struct LaunchArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
-    /// Run Claude Code in this folder [default: the recorded cwd if it exists, else the
-    /// current folder]; the session is restored for it (see `restore --cwd`).
-    #[arg(long, value_name = "PATH")]
+    /// Run Claude Code in this folder [default: the recorded cwd; when it does not exist,
+    /// launch says so and asks for --cwd or --here]; the session is restored for it (see
+    /// `restore --cwd`).
+    #[arg(long, value_name = "PATH", conflicts_with = "here")]
     pub cwd: Option<PathBuf>,
+    /// Run Claude Code in the current folder (the session is restored for it).
+    #[arg(long)]
+    pub here: bool,
     /// Resume with --fork-session (Claude Code writes a new session).
     #[arg(long)]
     pub fork: bool,
@@ -384,6 +390,7 @@ pub struct ServeArgs {
 #[derive(Debug, Args)]
 pub struct ForkArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// End the fork at this message of the conversation (the SDK's up_to_message_id).
     #[arg(long, value_name = "UUID")]
@@ -405,6 +412,7 @@ pub struct ForkArgs {
 #[derive(Debug, Args)]
 pub struct AppendArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// Hang the batch off this message when it does not start with recorded messages
     /// [default: the leaf resume picks].
@@ -477,6 +485,7 @@ impl From<LeafRuleArg> for sessiondb::resume::gather::LeafRule {
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     #[command(flatten)]
     pub view: ResumeView,
@@ -516,6 +525,7 @@ pub struct ImportArgs {
 #[command(group(clap::ArgGroup::new("what").required(true).args(["session", "all"])))]
 pub struct ExportArgs {
     /// A session id, a unique prefix of one, or PROJECT/SESSION.
+    #[arg(allow_hyphen_values = true)]
     pub session: Option<String>,
     /// Write the session to FILE instead of standard output.
     #[arg(
@@ -601,6 +611,7 @@ fn count() -> fn(&str) -> Result<i64, String> {
 #[derive(Debug, Args)]
 pub struct InfoArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -611,6 +622,7 @@ pub struct InfoArgs {
 #[derive(Debug, Args)]
 pub struct MessagesArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// A sub-agent's messages instead (an id from `sessiondb agents`).
     #[arg(long, value_name = "ID")]
@@ -643,6 +655,7 @@ pub struct MessagesArgs {
 #[derive(Debug, Args)]
 pub struct AgentsArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// Print JSON instead of one id per line.
     #[arg(long)]
@@ -653,6 +666,7 @@ pub struct AgentsArgs {
 #[derive(Debug, Args)]
 pub struct RenameArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// The new title (trimmed; must not be empty).
     pub title: String,
@@ -666,6 +680,7 @@ pub struct RenameArgs {
 #[command(group(clap::ArgGroup::new("what").required(true).args(["tag", "clear"])))]
 pub struct TagArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// The tag (Unicode-cleaned and trimmed as the SDK does).
     pub tag: Option<String>,
@@ -680,6 +695,7 @@ pub struct TagArgs {
 #[derive(Debug, Args)]
 pub struct DeleteArgs {
     /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
+    #[arg(allow_hyphen_values = true)]
     pub session: String,
     /// Do not ask for confirmation (required when standard input is not a terminal).
     #[arg(long, short = 'y')]

@@ -45,6 +45,19 @@ fn show(store: &sessiondb::Db, db: &Path, args: InfoArgs) -> anyhow::Result<()> 
         let user = info.origin_user.as_deref().unwrap_or("-");
         lines.insert(lines.len() - 1, ("origin", format!("{user}@{host}")));
     }
+    // Every place the session was imported from or restored to: one session, however many
+    // folders hold it.
+    let at = lines.len() - 1;
+    for (i, place) in store.locations(&session)?.into_iter().enumerate() {
+        let mut shown = place.path;
+        if let Some(host) = place.host {
+            shown = format!("{host}:{shown}");
+        }
+        if place.vanished {
+            shown.push_str(" (deleted)");
+        }
+        lines.insert(at + i, ("location", shown));
+    }
     for (k, v) in lines {
         writeln!(out, "{k:<13} {}", crate::human::one_line(&v))?;
     }

@@ -1,5 +1,5 @@
-//! `sessiondb launch SESSION [--cwd PATH] [--fork] [--print] [-- CLAUDE_ARGS…]`: restore,
-//! then hand the session to Claude Code.
+//! `sessiondb launch SESSION [--cwd PATH | --here] [--fork] [--print] [-- CLAUDE_ARGS…]`:
+//! restore, then hand the session to Claude Code.
 
 use crate::cli::LaunchArgs;
 use anyhow::Context;
@@ -10,11 +10,20 @@ pub fn run(db: &Path, args: LaunchArgs) -> anyhow::Result<()> {
     let session = store.resolve_session(&args.session)?;
     let recorded = store.recorded_cwd(&session)?;
     // Claude Code finds the session under the project of the folder it runs in: run it in
-    // the recorded cwd when that still exists, else move the session to where it will run.
-    let dir = match (&args.cwd, &recorded) {
-        (Some(dir), _) => dir.clone(),
-        (None, Some(cwd)) if Path::new(cwd).is_dir() => PathBuf::from(cwd),
-        (None, _) => std::env::current_dir().context("cannot read the current folder")?,
+    // the recorded cwd, or where the user says; never in a folder chosen silently.
+    let dir = match (&args.cwd, args.here, &recorded) {
+        (Some(dir), _, _) => dir.clone(),
+        (None, true, _) => std::env::current_dir().context("cannot read the current folder")?,
+        (None, false, Some(cwd)) if Path::new(cwd).is_dir() => PathBuf::from(cwd),
+        (None, false, Some(cwd)) => anyhow::bail!(
+            "the session's folder {} does not exist here; pass --cwd PATH to run Claude Code \
+             in another folder, or --here for the current one",
+            cwd.escape_debug()
+        ),
+        (None, false, None) => anyhow::bail!(
+            "the session records no folder; pass --cwd PATH to run Claude Code in one, or \
+             --here for the current one"
+        ),
     };
     let real = std::fs::canonicalize(&dir)
         .with_context(|| format!("cannot run Claude Code in {}", dir.display()))?;
@@ -27,6 +36,7 @@ pub fn run(db: &Path, args: LaunchArgs) -> anyhow::Result<()> {
         None,
         moved.then(|| real.clone()),
         false,
+        true,
     )?;
     super::restore::describe(&report);
     let claude = std::env::var_os("SESSIONDB_CLAUDE")

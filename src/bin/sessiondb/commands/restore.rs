@@ -18,6 +18,7 @@ pub fn run(db: &Path, args: RestoreArgs) -> anyhow::Result<()> {
         args.target.config_dir,
         args.target.cwd,
         args.as_new,
+        false,
     )?;
     if args.json {
         return print_json(&report);
@@ -37,6 +38,7 @@ pub fn restore_session(
     config_dir: Option<PathBuf>,
     cwd: Option<PathBuf>,
     as_new: bool,
+    import_newer: bool,
 ) -> anyhow::Result<RestoreReport> {
     let config_dir = match config_dir {
         Some(dir) => dir,
@@ -47,6 +49,7 @@ pub fn restore_session(
         config_dir,
         cwd,
         as_new,
+        import_newer,
     };
     Ok(store.restore(session, &options)?)
 }
@@ -57,6 +60,17 @@ pub fn describe(report: &RestoreReport) {
         eprintln!(
             "a different file was in the way: restored {source} as the new session {}",
             report.session_id
+        );
+    }
+    if report.imported_first > 0 {
+        eprintln!(
+            "imported what Claude Code wrote since the last import ({} {})",
+            report.imported_first,
+            if report.imported_first == 1 {
+                "file"
+            } else {
+                "files"
+            }
         );
     }
     eprintln!(
