@@ -297,7 +297,7 @@ fn a_generated_tree_counts_as_ccusage_counts_it() {
                 k % 60
             );
             let (id, req) = (format!("msg_g{n}"), format!("req_g{n}"));
-            let mut one = |out: i64| {
+            let one = |out: i64| {
                 let mut v: Value =
                     serde_json::from_str(&assistant(&session, &id, Some(&req), &at, 3 + k, out))
                         .expect("JSON");
@@ -407,5 +407,8 @@ fn each_difference_from_ccusage_is_the_one_documented() {
         "{a}"
     );
     let theirs = b["cost"].as_f64().expect("cost");
-    assert!((theirs - 0.005).abs() < 1e-9, "ccusage leaves searches out: {b}");
+    assert!(
+        (theirs - 0.005).abs() < 1e-9,
+        "ccusage leaves searches out: {b}"
+    );
 }
