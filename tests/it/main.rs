@@ -37,6 +37,7 @@ mod sdk_goldens;
 mod search;
 mod serve;
 mod serve_hardening;
+mod settings_edit;
 mod support;
 mod upgrade;
 mod usage;

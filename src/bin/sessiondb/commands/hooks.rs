@@ -28,8 +28,7 @@ pub fn run(db: Option<PathBuf>, args: HooksArgs) -> anyhow::Result<()> {
         None => hooks::default_settings_path()
             .context("no --settings given and neither CLAUDE_CONFIG_DIR nor HOME is set")?,
     };
-    let mut settings = hooks::read_settings(&path)?;
-    let changed = match action {
+    let command = match action {
         "install" => {
             let binary = std::env::current_exe()
                 .and_then(std::fs::canonicalize)
@@ -40,17 +39,18 @@ pub fn run(db: Option<PathBuf>, args: HooksArgs) -> anyhow::Result<()> {
                     .map(|db| std::path::absolute(&db).context("cannot resolve --db"))
                     .transpose()?,
             };
-            let command = hooks::capture_command(&binary, db.as_deref());
-            hooks::install(&mut settings, &command)
+            Some(hooks::capture_command(&binary, db.as_deref()))
         }
-        "uninstall" => hooks::uninstall(&mut settings),
-        _ => return status(&path, &settings, target.json),
+        "uninstall" => None,
+        _ => return status(&path, &hooks::read_settings(&path)?, target.json),
     };
-    let backup = if changed {
-        hooks::write_settings(&path, &settings)
-            .with_context(|| format!("cannot write {}", path.display()))?
+    let (changed, edited) = hooks::edit_settings(&path, command.as_deref())
+        .with_context(|| format!("{} was not changed", path.display()))?;
+    let backup = edited.backup.clone();
+    let settings = if edited.removed {
+        serde_json::json!({})
     } else {
-        None
+        hooks::read_settings(&path)?
     };
     if target.json {
         return print_json(&serde_json::json!({
@@ -67,6 +67,10 @@ pub fn run(db: Option<PathBuf>, args: HooksArgs) -> anyhow::Result<()> {
     };
     match (changed, backup) {
         (false, _) => eprintln!("nothing to change in {}", path.display()),
+        (true, _) if edited.removed => eprintln!(
+            "capture hooks {done}; {} held nothing else and was removed",
+            path.display()
+        ),
         (true, Some(bak)) => eprintln!(
             "capture hooks {done} in {} (previous file: {})",
             path.display(),
