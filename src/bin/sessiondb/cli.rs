@@ -112,6 +112,8 @@ const VERBS: &[(&str, AddArgs)] = &[
     ("sync", SyncArgs::augment_args),
     ("stats", StatsArgs::augment_args),
     ("statusline", StatuslineArgs::augment_args),
+    #[cfg(feature = "mcp")]
+    ("mcp", crate::cli_mcp::McpArgs::augment_args),
 ];
 
 /// The verbs.
@@ -203,6 +205,10 @@ pub enum Command {
     /// 5-hour block's with its burn rate. Reads Claude Code's status JSON on stdin when
     /// given one.
     Statusline(StatuslineArgs),
+    /// Serve the store to agents over MCP (stdio): search, list and read past sessions.
+    /// `mcp install` registers it with Claude Code.
+    #[cfg(feature = "mcp")]
+    Mcp(crate::cli_mcp::McpArgs),
 }
 
 /// `sessiondb capture`.
