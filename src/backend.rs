@@ -592,4 +592,30 @@ impl Db {
             Db::Postgres(p) => crate::pg::fork::fork_origin(p, session),
         }
     }
+
+    /// A value that moves whenever the store's content does (a line stored, a session added,
+    /// changed or removed), cheap enough to poll every half second: the highest row id, the
+    /// number of sessions and the latest change time. The web viewer's live pages poll it
+    /// to learn of writes made by other processes (`capture`, `import`, another server).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn change_marker(&self) -> Result<String> {
+        const MARKER: &str = "SELECT (SELECT max(id) FROM rows), (SELECT count(*) FROM catalog), \
+             (SELECT max(last_modified) FROM catalog)";
+        let (rows, sessions, modified): (Option<i64>, i64, Option<i64>) = match self {
+            Db::Sqlite(s) => s
+                .reader()?
+                .query_row(MARKER, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?,
+            Db::Postgres(p) => p.read(|tx| {
+                let r = tx.query_one(MARKER, &[])?;
+                Ok((r.get(0), r.get(1), r.get(2)))
+            })?,
+        };
+        Ok(format!(
+            "{}.{sessions}.{}",
+            rows.unwrap_or(0),
+            modified.unwrap_or(0)
+        ))
+    }
 }

@@ -1,10 +1,13 @@
 //! Claude Code's settings file and the command hooks that run `sessiondb capture`.
 //!
 //! Only what sessiondb adds is touched: one matcher group per event whose single command hook
-//! runs `… sessiondb … capture`. Every other key, hook and group stays as it was, in its
-//! order (serde_json keeps object order). A file that is not valid JSON is refused.
+//! runs `… sessiondb … capture`. Every other byte of the file stays as it was
+//! ([`crate::json_edit`]); the file is written as [`crate::claude_settings`] writes (links
+//! followed, read-only refused, locked). A file that is not valid JSON is refused.
 
+use crate::claude_settings::{self, Edited};
 use crate::error::{Error, Result};
+use crate::json_edit::{Document, Step};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -119,25 +122,7 @@ fn capture_group(command: &str) -> Value {
 /// Fails when it cannot be read, is not valid JSON (naming line and column) or is not a
 /// JSON object, or when its `hooks` are not shaped as Claude Code reads them.
 pub fn read_settings(path: &Path) -> Result<Value> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Value::Object(Map::new())),
-        Err(e) => return Err(Error::io(path, e)),
-    };
-    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-        Error::Invalid(format!(
-            "{} is not valid JSON (line {}, column {}: {e}); it was left untouched",
-            path.display(),
-            e.line(),
-            e.column()
-        ))
-    })?;
-    if !value.is_object() {
-        return Err(Error::Invalid(format!(
-            "{} is not a JSON object; it was left untouched",
-            path.display()
-        )));
-    }
+    let value = claude_settings::read(path)?.value();
     check_hooks_shape(path, &value)?;
     Ok(value)
 }
@@ -167,41 +152,36 @@ fn check_hooks_shape(path: &Path, settings: &Value) -> Result<()> {
 
 /// Adds a capture group running `command` to every event of [`EVENTS`]; a capture group
 /// already there with another command (another binary path or database) is replaced in
-/// place. Returns whether anything changed.
-pub fn install(settings: &mut Value, command: &str) -> bool {
-    let Some(root) = settings.as_object_mut() else {
-        return false;
-    };
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Some(hooks) = hooks.as_object_mut() else {
-        return false;
+/// place. Only those bytes change (see [`crate::json_edit`]). Returns whether anything
+/// changed.
+pub fn install(doc: &mut Document, command: &str) -> bool {
+    let settings = doc.value();
+    let group = capture_group(command);
+    let Some(hooks) = settings.get("hooks") else {
+        let all: Map<String, Value> = EVENTS
+            .iter()
+            .map(|e| ((*e).to_owned(), Value::Array(vec![group.clone()])))
+            .collect();
+        return doc.set(&[], "hooks", &Value::Object(all));
     };
     let mut changed = false;
     for event in EVENTS {
-        let groups = hooks
-            .entry(event)
-            .or_insert_with(|| Value::Array(Vec::new()));
-        let Some(groups) = groups.as_array_mut() else {
+        let Some(groups) = hooks.get(event).and_then(Value::as_array) else {
+            changed |= doc.set(&["hooks"], event, &Value::Array(vec![group.clone()]));
             continue;
         };
         let ours: Vec<usize> = (0..groups.len())
             .filter(|&i| capture_group_command(&groups[i]).is_some())
             .collect();
+        let path = [Step::Key("hooks"), Step::Key(event)];
         match ours.as_slice() {
-            [] => {
-                groups.push(capture_group(command));
-                changed = true;
-            }
+            [] => changed |= doc.push(&path, &group),
             [first, rest @ ..] => {
-                if capture_group_command(&groups[*first]) != Some(command) {
-                    groups[*first] = capture_group(command);
-                    changed = true;
-                }
                 for &i in rest.iter().rev() {
-                    groups.remove(i);
-                    changed = true;
+                    changed |= doc.remove(&[path[0], path[1], Step::Index(i)]);
+                }
+                if capture_group_command(&groups[*first]) != Some(command) {
+                    changed |= doc.replace(&[path[0], path[1], Step::Index(*first)], &group);
                 }
             }
         }
@@ -210,29 +190,36 @@ pub fn install(settings: &mut Value, command: &str) -> bool {
 }
 
 /// Removes the capture groups (and an event list or `hooks` object left empty by that, which
-/// install created). Returns whether anything changed.
-pub fn uninstall(settings: &mut Value) -> bool {
-    let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else {
+/// install created), and nothing else: every other byte stays. Returns whether anything
+/// changed.
+pub fn uninstall(doc: &mut Document) -> bool {
+    let settings = doc.value();
+    let Some(hooks) = settings.get("hooks").and_then(Value::as_object) else {
         return false;
     };
     let mut changed = false;
+    let mut emptied = 0;
     for event in EVENTS {
-        let Some(groups) = hooks.get_mut(event).and_then(Value::as_array_mut) else {
+        let Some(groups) = hooks.get(event).and_then(Value::as_array) else {
             continue;
         };
-        let before = groups.len();
-        groups.retain(|g| capture_group_command(g).is_none());
-        if groups.len() != before {
-            changed = true;
-            if groups.is_empty() {
-                hooks.remove(event);
+        let ours: Vec<usize> = (0..groups.len())
+            .filter(|&i| capture_group_command(&groups[i]).is_some())
+            .collect();
+        if ours.is_empty() {
+            continue;
+        }
+        if ours.len() == groups.len() {
+            changed |= doc.remove(&[Step::Key("hooks"), Step::Key(event)]);
+            emptied += 1;
+        } else {
+            for &i in ours.iter().rev() {
+                changed |= doc.remove(&[Step::Key("hooks"), Step::Key(event), Step::Index(i)]);
             }
         }
     }
-    if changed && hooks.is_empty() {
-        if let Some(root) = settings.as_object_mut() {
-            root.remove("hooks");
-        }
+    if emptied > 0 && emptied == hooks.len() {
+        changed |= doc.remove(&[Step::Key("hooks")]);
     }
     changed
 }
@@ -262,41 +249,26 @@ pub fn status(settings: &Value) -> Vec<Installed> {
         .collect()
 }
 
-/// Writes `settings` to `path` atomically (a temporary file and a rename, keeping the file's
-/// permissions), after copying the current file to `<path>.sessiondb.bak` beside it.
-/// Claude Code writes its settings with two-space indentation; so does this.
+/// Installs or uninstalls the capture hooks in the settings file at `path`
+/// ([`claude_settings::edit`]: links followed, read-only refused, locked, every other byte
+/// kept). Install keeps the previous file as `<file>.sessiondb.bak`; uninstall leaves that
+/// copy alone and removes a file left holding only `{}\n` (what install creates a missing
+/// file from).
 ///
 /// # Errors
-/// Fails when the backup or the file cannot be written.
-pub fn write_settings(path: &Path, settings: &Value) -> Result<Option<PathBuf>> {
-    let mut backup = None;
-    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
-    if path.exists() {
-        let bak = backup_path(path);
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        crate::export::write_atomically(&bak, |out| {
-            out.write_all(&bytes).map_err(|e| Error::io(&bak, e))?;
-            Ok(bytes.len() as u64)
-        })?;
-        backup = Some(bak);
-    }
-    let mut bytes = serde_json::to_vec_pretty(settings)?;
-    bytes.push(b'\n');
-    crate::export::write_atomically(path, |out| {
-        out.write_all(&bytes).map_err(|e| Error::io(path, e))?;
-        Ok(bytes.len() as u64)
-    })?;
-    if let Some(permissions) = permissions {
-        std::fs::set_permissions(path, permissions).map_err(|e| Error::io(path, e))?;
-    }
-    Ok(backup)
-}
-
-/// Where [`write_settings`] keeps the previous file.
-pub fn backup_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".sessiondb.bak");
-    path.with_file_name(name)
+/// As [`claude_settings::edit`], and a `hooks` shaped otherwise than Claude Code reads it.
+pub fn edit_settings(path: &Path, command: Option<&str>) -> Result<(bool, Edited)> {
+    let options = claude_settings::Options {
+        backup: command.is_some(),
+        remove_when_empty: command.is_none(),
+    };
+    claude_settings::edit(path, &options, |doc| {
+        check_hooks_shape(path, &doc.value())?;
+        Ok(match command {
+            Some(command) => install(doc, command),
+            None => uninstall(doc),
+        })
+    })
 }
 
 #[cfg(test)]
@@ -318,9 +290,13 @@ mod tests {
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
     }
 
+    fn doc(v: Value) -> Document {
+        Document::parse(serde_json::to_string_pretty(&v).expect("json")).expect("valid")
+    }
+
     #[test]
     fn install_keeps_other_hooks_and_is_idempotent() {
-        let mut s = json!({
+        let original = json!({
             "model": "opus",
             "hooks": {
                 "Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "say done"}]}],
@@ -328,38 +304,45 @@ mod tests {
             },
             "z": [1, 2]
         });
-        let original = s.clone();
-        assert!(install(&mut s, CMD));
-        let once = s.clone();
-        assert!(!install(&mut s, CMD), "a second install changes nothing");
-        assert_eq!(s, once);
+        let mut d = doc(original.clone());
+        let text = d.text().to_owned();
+        assert!(install(&mut d, CMD));
+        let once = d.clone();
+        assert!(!install(&mut d, CMD), "a second install changes nothing");
+        assert_eq!(d, once);
+        let s = d.value();
         assert_eq!(s["hooks"]["Stop"][0], original["hooks"]["Stop"][0]);
         assert_eq!(s["hooks"]["Stop"][1]["hooks"][0]["command"], CMD);
         assert_eq!(s["hooks"]["PreToolUse"], original["hooks"]["PreToolUse"]);
         assert!(status(&s).iter().all(|i| i.command.as_deref() == Some(CMD)));
         let keys: Vec<_> = s.as_object().expect("obj").keys().cloned().collect();
         assert_eq!(keys, ["model", "hooks", "z"], "key order kept");
-        assert!(uninstall(&mut s));
-        assert_eq!(s, original, "uninstall removes exactly what install added");
-        assert!(!uninstall(&mut s));
+        assert!(uninstall(&mut d));
+        assert_eq!(
+            d.text(),
+            text,
+            "uninstall removes exactly what install added"
+        );
+        assert!(!uninstall(&mut d));
     }
 
     #[test]
     fn install_into_empty_settings_and_back() {
-        let mut s = json!({});
-        assert!(install(&mut s, CMD));
+        let mut d = Document::parse("{}\n".to_owned()).expect("valid");
+        assert!(install(&mut d, CMD));
         for event in EVENTS {
-            assert_eq!(s["hooks"][event].as_array().map(Vec::len), Some(1));
+            assert_eq!(d.value()["hooks"][event].as_array().map(Vec::len), Some(1));
         }
-        assert!(uninstall(&mut s));
-        assert_eq!(s, json!({}));
+        assert!(uninstall(&mut d));
+        assert_eq!(d.text(), "{}\n");
     }
 
     #[test]
     fn a_moved_binary_replaces_the_old_group() {
-        let mut s = json!({});
-        install(&mut s, "/old/sessiondb capture");
-        assert!(install(&mut s, CMD));
+        let mut d = Document::parse("{}".to_owned()).expect("valid");
+        install(&mut d, "/old/sessiondb capture");
+        assert!(install(&mut d, CMD));
+        let s = d.value();
         assert_eq!(s["hooks"]["Stop"].as_array().map(Vec::len), Some(1));
         assert_eq!(s["hooks"]["Stop"][0]["hooks"][0]["command"], CMD);
     }
@@ -370,8 +353,8 @@ mod tests {
             {"type": "command", "command": CMD},
             {"type": "command", "command": "other"}
         ]});
-        let mut s = json!({"hooks": {"Stop": [shared.clone()]}});
-        assert!(!uninstall(&mut s));
-        assert_eq!(s["hooks"]["Stop"][0], shared);
+        let mut d = doc(json!({"hooks": {"Stop": [shared.clone()]}}));
+        assert!(!uninstall(&mut d));
+        assert_eq!(d.value()["hooks"]["Stop"][0], shared);
     }
 }

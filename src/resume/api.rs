@@ -442,25 +442,19 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
                     }
                     continue;
                 }
-                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-                let Some((first, rest)) = texts.split_first() else {
-                    continue;
-                };
                 match out.last_mut() {
                     Some(last) if last.role == "user" => {
+                        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
                         last.content = merge_attachment(&last.content, &texts);
                     }
-                    _ => {
-                        let mut c = json!([text_block(first)]);
-                        if !rest.is_empty() {
-                            c = merge_attachment(&c, rest);
-                        }
-                        out.push(Msg {
-                            role: "user",
-                            content: c,
-                            mid: None,
-                        });
-                    }
+                    // No user message to merge into: each text is a user message of its
+                    // own (string content); later ones merge into the last of them
+                    // (made case `issue25_files__claude-sonnet-4-5`).
+                    _ => out.extend(texts.into_iter().map(|t| Msg {
+                        role: "user",
+                        content: Value::String(t),
+                        mid: None,
+                    })),
                 }
             }
             Kind::Assistant => {

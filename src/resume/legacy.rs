@@ -78,14 +78,30 @@ pub fn is_blank_text(b: &Value) -> bool {
             .is_some_and(|t| t.trim().is_empty())
 }
 
-/// B1 + B5 + B2 on one assistant record's blocks, for a conversation sent to `target`.
+/// Assistant content blocks the CLI stores but never sends: `fallback` records that the
+/// API switched models mid-reply (`{"type":"fallback","from":{"model"},"to":{"model"}}`,
+/// written as a record of its own that shares `message.id` with the text after it), and
+/// `advisor_tool_result` (the advisor's answers are not replayed). Issue 25, made cases
+/// `issue25_misses__*` and `issue25_blocks__*` (the other server-tool blocks are sent as
+/// stored).
+pub const UNSENT_BLOCK_TYPES: &[&str] = &["fallback", "advisor_tool_result"];
+
+/// A block of [`UNSENT_BLOCK_TYPES`].
+pub fn is_unsent_block(b: &Value) -> bool {
+    block_type(b).is_some_and(|t| UNSENT_BLOCK_TYPES.contains(&t))
+}
+
+/// B1 + B5 + B2 (and the blocks that are never sent) on one assistant record's blocks,
+/// for a conversation sent to `target`.
 pub fn assistant_blocks(
     mut blocks: Vec<Value>,
     record_model: Option<&str>,
     target: Option<&str>,
 ) -> Vec<Value> {
     let keep_thinking = keeps_thinking(record_model, target);
-    blocks.retain(|b| !is_blank_text(b) && (keep_thinking || !is_foreign_thinking(b)));
+    blocks.retain(|b| {
+        !is_blank_text(b) && !is_unsent_block(b) && (keep_thinking || !is_foreign_thinking(b))
+    });
     rename_legacy_tools(&mut blocks);
     blocks
 }

@@ -93,10 +93,11 @@ fn router(
     auth: Arc<Auth>,
     body_limit: usize,
     activity: idle_index::Activity,
-) -> Router {
+) -> (Router, web::WebState) {
     let state = AppState { store, body_limit };
-    let pages = web::router(web::WebState::new(state.store.clone(), auth.clone()));
-    Router::new()
+    let web_state = web::WebState::new(state.store.clone(), auth.clone());
+    let pages = web::router(web_state.clone());
+    let router = Router::new()
         .route("/v1/health", get(health))
         .route("/v1/store/append", post(append))
         .route("/v1/store/load", post(load))
@@ -114,13 +115,30 @@ fn router(
         .route("/v1/messages", get(messages))
         .route("/v1/search", get(search))
         .merge(pages)
+        .merge(mcp_route(&state))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")
         })
         .layer(middleware::from_fn_with_state(auth, auth::authorize))
         .layer(middleware::from_fn_with_state(activity, in_flight))
-        .with_state(state)
+        .with_state(state);
+    (router, web_state)
+}
+
+/// The MCP endpoint (streamable HTTP) at `/mcp`: behind the same guard and token check as
+/// the rest, taking the bearer token only (never the pages' cookie: see `auth::is_page`).
+fn mcp_route(state: &AppState) -> Router<AppState> {
+    #[cfg(feature = "mcp")]
+    return Router::new().nest_service(
+        super::auth::MCP_PATH,
+        crate::mcp::http_service(state.store.clone(), crate::mcp::Options::default()),
+    );
+    #[cfg(not(feature = "mcp"))]
+    {
+        let _ = state;
+        Router::new()
+    }
 }
 
 /// Counts the request as in flight while it runs, for the idle indexer.
@@ -160,7 +178,12 @@ pub async fn run(
     let indexer = idle_index::IdleIndexer::start(&store, &activity)?;
     let port = listener.local_addr()?.port();
     let auth = Arc::new(Auth::new(config.token.as_deref(), port));
-    let router = router(store.clone(), auth, config.body_limit, activity);
+    let (router, pages) = router(store.clone(), auth, config.body_limit, activity);
+    // The live pages' event streams end with the listener, not after the grace period.
+    let shutdown = async move {
+        shutdown.await;
+        pages.close_live_pages();
+    };
     let policy = Arc::new(Policy::new(config.allowed_hosts));
     let stopped = connections::serve(listener, router, policy, config.limits, shutdown).await;
     if let Some(indexer) = indexer {

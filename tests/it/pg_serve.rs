@@ -318,8 +318,18 @@ fn without_origin(html: &str) -> String {
 
 /// `html` with the catalog's "updated" times (`<time datetime=… title=…>`) blanked: a
 /// rename or tag stamps the session with the clock of the store that made it, a few
-/// milliseconds apart here. (Message times, from the transcript, are kept.)
+/// milliseconds apart here. (Message times, from the transcript, are kept.) The state a
+/// live page says it shows (`data-live="…?since=…"`: row ids and change times of its
+/// store) is blanked too.
 fn without_change_times(html: &str) -> String {
+    let mut html = html.to_owned();
+    let mut from = 0;
+    while let Some(i) = html[from..].find("?since=").map(|i| i + from) {
+        let end = i + html[i..].find('"').expect("closed attribute");
+        html.replace_range(i..end, "?since=(changed)");
+        from = i + 1;
+    }
+    let html = html.as_str();
     const OPEN: &str = "<time datetime=\"";
     let mut out = String::with_capacity(html.len());
     let mut rest = html;

@@ -660,7 +660,8 @@ fn session_page_shows_the_conversation_and_the_state() {
         "<img alt=\"Image from the transcript\" loading=\"lazy\" src=\"data:image/png;base64,",
         "<td>zebra</td>",
         "claude-sonnet-4-5",
-        "in 120 · out 45 · cache 1000/10",
+        // The first turn's three API messages on one card, their usage summed.
+        "in 360 · out 135 · cache 3,000 / 30",
         "sessiondb launch 11111111-1111-4111-8111-111111111111",
         "claude --resume 11111111-1111-4111-8111-111111111111",
         "<dt>custom_title</dt><dd>Readable demo session</dd>",
@@ -669,7 +670,7 @@ fn session_page_shows_the_conversation_and_the_state() {
     }
     // Five turns with usage, totalled in the panel.
     assert!(
-        page.contains("in 600 · out 225 · cache 5000/50<br>5 model turns"),
+        page.contains("in 600 · out 225 · cache 5,000 / 50<br>5 model turns"),
         "{page}"
     );
     // A tool call's input and result are not in the page: its fold loads them when opened,

@@ -73,7 +73,8 @@ def rows(driver):
 
 def test_sessions_page_lists_and_filters_by_tag(served, browser):
     go(browser, served.url + "/")
-    listed = rows(browser)
+    # (Other tests add sessions of other projects.)
+    listed = [r for r in rows(browser) if "~dev/webapp" in r]
     assert len(listed) == 3
     assert "Readable demo session" in listed[0], "newest first"
     tag = browser.find_element(By.NAME, "tag")
@@ -95,7 +96,9 @@ def test_session_expands_a_tool_call_and_a_sub_agent(served, browser):
     assert tool.get_attribute("open") is not None
     wait(browser).until(lambda d: tool.get_attribute("data-state") == "loaded")
     assert "Cargo.toml" in tool.find_element(By.CSS_SELECTOR, ".tres pre").text
-    assert '"command"' in tool.find_element(By.CSS_SELECTOR, ".tin pre").text
+    # A shell command is drawn as a terminal: the command, then its output.
+    assert "ls -la" in tool.find_element(By.CSS_SELECTOR, ".tin pre.term.cmd").text
+    assert "Cargo.toml" in tool.find_element(By.CSS_SELECTOR, ".tres pre.term.out").text
     # The sub-agent sits inside its Task call; opening it loads its conversation in place.
     task = browser.find_element(By.XPATH, "//details[contains(@class,'tool')][.//span[@class='tname' and text()='Task']]")
     task.find_element(By.TAG_NAME, "summary").click()

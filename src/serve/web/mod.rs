@@ -15,8 +15,10 @@
 //! no frames.
 
 pub mod html;
+mod live;
 pub mod markdown;
 mod pages;
+mod render;
 mod session;
 
 pub(crate) use super::auth::same_origin_json;
@@ -86,6 +88,8 @@ pub struct WebState {
     db: Arc<Db>,
     /// The token check and login sessions ([`auth`]).
     auth: Arc<Auth>,
+    /// What tells the live pages that the store changed.
+    live: Arc<live::Live>,
 }
 
 impl axum::extract::FromRef<WebState> for Arc<Auth> {
@@ -97,7 +101,17 @@ impl axum::extract::FromRef<WebState> for Arc<Auth> {
 impl WebState {
     /// The pages' state over `db`, logging in with `auth`.
     pub fn new(db: Arc<Db>, auth: Arc<Auth>) -> WebState {
-        WebState { db, auth }
+        WebState {
+            db,
+            auth,
+            live: Arc::new(live::Live::new()),
+        }
+    }
+
+    /// Ends the live pages' event streams (on shutdown, so that they do not hold their
+    /// connections through the grace period).
+    pub fn close_live_pages(&self) {
+        self.live.close();
     }
 
     /// The store the pages read.
@@ -112,6 +126,7 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: WebState) -> Router<S> {
     Router::new()
         .route("/", get(pages::sessions))
         .route("/search", get(pages::search))
+        .route("/events", get(live::store_events))
         .route("/login", get(pages::login_form).post(auth::login))
         .route("/session/{project}/{session}", get(session::session_page))
         .route(
@@ -125,6 +140,10 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: WebState) -> Router<S> {
         .route(
             "/session/{project}/{session}/tool/{ordinal}",
             get(session::tool_fragment),
+        )
+        .route(
+            "/session/{project}/{session}/events",
+            get(live::session_events),
         )
         .route(
             "/session/{project}/{session}/download",

@@ -1,6 +1,7 @@
 //! The sessions and search pages, the login form, the download and the actions.
 
 use super::html::Html;
+use super::render::thousands;
 use super::{
     blocking_json, blocking_page, find_session, json_ok, page, same_origin_json, Nav, WebState,
 };
@@ -67,6 +68,53 @@ pub(crate) fn relative_age(ms: i64, now: i64) -> String {
     }
 }
 
+/// A project's folder as a terminal prompt shows it: under this user's home `~/…`, under
+/// another user's home (a session from another machine or account) `~name/…`, else whole.
+pub(crate) fn short_path(path: &str, home: Option<&str>) -> String {
+    if let Some(home) = home
+        .map(|h| h.trim_end_matches('/'))
+        .filter(|h| !h.is_empty())
+    {
+        if path == home {
+            return "~".to_owned();
+        }
+        if let Some(rest) = path.strip_prefix(home).and_then(|r| r.strip_prefix('/')) {
+            return format!("~/{rest}");
+        }
+    }
+    for base in ["/home/", "/Users/"] {
+        if let Some(rest) = path.strip_prefix(base) {
+            let (user, below) = rest.split_once('/').unwrap_or((rest, ""));
+            if !user.is_empty() {
+                return if below.is_empty() {
+                    format!("~{user}")
+                } else {
+                    format!("~{user}/{below}")
+                };
+            }
+        }
+    }
+    path.to_owned()
+}
+
+/// The home folder the server runs under (for [`short_path`]).
+pub(crate) fn home() -> Option<String> {
+    std::env::var("HOME").ok()
+}
+
+/// A time as the pages write it: the relative age, the exact time (UTC) on hover; the
+/// script rewrites the hover text in the reader's local time.
+pub(crate) fn time_element(h: &mut Html, ms: i64, now: i64) {
+    let exact = crate::time::format_ms(ms);
+    h.raw("<time datetime=\"")
+        .text(&exact)
+        .raw("\" title=\"")
+        .text(&exact)
+        .raw("\" data-age=\"1\">")
+        .text(&relative_age(ms, now))
+        .raw("</time>");
+}
+
 /// `GET /`: the catalog, newest first, with filters and paging.
 pub(crate) async fn sessions(
     State(state): State<WebState>,
@@ -89,6 +137,8 @@ pub(crate) async fn sessions(
         let since = nonempty(&p.since);
         let until = nonempty(&p.until);
         let db = state.db();
+        // Read before the list: a write after this is announced to the page.
+        let marker = db.change_marker().ok();
         let filter = SessionFilter {
             project: project.clone(),
             tag: tag.clone(),
@@ -128,6 +178,12 @@ pub(crate) async fn sessions(
                 "\"></label><button type=\"submit\">Filter</button> <a href=\"/\">Clear</a></form>",
             );
 
+        // The part of the page that follows the store (see `live`).
+        h.raw("<div id=\"listing\" data-live=\"/events");
+        if let Some(m) = &marker {
+            h.raw("?since=").url(m);
+        }
+        h.raw("\">");
         if list.is_empty() {
             h.raw("<p class=\"empty\">No sessions match.</p>");
         } else {
@@ -167,7 +223,7 @@ pub(crate) async fn sessions(
                 .num(page_no.saturating_add(1))
                 .raw("\">Older →</a>");
         }
-        h.raw("</nav>");
+        h.raw("</nav></div>");
         Ok(page(StatusCode::OK, "Sessions", Nav::Sessions, &h))
     })
     .await
@@ -206,7 +262,12 @@ fn text_input(
     h.raw("></label>");
 }
 
+/// A session written to less than this long ago is marked "live" (Claude Code writes a
+/// line at least every few seconds while it works).
+pub(crate) const LIVE_MS: i64 = 120_000;
+
 fn session_table(h: &mut Html, list: &[SessionInfo], now: i64) {
+    let home = home();
     h.raw("<table class=\"sessions\"><thead><tr><th scope=\"col\">Title</th><th scope=\"col\">Project</th>")
         .raw("<th scope=\"col\">Tag</th><th scope=\"col\">Branch</th><th scope=\"col\">Updated</th>")
         .raw("<th scope=\"col\" class=\"n\">Messages</th><th scope=\"col\" class=\"n\">Sub-agents</th>")
@@ -224,9 +285,17 @@ fn session_table(h: &mut Html, list: &[SessionInfo], now: i64) {
             .text(&clip(title, 160))
             .raw("</a><div class=\"sid\">")
             .text(&s.session_id)
-            .raw("</div></td><td data-label=\"Project\">")
-            .text(&s.project)
-            .raw("</td><td data-label=\"Tag\">");
+            .raw("</div></td><td data-label=\"Project\" class=\"project\"><a href=\"/?project=")
+            .url(&s.project)
+            .raw("\" title=\"")
+            .text(s.cwd.as_deref().unwrap_or(&s.project))
+            .raw("\">")
+            .text(
+                &s.cwd
+                    .as_deref()
+                    .map_or_else(|| s.project.clone(), |c| short_path(c, home.as_deref())),
+            )
+            .raw("</a></td><td data-label=\"Tag\">");
         if let Some(tag) = s.tag.as_deref().filter(|t| !t.is_empty()) {
             h.raw("<a class=\"tag\" href=\"/?tag=")
                 .url(tag)
@@ -236,17 +305,18 @@ fn session_table(h: &mut Html, list: &[SessionInfo], now: i64) {
         }
         h.raw("</td><td data-label=\"Branch\">")
             .text(s.git_branch.as_deref().unwrap_or(""))
-            .raw("</td><td data-label=\"Updated\"><time datetime=\"")
-            .text(&crate::time::format_ms(s.last_modified))
-            .raw("\" title=\"")
-            .text(&crate::time::format_ms(s.last_modified))
-            .raw("\">")
-            .text(&relative_age(s.last_modified, now))
-            .raw("</time></td><td class=\"n\" data-label=\"Messages\">")
-            .num(s.message_count)
+            .raw("</td><td data-label=\"Updated\">");
+        time_element(h, s.last_modified, now);
+        if now - s.last_modified < LIVE_MS {
+            h.raw(
+                " <span class=\"live-mark\" title=\"written in the last two minutes\">live</span>",
+            );
+        }
+        h.raw("</td><td class=\"n\" data-label=\"Messages\">")
+            .text(&thousands(s.message_count))
             .raw("</td><td class=\"n\" data-label=\"Sub-agents\">");
         if s.has_subagents {
-            h.num(s.subagent_count);
+            h.text(&thousands(s.subagent_count));
         }
         h.raw("</td><td data-label=\"Source\" class=\"src-")
             .text(&s.source_state)
@@ -331,6 +401,7 @@ pub(crate) async fn search(
             let (hits, _caught_up) = state.db().search(&query)?;
             h.raw("<p class=\"count\">").num(hits.len()).raw(if hits.len() == 1 { " hit" } else { " hits" }).raw("</p>");
             h.raw("<ol class=\"hits\">");
+            let now = crate::time::now_ms();
             for hit in &hits {
                 h.raw("<li><a class=\"hit\" href=\"");
                 super::session_href(&mut h, &hit.project, &hit.session_id);
@@ -346,7 +417,15 @@ pub(crate) async fn search(
                     h.raw(" · sub-agent ").text(agent);
                 }
                 if let Some(ts) = &hit.timestamp {
-                    h.raw(" · <time>").text(ts).raw("</time>");
+                    match crate::time::parse_iso8601_ms(ts) {
+                        Some(ms) => {
+                            h.raw(" · ");
+                            time_element(&mut h, ms, now);
+                        }
+                        None => {
+                            h.raw(" · <time>").text(ts).raw("</time>");
+                        }
+                    }
                 }
                 h.raw(" · ").text(&hit.project).raw("</span><p class=\"snippet\">");
                 snippet(&mut h, &hit.snippet);
@@ -567,6 +646,18 @@ mod tests {
         assert_eq!(relative_age(now - 3 * 60_000, now), "3 min ago");
         assert_eq!(relative_age(now - 5 * 3_600_000, now), "5 h ago");
         assert_eq!(relative_age(now - 2 * 86_400_000, now), "2 d ago");
+    }
+
+    #[test]
+    fn paths_are_shortened_as_a_prompt_does() {
+        let home = Some("/home/ana");
+        assert_eq!(short_path("/home/ana/work/x", home), "~/work/x");
+        assert_eq!(short_path("/home/ana", home), "~");
+        assert_eq!(short_path("/home/anabel/x", home), "~anabel/x");
+        assert_eq!(short_path("/Users/soph/Work/cli", home), "~soph/Work/cli");
+        assert_eq!(short_path("/Users/soph", None), "~soph");
+        assert_eq!(short_path("/srv/app", home), "/srv/app");
+        assert_eq!(short_path("C:\\src", home), "C:\\src");
     }
 
     #[test]

@@ -28,8 +28,7 @@ pub fn run(db: Option<PathBuf>, args: HooksArgs) -> anyhow::Result<()> {
         None => hooks::default_settings_path()
             .context("no --settings given and neither CLAUDE_CONFIG_DIR nor HOME is set")?,
     };
-    let mut settings = hooks::read_settings(&path)?;
-    let changed = match action {
+    let command = match action {
         "install" => {
             let binary = hook_binary()?;
             let db = match team {
@@ -38,17 +37,18 @@ pub fn run(db: Option<PathBuf>, args: HooksArgs) -> anyhow::Result<()> {
                     .map(|db| std::path::absolute(&db).context("cannot resolve --db"))
                     .transpose()?,
             };
-            let command = hooks::capture_command(&binary, db.as_deref());
-            hooks::install(&mut settings, &command)
+            Some(hooks::capture_command(&binary, db.as_deref()))
         }
-        "uninstall" => hooks::uninstall(&mut settings),
-        _ => return status(&path, &settings, target.json),
+        "uninstall" => None,
+        _ => return status(&path, &hooks::read_settings(&path)?, target.json),
     };
-    let backup = if changed {
-        hooks::write_settings(&path, &settings)
-            .with_context(|| format!("cannot write {}", path.display()))?
+    let (changed, edited) = hooks::edit_settings(&path, command.as_deref())
+        .with_context(|| format!("{} was not changed", path.display()))?;
+    let backup = edited.backup.clone();
+    let settings = if edited.removed {
+        serde_json::json!({})
     } else {
-        None
+        hooks::read_settings(&path)?
     };
     if target.json {
         return print_json(&serde_json::json!({
@@ -65,6 +65,10 @@ pub fn run(db: Option<PathBuf>, args: HooksArgs) -> anyhow::Result<()> {
     };
     match (changed, backup) {
         (false, _) => eprintln!("nothing to change in {}", path.display()),
+        (true, _) if edited.removed => eprintln!(
+            "capture hooks {done}; {} held nothing else and was removed",
+            path.display()
+        ),
         (true, Some(bak)) => eprintln!(
             "capture hooks {done} in {} (previous file: {})",
             path.display(),
@@ -78,7 +82,7 @@ pub fn run(db: Option<PathBuf>, args: HooksArgs) -> anyhow::Result<()> {
 /// The URL a hook names a team store by: `url` without its password (`settings.json` is
 /// read by every process of the user and often shared), after checking that capture can
 /// connect with it, its password coming from `PGPASSWORD` or `~/.pgpass` as for `psql`.
-fn team_hook_url(url: &str) -> anyhow::Result<String> {
+pub(super) fn team_hook_url(url: &str) -> anyhow::Result<String> {
     use sessiondb::pg::password::{self, Source};
     let bare = sessiondb::pg::url::without_password(url);
     if let Err(e) =

@@ -1,6 +1,7 @@
 // sessiondb web viewer: actions (JSON POSTs to this server), folds loaded when opened
 // (tool calls, records, sub-agents), copy buttons, links to a message opening its folds,
-// keyboard navigation.
+// keyboard navigation, the thread's show/hide switches, times in local time, and live
+// pages (server-sent events: the list and a session follow the store as it is written).
 // No inline script anywhere: the Content-Security-Policy allows only this file.
 "use strict";
 
@@ -106,6 +107,134 @@ async function loadFold(details) {
   }
 }
 
+// Times: the server writes UTC; the reader sees local time (exact on hover) and ages that
+// keep counting.
+function age(ms) {
+  const s = Math.max(0, Math.floor((Date.now() - ms) / 1000));
+  if (s < 60) return "just now";
+  if (s < 3600) return Math.floor(s / 60) + " min ago";
+  if (s < 86400) return Math.floor(s / 3600) + " h ago";
+  if (s < 2592000) return Math.floor(s / 86400) + " d ago";
+  if (s < 31536000) return Math.floor(s / 2592000) + " mo ago";
+  return Math.floor(s / 31536000) + " y ago";
+}
+
+function localize(root) {
+  for (const t of root.querySelectorAll("time[datetime]")) {
+    const d = new Date(t.getAttribute("datetime"));
+    if (isNaN(d.getTime())) continue;
+    t.title = d.toLocaleString(undefined, { dateStyle: "full", timeStyle: "long" });
+    if (t.dataset.age) {
+      t.textContent = age(d.getTime());
+    } else {
+      const today = new Date().toDateString() === d.toDateString();
+      t.textContent = today ? d.toLocaleTimeString() : d.toLocaleString();
+    }
+  }
+}
+
+// The thread's switches: each hides one kind of part (a class on the thread); remembered.
+function setUpToggles() {
+  for (const box of document.querySelectorAll(".toggles")) {
+    const thread = box.closest(".thread");
+    if (!thread) continue;
+    box.hidden = false;
+    for (const input of box.querySelectorAll("input[data-toggle]")) {
+      const name = input.dataset.toggle;
+      let stored = null;
+      try { stored = localStorage.getItem("sessiondb.show." + name); } catch (e) { stored = null; }
+      if (stored === "0") input.checked = false;
+      const apply = () => {
+        thread.classList.toggle("hide-" + name, !input.checked);
+        try { localStorage.setItem("sessiondb.show." + name, input.checked ? "1" : "0"); } catch (e) { /* private mode */ }
+      };
+      input.addEventListener("change", apply);
+      apply();
+    }
+  }
+}
+
+// Live pages. Each top-level part of a conversation is remembered as the server wrote it;
+// on a change only the parts that differ (the growing last turn, new ones) are replaced,
+// so the folds a reader opened elsewhere stay open.
+const written = new WeakMap();
+
+function remember(container) {
+  for (const el of container.children) written.set(el, el.outerHTML);
+}
+
+async function fetchDocument(url) {
+  const response = await fetch(url, { credentials: "same-origin" });
+  if (!response.ok) throw new Error("HTTP " + response.status);
+  return new DOMParser().parseFromString(await response.text(), "text/html");
+}
+
+function atBottom() {
+  return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 80;
+}
+
+async function refreshConversation() {
+  const current = document.querySelector(".thread[data-live] > .conversation");
+  if (!current) return;
+  const doc = await fetchDocument(location.pathname + "?fragment=1");
+  const fresh = doc.querySelector(".conversation");
+  if (!fresh) return;
+  const follow = atBottom();
+  const old = Array.from(current.children);
+  const next = Array.from(fresh.children);
+  next.forEach((el, i) => {
+    const html = el.outerHTML;
+    if (i < old.length && written.get(old[i]) === html) return;
+    const node = document.adoptNode(el);
+    written.set(node, html);
+    localize(node);
+    node.classList.add("fresh");
+    if (i < old.length) current.replaceChild(node, old[i]); else current.appendChild(node);
+  });
+  for (let i = next.length; i < old.length; i++) old[i].remove();
+  if (follow) window.scrollTo(0, document.documentElement.scrollHeight);
+}
+
+async function refreshListing() {
+  const listing = document.getElementById("listing");
+  if (!listing) return;
+  const doc = await fetchDocument(location.href);
+  const fresh = doc.getElementById("listing");
+  if (!fresh) return;
+  listing.replaceChildren(...Array.from(fresh.childNodes).map((n) => document.adoptNode(n)));
+  localize(listing);
+}
+
+function follow() {
+  const el = document.querySelector("[data-live]");
+  if (!el || !window.EventSource) return;
+  const refresh = el.id === "listing" ? refreshListing : refreshConversation;
+  const conversation = el.querySelector(":scope > .conversation");
+  if (conversation) remember(conversation);
+  // One refresh at a time; a change during one causes one more after it.
+  let running = false;
+  let again = false;
+  const run = async () => {
+    if (running) { again = true; return; }
+    running = true;
+    try {
+      do {
+        again = false;
+        await refresh();
+        document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
+      } while (again);
+    } catch (e) {
+      status("Could not refresh: " + e.message, true);
+    } finally {
+      running = false;
+    }
+  };
+  const events = new EventSource(el.dataset.live);
+  events.addEventListener("change", run);
+  events.addEventListener("open", () => { document.body.dataset.live = "open"; });
+  window.addEventListener("pagehide", () => events.close());
+}
+
 function messages() {
   return Array.from(document.querySelectorAll("article.msg"));
 }
@@ -121,6 +250,16 @@ function moveFocus(step) {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  // (Live pages remember the conversation as written, before times are made local.)
+  follow();
+  localize(document);
+  setInterval(() => {
+    for (const t of document.querySelectorAll("time[data-age][datetime]")) {
+      const d = new Date(t.getAttribute("datetime"));
+      if (!isNaN(d.getTime())) t.textContent = age(d.getTime());
+    }
+  }, 30000);
+  setUpToggles();
   document.body.dataset.ready = "1";
 
   document.addEventListener("click", async (event) => {

@@ -1,0 +1,1 @@
+../../../../tools/python/sessiondb_store.py

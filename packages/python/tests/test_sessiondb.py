@@ -1,0 +1,301 @@
+"""The Python package: `sessiondb.Store` against the CLI, `sessiondb.SessionStore` against
+Anthropic's conformance suite (SQLite and a PostgreSQL team store), the GIL and the loop.
+
+    SESSIONDB_BIN=target/debug/sessiondb python -m pytest packages/python/tests
+
+Needs the package installed (`pip install ./packages/python`, or the wheel CI builds), the
+`claude-agent-sdk` it is tested with (0.2.189), `SESSIONDB_BIN` (the CLI, whose answers
+`Store` must equal; default target/debug/sessiondb of this checkout), `../shared` beside
+the checkout (the corpus) and `SESSIONDB_TEST_PG` for the team store. Missing `../shared`
+or PostgreSQL skips those tests with a message; under CI that is a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import sessiondb
+from claude_agent_sdk.testing import run_session_store_conformance
+
+REPO = Path(__file__).resolve().parents[3]
+CORPUS = REPO.parent / "shared" / "corpus" / "claude-code"
+# A few corpus sessions of different shapes (tool calls, a summary, sub-agent files, the
+# largest file).
+SAMPLE = [
+    "happycli__1-continue-run-ls-tool.jsonl",
+    "ccbackup__3e89eb15-32e7-43f8-8734-8d47310263ea.jsonl",
+    "swordintel__1b2c0332-e2dc-459f-88b9-1aad6e941e18.jsonl",
+]
+
+
+def missing(why: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{why} (required under CI)")
+    pytest.skip(why)
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def binary() -> str:
+    path = os.environ.get("SESSIONDB_BIN") or str(REPO / "target" / "debug" / "sessiondb")
+    if not Path(path).is_file():
+        pytest.fail(f"no sessiondb binary at {path}: run `cargo build` or set SESSIONDB_BIN")
+    return path
+
+
+def cli(db: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [binary(), "--db", str(db), *args], capture_output=True, text=True, stdin=subprocess.DEVNULL
+    )
+
+
+def cli_json(db: Path, *args: str):
+    done = cli(db, *args)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def corpus_db(tmp_path_factory):
+    """The sample sessions imported by `Store.import_paths`."""
+    if not CORPUS.is_dir():
+        missing(f"{CORPUS} is missing (../shared beside the checkout)")
+    db = tmp_path_factory.mktemp("corpus") / "s.db"
+    store = sessiondb.Store(db)
+    report = store.import_paths([CORPUS / name for name in SAMPLE])
+    assert report["sessions"] == len(SAMPLE) and not report["errors"], report
+    return db, store
+
+
+# --- Store: the same answers as the CLI ------------------------------------------------
+
+
+def test_sessions_search_messages_resume_equal_the_cli(corpus_db):
+    db, store = corpus_db
+    assert store.sessions() == cli_json(db, "sessions", "--json")
+    assert store.sessions(limit=1, name="root") == cli_json(
+        db, "sessions", "--json", "--limit", "1", "--name", "root"
+    )
+    for word in ["lol", "AVD", "emulator", "error"]:
+        assert store.search(word) == cli_json(db, "search", word, "--json"), word
+    for session in [s["session_id"] for s in store.sessions(include_hidden=True)]:
+        assert store.messages(session) == cli_json(db, "messages", session, "--json")
+        assert store.resume(session, api=True) == cli_json(db, "resume", session, "--api")
+        assert store.resume(session) == cli_json(db, "resume", session, "--json")
+        assert store.resume(session, "claude-opus-4-1", api=True) == cli_json(
+            db, "resume", session, "--api", "--model", "claude-opus-4-1"
+        )
+        assert store.export(session) == (CORPUS / f"{session}.jsonl").read_bytes()
+    assert store.session("happycli__1") == {
+        "project": "claude-code",
+        "session_id": "happycli__1-continue-run-ls-tool",
+    }
+
+
+def test_errors_carry_the_cli_message(corpus_db):
+    db, store = corpus_db
+    for call, args in [
+        (lambda: store.messages("no-such-session"), ["messages", "no-such-session"]),
+        (lambda: store.resume("no-such-session"), ["resume", "no-such-session"]),
+    ]:
+        with pytest.raises(sessiondb.SessionNotFoundError) as raised:
+            call()
+        done = cli(db, *args)
+        assert done.returncode != 0
+        assert done.stderr.strip() == f"sessiondb: {raised.value}"
+    with pytest.raises(sessiondb.SessionDbError) as raised:
+        store.fork("happycli__1", up_to="not-a-message-of-it")
+    done = cli(db, "fork", "happycli__1", "--up-to", "not-a-message-of-it")
+    assert done.stderr.strip() == f"sessiondb: {raised.value}"
+    with pytest.raises(TypeError):
+        store.sessions("positional-project")  # keyword-only filters
+
+
+def test_fork_and_append_write_sessions_the_cli_reads(tmp_path):
+    store = sessiondb.Store(tmp_path / "s.db")
+    project = tmp_path / "projects" / "-home-me-app"
+    project.mkdir(parents=True)
+    sid = "5f0c6e36-2a4c-4f59-9f5b-3d0f1b0e9a11"
+    lines = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": sid, "cwd": "/home/me/app",
+         "timestamp": "2026-12-01T10:00:00.000Z", "message": {"role": "user", "content": "hello there"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": sid,
+         "timestamp": "2026-12-01T10:00:01.000Z",
+         "message": {"role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "hi"}]}},
+    ]
+    (project / f"{sid}.jsonl").write_text("".join(json.dumps(l) + "\n" for l in lines))
+    assert store.import_paths([tmp_path / "projects"])["sessions"] == 1
+    more = [{"type": "user", "uuid": "u2", "sessionId": sid, "timestamp": "2026-12-01T10:01:00.000Z",
+             "message": {"role": "user", "content": "and a unicorn 🦄"}}]
+    report = store.append(sid, more)
+    assert (report["written"], report["duplicates"]) == (1, 0)
+    assert store.append(sid, more)["duplicates"] == 1
+    texts = [m["message"]["content"] for m in store.messages(sid) if m["type"] == "user"]
+    assert texts == ["hello there", "and a unicorn 🦄"]
+    forked = store.fork(sid, title="a fork")
+    assert forked["source_session_id"] == sid and forked["session_id"] != sid
+    assert cli_json(tmp_path / "s.db", "messages", forked["session_id"], "--json") == store.messages(
+        forked["session_id"]
+    )
+    assert sorted(h["session_id"] for h in store.search("unicorn")) == sorted(
+        [sid, forked["session_id"]]
+    )
+    with pytest.raises(sessiondb.SessionDbError, match='entry 1: no string "type"'):
+        store.append(sid, [{"no": "type"}])
+
+
+def spin_rate(until) -> tuple[int, float]:
+    """How often this thread gets through a trivial loop until `until()` holds."""
+    spins = 0
+    started = time.perf_counter()
+    while not until():
+        spins += 1
+    return spins, time.perf_counter() - started
+
+
+def test_the_gil_is_released_during_database_work(corpus_db, tmp_path):
+    """While another thread imports (a long call returning a small report), this thread
+    keeps running Python at a good part of its speed alone; a call holding the GIL would
+    stop it for the whole import."""
+    deadline = time.perf_counter() + 0.2
+    alone, alone_took = spin_rate(lambda: time.perf_counter() > deadline)
+    stores = [sessiondb.Store(tmp_path / f"gil-{i}.db") for i in range(3)]
+    done = threading.Event()
+
+    def work():
+        for store in stores:
+            store.import_paths([CORPUS / name for name in SAMPLE])
+        done.set()
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    during, took = spin_rate(done.is_set)
+    worker.join()
+    # Held, this thread would only start spinning once the imports were over.
+    assert took > 0.05, f"this thread was stopped during the imports ({took:.3f} s)"
+    assert during / took > 0.25 * alone / alone_took, (during, took, alone, alone_took)
+
+
+# --- SessionStore: Anthropic's conformance suite, in process ---------------------------
+
+
+@pytest.mark.anyio
+async def test_conformance_on_sqlite(tmp_path_factory):
+    await run_session_store_conformance(
+        lambda: sessiondb.SessionStore(tmp_path_factory.mktemp("conf") / "s.db")
+    )
+
+
+@pytest.fixture
+def pg_admin():
+    url = os.environ.get("SESSIONDB_TEST_PG")
+    if not url:
+        missing("SESSIONDB_TEST_PG is not set (a PostgreSQL server for the team store)")
+    made: list[str] = []
+
+    def psql(sql: str) -> None:
+        subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", sql],
+                       check=True, stdin=subprocess.DEVNULL)
+
+    def new() -> str:
+        name = f"sessiondb_pkg_{os.getpid()}_{len(made)}"
+        psql(f"CREATE DATABASE {name}")
+        made.append(name)
+        base, _, query = url.partition("?")
+        scheme, _, rest = base.partition("://")
+        return f"{scheme}://{rest.split('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
+
+    yield new
+    for name in made:
+        psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.mark.anyio
+async def test_conformance_on_a_team_store(pg_admin):
+    stores: list[sessiondb.SessionStore] = []
+
+    def make():
+        stores.append(sessiondb.SessionStore(pg_admin()))
+        return stores[-1]
+
+    await run_session_store_conformance(make)
+    del stores[:]  # close the connections before the databases are dropped
+
+
+@pytest.mark.anyio
+async def test_mirrored_session_is_a_sessiondb_session(tmp_path):
+    """What the SDK mirrors lists, searches and resumes like an imported session, and the
+    sidecar is the SDK's fold."""
+    from claude_agent_sdk import list_sessions_from_store
+
+    adapter = sessiondb.SessionStore(tmp_path / "s.db")
+    sid = "9a7b6c5d-1e2f-4a3b-8c4d-5e6f7a8b9c0d"
+    key = {"project_key": "-home-me-app", "session_id": sid}
+    await adapter.append(key, [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": sid, "cwd": "/home/me/app",
+         "timestamp": "2026-12-01T10:00:00.000Z", "message": {"role": "user", "content": "find the zebra"}},
+    ])
+    await adapter.append(key, [
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": sid,
+         "timestamp": "2026-12-01T10:00:01.000Z",
+         "message": {"role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "a zebra"}]}},
+        {"type": "custom-title", "customTitle": "Zebra hunt", "sessionId": sid},
+    ])
+    store = adapter.store
+    assert [s["session_id"] for s in store.sessions()] == [sid]
+    assert store.sessions()[0]["custom_title"] == "Zebra hunt"
+    assert {h["uuid"] for h in store.search("zebra")} == {"u1", "a1"}
+    assert [m["role"] for m in store.resume(sid, api=True)] == ["user", "assistant"]
+    listed = await list_sessions_from_store(adapter, directory="/home/me/app")
+    assert [(s.session_id, s.custom_title, s.first_prompt) for s in listed] == [
+        (sid, "Zebra hunt", "find the zebra")
+    ]
+
+
+@pytest.mark.anyio
+async def test_the_event_loop_runs_while_the_store_works(corpus_db):
+    _, store = corpus_db
+    adapter = sessiondb.SessionStore(store=store)
+    ticks = 0
+    stop = asyncio.Event()
+
+    async def ticker():
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(ticker())
+    key = {"project_key": "claude-code", "session_id": "swordintel__1b2c0332-e2dc-459f-88b9-1aad6e941e18"}
+    for _ in range(3):
+        entries = await adapter.load(key)
+    stop.set()
+    await task
+    assert entries and len(entries) > 500
+    assert ticks > 100, ticks
+
+
+def test_the_http_adapter_is_kept():
+    from sessiondb import SessionDbStore
+    from claude_agent_sdk import SessionStore
+
+    assert SessionStore in SessionDbStore.__mro__
+    assert SessionStore in sessiondb.SessionStore.__mro__
+
+
+def test_imported_from_an_installation():
+    """The tests run against the installed package (the wheel), not the source tree."""
+    assert "site-packages" in sessiondb.__file__, sessiondb.__file__
+    assert Path(sessiondb.__file__).with_name("py.typed").is_file()
+    assert Path(sessiondb.__file__).with_name("_native.pyi").is_file()

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Make the issue-25 oracle cases (tests/fixtures/oracle-made/issue25_*) with the real CLI.
+
+Each scenario is a synthetic transcript holding record kinds the corpus lacks; the real
+CLI resumes it offline (tools/difftest/cli.py) once per model mode, and the request minus
+the new turn becomes `expected-api-view.json`. Every scenario ends with an assistant text,
+so the new turn is the last user message (and its `system` message after it).
+
+    python3 tools/difftest/made.py [--out tests/fixtures/oracle-made] [--only NAME] [--check]
+
+`--check` compares with the stored cases instead of writing them (prints what changed):
+the follow-the-CLI script runs it against a newer CLI (`CLAUDE_BIN`)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cli  # noqa: E402
+from transcript import Transcript  # noqa: E402
+
+CWD = "/home/dev/proj25"
+MODELS = ["claude-sonnet-4-5", "claude-opus-4-8"]
+
+
+def misses():
+    """The misses of issue 25, one of each: a `fallback` block sharing message.id with the
+    text after it; a re-read `file`; an `async_hook_response`; a tool result with leading
+    whitespace that a reminder is folded into; parallel calls whose first result is
+    written before the second call; a task notification queued as a command."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-000000000001", CWD, tag="miss")
+    p = t.user(None, "first prompt")
+    p = t.assistant(p, "msg_fb", [{"type": "fallback", "from": {"model": "claude-opus-4-8"},
+                                   "to": {"model": "claude-sonnet-4-5"}}])
+    p = t.assistant(p, "msg_fb", [{"type": "text", "text": "text after fallback"}])
+    p = t.user(p, "read it")
+    p = t.assistant(p, "msg_r", [{"type": "tool_use", "id": "toolu_r1", "name": "Read",
+                                  "input": {"file_path": CWD + "/a.txt"}}])
+    p = t.user(p, [{"tool_use_id": "toolu_r1", "type": "tool_result", "content": "\n\n   leading ws result\n"}])
+    p = t.attachment(p, {"type": "file", "filename": CWD + "/src/b.txt", "content": {"type": "text", "file": {
+        "filePath": CWD + "/src/b.txt", "content": "alpha\nbeta\ngamma", "numLines": 3, "startLine": 5,
+        "totalLines": 10}}})
+    p = t.attachment(p, {"type": "async_hook_response", "processId": "p1", "hookName": "SessionStart:startup",
+                         "hookEvent": "SessionStart", "toolName": None,
+                         "response": {"systemMessage": "hook says hi", "hookSpecificOutput": {
+                             "hookEventName": "SessionStart", "additionalContext": "extra ctx"}},
+                         "stdout": "", "stderr": "", "exitCode": 0})
+    p = t.assistant(p, "msg_t", [{"type": "text", "text": "done reading"}])
+    p0 = t.user(p, "two tools")
+    a1 = t.assistant(p0, "msg_p", [{"type": "tool_use", "id": "toolu_a", "name": "Bash", "input": {"command": "echo a"}}])
+    t.user(a1, [{"tool_use_id": "toolu_a", "type": "tool_result", "content": "a", "is_error": False}])
+    a2 = t.assistant(a1, "msg_p", [{"type": "tool_use", "id": "toolu_b", "name": "Bash", "input": {"command": "echo b"}}])
+    ub = t.user(a2, [{"tool_use_id": "toolu_b", "type": "tool_result", "content": "  b", "is_error": False}])
+    p = t.attachment(ub, {"type": "queued_command", "commandMode": "task-notification", "prompt":
+                          "<task-notification>\n<task-id>t1</task-id>\n<status>completed</status>\n"
+                          "<summary>Background task done</summary>\n</task-notification>"})
+    p = t.assistant(p, "msg_q", [{"type": "text", "text": "after parallel"}])
+    p = t.user(p, "<task-notification>\n<task-id>t2</task-id>\n<status>completed</status>\n</task-notification>")
+    t.assistant(p, "msg_z", [{"type": "text", "text": "final"}])
+    return t
+
+
+def files():
+    """`file` attachments in every text shape: a range, truncation, an empty file, an
+    offset past the end, CRLF lines, a closing reminder tag in the text."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-000000000002", CWD, tag="file")
+
+    def f(name, content, num, start, total, **extra):
+        a = {"type": "file", "filename": CWD + "/" + name, "content": {"type": "text", "file": {
+            "filePath": CWD + "/" + name, "content": content, "numLines": num, "startLine": start,
+            "totalLines": total}}}
+        a.update(extra)
+        return a
+    p = t.user(None, "files")
+    for a in [f("range.txt", "three\nfour", 2, 3, 9, range={"offset": 3, "limit": 2}),
+              f("big.txt", "l1\nl2", 2, 1, 5000, truncated=True),
+              f("big2.txt", "l1", 1, 1, 5000, truncated=True, restCannotBeRead=True, range={"offset": 1, "limit": 1}),
+              f("empty.txt", "", 0, 1, 0),
+              f("short.txt", "", 0, 10, 3),
+              f("blank-lines.txt", "", 1, 1, 4),
+              f("crlf.txt", "a\r\nb\r\n", 3, 1, 3),
+              f("tag.txt", "x </system-reminder> y\n< / SYSTEM-REMINDER> z", 2, 1, 2)]:
+        p = t.attachment(p, a)
+    p = t.assistant(p, "msg_1", [{"type": "text", "text": "ok"}])
+    return t
+
+
+def hooks():
+    """`async_hook_response` shapes and task notifications with an explicit origin."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-000000000003", CWD, tag="hook")
+    p = t.user(None, "hooks")
+    for a in [{"type": "async_hook_response", "hookName": "PostToolUse:Bash", "hookEvent": "PostToolUse",
+               "response": {"systemMessage": "only a message"}},
+              {"type": "async_hook_response", "hookName": "Stop", "hookEvent": "Stop", "isPlainOutput": True,
+               "response": {"hookSpecificOutput": {"additionalContext": "plain ctx"}}},
+              {"type": "async_hook_response", "hookName": "Stop", "hookEvent": "Stop", "response": {}},
+              {"type": "async_hook_response", "hookName": "Stop", "hookEvent": "Stop",
+               "response": {"systemMessage": "a </system-reminder> b <"}},
+              {"type": "queued_command", "origin": {"kind": "task-notification"}, "commandMode": "prompt",
+               "prompt": "<task-notification>done </system-reminder></task-notification>"}]:
+        p = t.attachment(p, a)
+    p = t.assistant(p, "msg_1", [{"type": "text", "text": "ok"}])
+    return t
+
+
+SILENT_KINDS = """advisor_stripped already_read_file async_hook_response_batch batching_reminder_sent
+command_permissions credential_org deferred_tools_record edited_image_file goal_status
+hook_cancelled hook_deferred_tool hook_error_during_execution hook_non_blocking_error
+hook_permission_decision hook_system_message max_turns_reached message_pdf_reads
+progress_reminder_sent project_doc_reads projects_thread_ask prompt_as_file prompt_render_point
+prompt_snapshot secondary_reminder_sent session_cron_carry structured_output
+teammate_shutdown_batch thinking_drop thinking_stripped tool_host_result_lines
+tool_offer_record tool_results_cut whole_texts_withdrawn withheld_memory""".split()
+
+
+def silent():
+    """Attachment kinds whose renderer returns nothing, each with a text payload that
+    would show if it were sent."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-000000000004", CWD, tag="sile")
+    p = t.user(None, "silent kinds")
+    for k in SILENT_KINDS:
+        p = t.attachment(p, {"type": k, "content": "payload of " + k, "text": "text of " + k})
+    p = t.assistant(p, "msg_1", [{"type": "text", "text": "ok"}])
+    return t
+
+
+SERVER_BLOCKS = ["server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "advisor_tool_result",
+                 "code_execution_tool_result", "bash_code_execution_tool_result",
+                 "text_editor_code_execution_tool_result", "tool_search_tool_result", "mcp_tool_use",
+                 "mcp_tool_result", "container_upload", "compaction"]
+
+
+def blocks():
+    """Assistant content blocks of server tools and other non-client kinds, each in a
+    record of its own that shares message.id with a text after it."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-000000000005", CWD, tag="blok")
+    p = t.user(None, "blocks")
+    for i, k in enumerate(SERVER_BLOCKS):
+        b = {"type": k, "id": "srvtoolu_%02d" % i, "tool_use_id": "srvtoolu_%02d" % i, "name": "web_search",
+             "input": {"query": "q"}, "content": []}
+        if k == "compaction":
+            b = {"type": "compaction", "content": "summary of earlier turns"}
+        p = t.assistant(p, "msg_b%02d" % i, [b])
+        p = t.assistant(p, "msg_b%02d" % i, [{"type": "text", "text": "after " + k}])
+        p = t.user(p, "next " + k)
+    p = t.assistant(p, "msg_end", [{"type": "text", "text": "ok"}])
+    return t
+
+
+SCENARIOS = {"issue25_silent": silent, "issue25_blocks": blocks, "issue25_misses": misses, "issue25_files": files, "issue25_hooks": hooks}
+
+
+def record(name, t, model, out, scratch, check):
+    src = os.path.join(scratch, name, "projects")
+    shutil.rmtree(os.path.join(scratch, name), ignore_errors=True)
+    t.write(src)
+    req, res = cli.run(src, t.sid, t.pdir, model, os.path.join(scratch, name, "run-" + model))
+    case = os.path.join(out, "%s__%s" % (name, model))
+    if req is None:
+        print(name, model, "NO REQUEST", res["stderr"][-300:])
+        return False
+    view = cli.strip_new_turn(req)
+    if check:
+        old = json.load(open(os.path.join(case, "expected-api-view.json")))
+        same = old == view
+        print("%-40s %s" % (os.path.basename(case), "same" if same else "CHANGED"))
+        if not same:
+            for i, (a, b) in enumerate(zip(old, view)):
+                if a != b:
+                    print("   message %d\n   was %s\n   now %s" % (i, json.dumps(a)[:400], json.dumps(b)[:400]))
+                    break
+        return same
+    shutil.rmtree(case, ignore_errors=True)
+    shutil.copytree(src, os.path.join(case, "projects"))
+    cj = {"cli_version": cli.VERSION, "mode": "resume", "target_session_id": t.sid, "new_session_id": None,
+          "project_dir_name": t.pdir, "cwd": t.cwd, "model": model, "new_prompt": cli.PROMPT,
+          "cli_args": res["args"], "interactive": False, "env": {},
+          "notes": "made by tools/difftest/made.py (issue 25): " + SCENARIOS[name].__doc__.split("\n")[0]}
+    json.dump(cj, open(os.path.join(case, "case.json"), "w"), indent=1, ensure_ascii=False)
+    json.dump(req, open(os.path.join(case, "expected-request-messages.json"), "w"), indent=1, ensure_ascii=False)
+    json.dump(view, open(os.path.join(case, "expected-api-view.json"), "w"), indent=1, ensure_ascii=False)
+    print("wrote", case)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "..", "tests", "fixtures", "oracle-made"))
+    ap.add_argument("--scratch", default=os.environ.get("DIFFTEST_SCRATCH", "/tmp/difftest-made"))
+    ap.add_argument("--only")
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    ok = True
+    for name, make in SCENARIOS.items():
+        if args.only and args.only not in name:
+            continue
+        for model in MODELS:
+            ok &= record(name, make(), model, args.out, args.scratch, args.check)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
