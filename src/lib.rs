@@ -42,6 +42,8 @@ pub mod integrity;
 pub mod json_edit;
 pub mod jsonl;
 pub mod library;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod metadata;
 pub mod model;
 pub mod names;

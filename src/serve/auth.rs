@@ -217,10 +217,14 @@ pub fn is_public(path: &str) -> bool {
     path == "/login" || path.starts_with("/assets/") || path == "/favicon.ico"
 }
 
+/// Where `serve` answers MCP (streamable HTTP).
+pub const MCP_PATH: &str = "/mcp";
+
 /// Whether `path` belongs to the pages (which take the login cookie too) rather than the
-/// API (bearer header only).
+/// API (bearer header only). The MCP endpoint is API: the login cookie must not let a page
+/// (the viewer's, or one that tricks a logged-in browser) call it.
 pub fn is_page(path: &str) -> bool {
-    !path.starts_with("/v1/")
+    !path.starts_with("/v1/") && path != MCP_PATH && !path.starts_with("/mcp/")
 }
 
 /// The middleware: checks the token (the API from the bearer header, the pages also from

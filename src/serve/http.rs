@@ -115,6 +115,7 @@ fn router(
         .route("/v1/messages", get(messages))
         .route("/v1/search", get(search))
         .merge(pages)
+        .merge(mcp_route(&state))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")
@@ -123,6 +124,21 @@ fn router(
         .layer(middleware::from_fn_with_state(activity, in_flight))
         .with_state(state);
     (router, web_state)
+}
+
+/// The MCP endpoint (streamable HTTP) at `/mcp`: behind the same guard and token check as
+/// the rest, taking the bearer token only (never the pages' cookie: see `auth::is_page`).
+fn mcp_route(state: &AppState) -> Router<AppState> {
+    #[cfg(feature = "mcp")]
+    return Router::new().nest_service(
+        super::auth::MCP_PATH,
+        crate::mcp::http_service(state.store.clone(), crate::mcp::Options::default()),
+    );
+    #[cfg(not(feature = "mcp"))]
+    {
+        let _ = state;
+        Router::new()
+    }
 }
 
 /// Counts the request as in flight while it runs, for the idle indexer.

@@ -110,6 +110,8 @@ const VERBS: &[(&str, AddArgs)] = &[
     ("watch", WatchArgs::augment_args),
     ("config", ConfigArgs::augment_args),
     ("sync", SyncArgs::augment_args),
+    #[cfg(feature = "mcp")]
+    ("mcp", crate::cli_mcp::McpArgs::augment_args),
 ];
 
 /// The verbs.
@@ -193,6 +195,10 @@ pub enum Command {
     /// Copy a local store (--from, else the database) into a PostgreSQL team store:
     /// only what the target lacks, one file per transaction, safe to interrupt and re-run.
     Sync(SyncArgs),
+    /// Serve the store to agents over MCP (stdio): search, list and read past sessions.
+    /// `mcp install` registers it with Claude Code.
+    #[cfg(feature = "mcp")]
+    Mcp(crate::cli_mcp::McpArgs),
 }
 
 /// `sessiondb capture`.

@@ -1,6 +1,8 @@
 //! The `sessiondb` command line: one module per verb under `commands/`.
 
 mod cli;
+#[cfg(feature = "mcp")]
+mod cli_mcp;
 mod commands;
 mod human;
 mod listing_json;

@@ -84,7 +84,7 @@ pub fn run(db: Option<PathBuf>, args: HooksArgs) -> anyhow::Result<()> {
 /// The URL a hook names a team store by: `url` without its password (`settings.json` is
 /// read by every process of the user and often shared), after checking that capture can
 /// connect with it, its password coming from `PGPASSWORD` or `~/.pgpass` as for `psql`.
-fn team_hook_url(url: &str) -> anyhow::Result<String> {
+pub(super) fn team_hook_url(url: &str) -> anyhow::Result<String> {
     use sessiondb::pg::password::{self, Source};
     let bare = sessiondb::pg::url::without_password(url);
     if let Err(e) =

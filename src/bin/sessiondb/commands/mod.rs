@@ -13,6 +13,8 @@ mod hooks;
 mod import;
 mod info;
 mod launch;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod messages;
 mod reindex;
 mod rename;
@@ -41,6 +43,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Hooks(args) => return hooks::run(cli.global.db, args),
         Command::Config(args) => return config::run(args),
         Command::Sync(args) => return sync::run(cli.global.db, args),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(args) => return mcp::run(cli.global.db, args),
         command => Cli { command, ..cli },
     };
     let db = database_path(cli.global.db)?;
@@ -72,6 +76,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         | Command::Hooks(_)
         | Command::Config(_)
         | Command::Sync(_) => unreachable!("handled above"),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(_) => unreachable!("handled above"),
     }
 }
 

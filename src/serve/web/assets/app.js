@@ -250,6 +250,8 @@ function moveFocus(step) {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  // (Live pages remember the conversation as written, before times are made local.)
+  follow();
   localize(document);
   setInterval(() => {
     for (const t of document.querySelectorAll("time[data-age][datetime]")) {
@@ -258,7 +260,6 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   }, 30000);
   setUpToggles();
-  follow();
   document.body.dataset.ready = "1";
 
   document.addEventListener("click", async (event) => {

@@ -390,7 +390,7 @@ impl Renderer<'_> {
     fn result_view(&self, h: &mut Html, c: &Call<'_>) -> bool {
         let extra = c.extra.filter(|e| e.is_object());
         match c.name {
-            "Bash" => {
+            "Bash" | "BashOutput" => {
                 let (Some(out), Some(err)) = (c.extra_str("stdout"), c.extra_str("stderr")) else {
                     return false;
                 };
