@@ -1,6 +1,7 @@
 mod append;
 mod backup;
 mod capture;
+mod capture_guard;
 mod catalog;
 mod check;
 mod cli;
