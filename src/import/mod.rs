@@ -16,15 +16,20 @@ use crate::store::Store;
 use load::{Ahead, Loaded, ReadFile};
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Instant;
 
 mod load;
+mod sqlite;
 mod tally;
-pub(crate) use load::{parse_ahead, read_from, Parsed};
+pub(crate) mod transcript;
+pub(crate) use load::{read_from, Parsed};
+use sqlite::SqliteTx;
 pub(crate) use tally::LineTally;
+use transcript::Incoming;
+pub(crate) use transcript::{FileStamp, Held};
 
 /// What a source file is to its session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1031,28 +1036,16 @@ fn write_source(
                 buf: &mut buf,
                 base,
                 ahead,
-                stamp: &stamp,
+                stamp,
             };
-            import_transcript(tx, session, source, kind, file, texts, report)?
+            let mut sink = SqliteTx::new(tx, texts);
+            match transcript::import_transcript(&mut sink, session, source, kind, file, report)? {
+                Ok(id) => id,
+                Err(why) => unreachable!("a store of one machine refused a version: {why}"),
+            }
         }
     };
     Ok((id, buf))
-}
-
-/// A transcript file about to be written: its bytes from `base` on, the lines parsed ahead
-/// (offsets in `buf`) and its stamp.
-struct Incoming<'a> {
-    buf: &'a mut Vec<u8>,
-    base: usize,
-    ahead: Ahead,
-    stamp: &'a FileStamp<'a>,
-}
-
-#[derive(Clone, Copy)]
-struct FileStamp<'a> {
-    key: &'a str,
-    size: i64,
-    mtime_ns: i64,
 }
 
 /// The main transcript path of the session a source belongs to: the source itself, or
@@ -1190,279 +1183,6 @@ fn import_session_file(
     Ok(id)
 }
 
-/// Where the stored copy of a transcript ends, to decide between append and re-import.
-struct StoredState {
-    imported_bytes: usize,
-    fingerprint: Fingerprint,
-    next_ordinal: i64,
-    /// The last row when it had no newline: it is replaced by the grown file's version.
-    open_tail: Option<(i64, usize)>,
-}
-
-/// The stored state of a live transcript as the ledger saw the file at `path`: that file's
-/// own entry, else the newest one (a transcript restored to a second folder has one entry
-/// per location, and each location's file grows from what was written there).
-fn stored_state(tx: &Transaction<'_>, transcript: i64, path: &str) -> Result<Option<StoredState>> {
-    let ledger: Option<(i64, Fingerprint)> = tx
-        .prepare_cached(
-            "SELECT imported_bytes, prefix_hash, tail_hash FROM source_files
-             WHERE transcript_id = ?1 ORDER BY path = ?2 DESC, rowid DESC LIMIT 1",
-        )?
-        .query_row(params![transcript, path], |r| {
-            Ok((r.get(0)?, Fingerprint::read(r.get(1)?, r.get(2)?)))
-        })
-        .optional()?;
-    let last: Option<(i64, i64, bool, i64)> = tx
-        .prepare_cached(
-            "SELECT id, ordinal, terminated, length(raw) FROM rows
-             WHERE transcript_id = ?1 ORDER BY ordinal DESC LIMIT 1",
-        )?
-        .query_row([transcript], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })
-        .optional()?;
-    let Some((imported_bytes, fingerprint)) = ledger else {
-        return Ok(if last.is_none() {
-            Some(StoredState {
-                imported_bytes: 0,
-                fingerprint: Fingerprint::Tail(prefix_hash(b"")),
-                next_ordinal: 0,
-                open_tail: None,
-            })
-        } else {
-            None
-        });
-    };
-    let (next_ordinal, open_tail) = match last {
-        Some((id, ordinal, false, len)) => (ordinal, Some((id, len as usize))),
-        Some((_, ordinal, true, _)) => (ordinal + 1, None),
-        None => (0, None),
-    };
-    Ok(Some(StoredState {
-        imported_bytes: imported_bytes as usize,
-        fingerprint,
-        next_ordinal,
-        open_tail,
-    }))
-}
-
-fn import_transcript(
-    tx: &Transaction<'_>,
-    session: i64,
-    source: &Source,
-    kind: &SourceKind,
-    file: Incoming<'_>,
-    texts: &mut PendingTexts,
-    report: &mut ImportReport,
-) -> Result<i64> {
-    let Incoming {
-        buf,
-        mut base,
-        mut ahead,
-        stamp,
-    } = file;
-    let subpath = kind.subpath();
-    let agent_id = match kind {
-        SourceKind::Sidechain { agent_id, .. } => Some(agent_id.as_str()),
-        _ => None,
-    };
-    let live: Option<i64> = tx
-        .prepare_cached(
-            "SELECT id FROM transcripts WHERE session_id = ?1 AND subpath = ?2 AND superseded_at IS NULL",
-        )?
-        .query_row(params![session, subpath], |r| r.get(0))
-        .optional()?;
-    let state = match live {
-        Some(id) => stored_state(tx, id, stamp.key)?,
-        None => None,
-    };
-    // Whether the file still starts with what was imported: then only its new lines are
-    // stored. The loader read it from where the ledger said the check needs it; when that
-    // does not reach back far enough (the ledger changed since), the file is read whole.
-    let appends = match &state {
-        Some(state) => {
-            let open_tail = state.open_tail.map_or(0, |(_, len)| len);
-            let needed = state
-                .fingerprint
-                .needs_from(state.imported_bytes)
-                .min(state.imported_bytes.saturating_sub(open_tail));
-            if base > needed {
-                read_whole(&source.path, buf)?;
-                (base, ahead) = (0, Ahead::default());
-            }
-            let view = FileView { base, bytes: buf };
-            state.fingerprint.matches(&view, state.imported_bytes) == Some(true)
-        }
-        None => false,
-    };
-    if !appends && base > 0 {
-        // Rewritten: imported again from its first byte.
-        read_whole(&source.path, buf)?;
-        (base, ahead) = (0, Ahead::default());
-    }
-    let file = FileView {
-        base,
-        bytes: buf.as_slice(),
-    };
-    let stamp = FileStamp {
-        size: file.len() as i64,
-        ..*stamp
-    };
-    let mut start = 0usize;
-    let mut ordinal = 0i64;
-    // The version a rewritten file replaces: its local lines are carried over.
-    let mut replaced = None;
-    let transcript = match (live, state) {
-        (Some(id), Some(state)) if appends => {
-            start = state.imported_bytes;
-            ordinal = state.next_ordinal;
-            if start < file.len() {
-                if let Some((row, len)) = state.open_tail {
-                    // The unterminated last line grew: store its complete version instead.
-                    tx.prepare_cached("DELETE FROM rows WHERE id = ?1")?
-                        .execute([row])?;
-                    start -= len;
-                }
-            }
-            id
-        }
-        (Some(id), _) => {
-            tx.prepare_cached(
-                "UPDATE transcripts SET superseded_at = strftime('%Y-%m-%dT%H:%M:%fZ') WHERE id = ?1",
-            )?
-            .execute([id])?;
-            report.files_rewritten += 1;
-            replaced = Some(id);
-            create_transcript(tx, session, subpath, agent_id)?
-        }
-        (None, _) => create_transcript(tx, session, subpath, agent_id)?,
-    };
-    if start < file.len() {
-        report.files_imported += 1;
-    } else {
-        report.files_unchanged += 1;
-    }
-    let mut offset = start;
-    let mut tally = LineTally::new(&source.path);
-    // Lines are stored ROW_BATCH at a time (see `insert_rows`), then projected in order.
-    tx.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-    let mut next_id: i64 = tx
-        .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
-        .query_row([], |r| r.get(0))?;
-    let mut lines = ahead
-        .lines_from(file.bytes, start - file.base)
-        .into_iter()
-        .peekable();
-    let mut batch = Vec::with_capacity(ROW_BATCH);
-    let mut held = Held::default();
-    let mut searchable = Vec::with_capacity(ROW_BATCH);
-    while lines.peek().is_some() {
-        batch.clear();
-        searchable.clear();
-        for (line, status, env, search) in lines.by_ref().take(ROW_BATCH) {
-            if replaced.is_some() {
-                held.note(line.bytes, &env);
-            }
-            batch.push((line, status, env));
-            searchable.push(search);
-        }
-        let first = next_id;
-        insert_rows(tx, transcript, ordinal, first, &batch, Origin::Imported)?;
-        next_id += batch.len() as i64;
-        for (i, ((line, status, env), search)) in batch.iter().zip(&mut searchable).enumerate() {
-            let row = first + i as i64;
-            if let Some(text) = search.take() {
-                texts.insert(row, text);
-            }
-            let before = || newlines_before(&source.path, &file, start);
-            if let Some(cwd) = tally.line(report, line, *status, env, before)? {
-                set_project_cwd(tx, session, cwd)?;
-            }
-            if *status == LineStatus::Record {
-                project_record(tx, transcript, row, line.bytes, env)?;
-            }
-            offset += line.bytes.len() + usize::from(line.terminated);
-            ordinal += 1;
-        }
-    }
-    debug_assert_eq!(offset, file.len());
-    tally.finish(report);
-    if let Some(old) = replaced {
-        report.local_rows_kept += carry_local_rows(tx, old, transcript, &held)?;
-    }
-    if let Some(sidecar) = agent_id.map(|_| format!("{subpath}.meta.json")) {
-        tx.prepare_cached(
-            "UPDATE transcripts SET meta_json =
-                (SELECT content FROM session_files WHERE session_id = ?1 AND relpath = ?2)
-             WHERE id = ?3",
-        )?
-        .execute(params![session, sidecar, transcript])?;
-    }
-    write_ledger(tx, &stamp, Some(transcript), None, &file, file.len())?;
-    Ok(transcript)
-}
-
-/// What a rewritten file holds, to tell which local lines of the version it replaces are
-/// still missing from it (the rule both stores apply, see [`carry_local_rows`]).
-#[derive(Default)]
-pub(crate) struct Held<'a> {
-    bytes: HashSet<&'a [u8]>,
-    uuids: HashSet<String>,
-}
-
-impl<'a> Held<'a> {
-    /// Records a line of the new content.
-    pub fn note(&mut self, bytes: &'a [u8], env: &Envelope<'_>) {
-        self.bytes.insert(bytes);
-        if let Some(uuid) = env.uuid.as_deref().filter(|u| !u.is_empty()) {
-            self.uuids.insert(uuid.to_owned());
-        }
-    }
-
-    /// Whether the new content already holds the line `raw` (read as `env`): the same
-    /// bytes, or a record with the same uuid.
-    pub fn holds(&self, raw: &[u8], env: &Envelope<'_>) -> bool {
-        self.bytes.contains(raw)
-            || env
-                .uuid
-                .as_deref()
-                .is_some_and(|u| !u.is_empty() && self.uuids.contains(u))
-    }
-}
-
-/// Copies the lines sessiondb wrote into transcript `old` (`append`, `tag`, `rename`, a
-/// SessionStore append) to the end of `new`, which a re-import just filled from the rewritten
-/// source file, skipping those the file already holds (same bytes or same uuid). Without
-/// this, local writes would stay only in the superseded version. Returns the lines copied.
-fn carry_local_rows(tx: &Transaction<'_>, old: i64, new: i64, held: &Held<'_>) -> Result<u64> {
-    let local: Vec<Vec<u8>> = tx
-        .prepare_cached(
-            "SELECT raw FROM rows WHERE transcript_id = ?1 AND local = 1 ORDER BY ordinal",
-        )?
-        .query_map([old], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut kept = 0;
-    for raw in &local {
-        let (status, env) = Envelope::parse(raw);
-        if held.holds(raw, &env) {
-            continue;
-        }
-        let line = jsonl::Line {
-            bytes: raw,
-            terminated: true,
-        };
-        // After the file's last line, given its newline first when it had none (as `append`
-        // does), so that the two do not glue together.
-        let ordinal = crate::record::next_ordinal(tx, new)?;
-        let row = insert_row(tx, new, ordinal, line, status, &env)?;
-        if status == LineStatus::Record {
-            project_record(tx, new, row, raw, &env)?;
-        }
-        kept += 1;
-    }
-    Ok(kept)
-}
-
 /// How many `\n` are in `bytes`.
 pub(crate) fn newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
@@ -1563,6 +1283,45 @@ pub(crate) fn insert_rows(
     origin: Origin,
 ) -> Result<()> {
     let own = own_session_id(tx, transcript)?;
+    insert_rows_of(
+        tx,
+        transcript,
+        ordinal,
+        first,
+        lines,
+        origin,
+        own.as_deref(),
+    )
+}
+
+/// A line as [`insert_rows_of`] stores it: its bytes, status and projection.
+pub(crate) trait RowLine {
+    /// The line, its status and its projection.
+    fn parts(&self) -> (&jsonl::Line<'_>, LineStatus, &Envelope<'_>);
+}
+
+impl RowLine for (jsonl::Line<'_>, LineStatus, Envelope<'_>) {
+    fn parts(&self) -> (&jsonl::Line<'_>, LineStatus, &Envelope<'_>) {
+        (&self.0, self.1, &self.2)
+    }
+}
+
+impl RowLine for Parsed<'_> {
+    fn parts(&self) -> (&jsonl::Line<'_>, LineStatus, &Envelope<'_>) {
+        (&self.0, self.1, &self.2)
+    }
+}
+
+/// [`insert_rows`] for a transcript of the session whose id is `own`.
+pub(crate) fn insert_rows_of(
+    tx: &Transaction<'_>,
+    transcript: i64,
+    ordinal: i64,
+    first: i64,
+    lines: &[impl RowLine],
+    origin: Origin,
+    own: Option<&str>,
+) -> Result<()> {
     let mut done = 0;
     while done < lines.len() {
         let n = (lines.len() - done).min(ROW_BATCH);
@@ -1577,22 +1336,23 @@ pub(crate) fn insert_rows(
             vec![one; n].join(", ")
         );
         let mut stmt = tx.prepare_cached(&sql)?;
-        for (k, (line, status, env)) in lines[done..done + n].iter().enumerate() {
+        for (k, row_line) in lines[done..done + n].iter().enumerate() {
+            let (line, status, env) = row_line.parts();
             let i = done + k;
             let at = k * ROW_PARAMS;
-            let unknown_type = *status == LineStatus::Record && !env.has_known_type();
+            let unknown_type = status == LineStatus::Record && !env.has_known_type();
             stmt.raw_bind_parameter(at + 1, first + i as i64)?;
             stmt.raw_bind_parameter(at + 2, transcript)?;
             stmt.raw_bind_parameter(at + 3, ordinal + i as i64)?;
             stmt.raw_bind_parameter(at + 4, line.bytes)?;
             stmt.raw_bind_parameter(at + 5, line.terminated)?;
-            stmt.raw_bind_parameter(at + 6, *status as i64)?;
+            stmt.raw_bind_parameter(at + 6, status as i64)?;
             stmt.raw_bind_parameter(at + 7, env.kind.as_deref())?;
             stmt.raw_bind_parameter(at + 8, env.uuid.as_deref())?;
             stmt.raw_bind_parameter(at + 9, env.parent_uuid.as_deref())?;
             stmt.raw_bind_parameter(at + 10, env.logical_parent_uuid.as_deref())?;
             stmt.raw_bind_parameter(at + 11, env.is_sidechain)?;
-            stmt.raw_bind_parameter(at + 12, line_session_id(env, own.as_deref()))?;
+            stmt.raw_bind_parameter(at + 12, line_session_id(env, own))?;
             stmt.raw_bind_parameter(at + 13, env.agent_id.as_deref())?;
             stmt.raw_bind_parameter(at + 14, env.timestamp.as_deref())?;
             stmt.raw_bind_parameter(at + 15, env.subtype.as_deref())?;

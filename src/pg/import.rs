@@ -11,7 +11,8 @@
 
 use super::{prepared, PgStore};
 use crate::error::{Error, Result};
-use crate::import::{self, FileView, Fingerprint, Held, LineTally, Side, Source, SourceKind};
+use crate::import::transcript::{self, FileStamp, LastRow, LedgerEntry, TranscriptTx};
+use crate::import::{self, FileView, Fingerprint, Held, Side, Source, SourceKind};
 use crate::jsonl::{Envelope, LineStatus, SearchText};
 use crate::model::{ImportReport, Progress};
 use postgres::Transaction;
@@ -317,8 +318,19 @@ fn import_source(
                 None
             }
             kind => {
-                let read = Read { bytes, base };
-                match import_transcript(tx, session, source, kind, read, &stamp, report)? {
+                let file = transcript::Incoming {
+                    buf: &mut bytes,
+                    base,
+                    ahead: Default::default(),
+                    stamp: FileStamp {
+                        key: &key,
+                        size: stamp.size,
+                        mtime_ns,
+                    },
+                };
+                let mut sink = PgTx { tx, host: &host };
+                match transcript::import_transcript(&mut sink, session, source, kind, file, report)?
+                {
                     Ok(id) => Some(id),
                     // A conflict is found before anything of the file is written or
                     // counted.
@@ -335,12 +347,6 @@ fn import_source(
         super::catalog::refresh_session(tx, session, None)?;
         Ok(transcript)
     })
-}
-
-/// A transcript's bytes as read: from file offset `base` to its end.
-struct Read {
-    bytes: Vec<u8>,
-    base: usize,
 }
 
 /// Where a source file was read: this machine, its path, its size and mtime.
@@ -563,241 +569,174 @@ fn import_session_file(
     write_ledger(tx, stamp, None, Some(id), &FileView::whole(bytes))
 }
 
-/// Where the stored copy of a transcript ends (see the SQLite importer's `StoredState`).
-struct Stored {
-    imported_bytes: usize,
-    fingerprint: Fingerprint,
-    next_ordinal: i64,
-    open_tail: Option<(i64, usize)>,
-    /// Whether this machine's ledger has an entry for the transcript.
-    ours: bool,
+/// The team store's answers to the import of a transcript ([`TranscriptTx`]), in the
+/// transaction that writes the file; `host` is this machine, whose ledger entries come
+/// first.
+pub(crate) struct PgTx<'a, 't> {
+    pub tx: &'a mut Transaction<'t>,
+    pub host: &'a str,
 }
 
-/// The stored state of a live transcript as its ledger saw it: this machine's entry, else
-/// the newest entry of any machine (the same session's file, synced between two machines,
-/// then grows one copy instead of replacing it). `None` when the transcript holds lines no
-/// ledger accounts for (written through the API only), which makes the file a new version.
-fn stored_state(
-    tx: &mut Transaction<'_>,
-    transcript: i64,
-    host: &str,
-    path: &str,
-) -> Result<Option<Stored>> {
-    // The entry of the file being imported first: a session restored to a second folder
-    // has one entry per location, and each location's file grows from what was written
-    // there.
-    let stmt = prepared(
-        tx,
-        "SELECT imported_bytes, prefix_hash, tail_hash, host = $2 FROM source_files
-         WHERE transcript_id = $1
-         ORDER BY host = $2 AND path = $3 DESC, host = $2 DESC, id DESC LIMIT 1",
-    )?;
-    let ledger: Option<(i64, Fingerprint, bool)> = tx
-        .query_opt(&stmt, &[&transcript, &host, &path])?
-        .map(|r| (r.get(0), Fingerprint::read(r.get(1), r.get(2)), r.get(3)));
-    let stmt = prepared(
-        tx,
-        "SELECT id, ordinal, terminated, length(raw) FROM rows
-         WHERE transcript_id = $1 ORDER BY ordinal DESC LIMIT 1",
-    )?;
-    let last: Option<(i64, i64, bool, i32)> = tx
-        .query_opt(&stmt, &[&transcript])?
-        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)));
-    let Some((imported_bytes, fingerprint, ours)) = ledger else {
-        return Ok(last.is_none().then(|| Stored {
-            imported_bytes: 0,
-            fingerprint: Fingerprint::Tail(import::prefix_hash(b"")),
-            next_ordinal: 0,
-            open_tail: None,
-            ours: false,
-        }));
-    };
-    let (next_ordinal, open_tail) = match last {
-        Some((id, ordinal, false, len)) => (ordinal, Some((id, len as usize))),
-        Some((_, ordinal, true, _)) => (ordinal + 1, None),
-        None => (0, None),
-    };
-    Ok(Some(Stored {
-        imported_bytes: imported_bytes as usize,
-        fingerprint,
-        next_ordinal,
-        open_tail,
-        ours,
-    }))
-}
+impl TranscriptTx for PgTx<'_, '_> {
+    const SHARED: bool = true;
+    const BATCH: usize = ROW_BATCH;
 
-/// Imports a transcript file into the session's live version of it: its new lines when
-/// the file grew, or the whole file as a new version when it was rewritten. Returns the
-/// transcript it is stored in, or why the file was left out when it conflicts with another
-/// machine's version (see [`replace_version`]); the caller then rolls the transaction back.
-fn import_transcript(
-    tx: &mut Transaction<'_>,
-    session: i64,
-    source: &Source,
-    kind: &SourceKind,
-    read: Read,
-    stamp: &Stamp<'_>,
-    report: &mut ImportReport,
-) -> Result<std::result::Result<i64, String>> {
-    let Read {
-        bytes: mut buf,
-        mut base,
-    } = read;
-    let subpath = kind.subpath();
-    let agent_id = match kind {
-        SourceKind::Sidechain { agent_id, .. } => Some(agent_id.as_str()),
-        _ => None,
-    };
-    let stmt = prepared(
-        tx,
-        "SELECT id FROM transcripts WHERE session_id = $1 AND subpath = $2
-           AND superseded_at IS NULL",
-    )?;
-    let live: Option<i64> = tx
-        .query_opt(&stmt, &[&session, &subpath])?
-        .map(|r| r.get(0));
-    let state = match live {
-        Some(id) => Some((id, stored_state(tx, id, stamp.host, stamp.key)?)),
-        None => None,
-    };
-    // Whether the file still starts with what was imported: then only its new lines are
-    // stored. When what was read does not reach back to where that check (or the
-    // unterminated last line) starts, the file is read whole; a rewritten file too.
-    let mut read_whole = |buf: &mut Vec<u8>, base: &mut usize| -> Result<()> {
-        import::read_whole(&source.path, buf)?;
-        report.bytes_read += buf.len() as u64;
-        *base = 0;
-        Ok(())
-    };
-    let appends = match &state {
-        Some((_, Some(stored))) => {
-            let open_tail = stored.open_tail.map_or(0, |(_, len)| len);
-            let needed = stored
-                .fingerprint
-                .needs_from(stored.imported_bytes)
-                .min(stored.imported_bytes.saturating_sub(open_tail));
-            if base > needed {
-                read_whole(&mut buf, &mut base)?;
-            }
-            let view = FileView { base, bytes: &buf };
-            stored.fingerprint.matches(&view, stored.imported_bytes) == Some(true)
-        }
-        _ => false,
-    };
-    if !appends && base > 0 {
-        read_whole(&mut buf, &mut base)?;
-    }
-    let file = FileView { base, bytes: &buf };
-    let stamp = Stamp {
-        size: file.len() as i64,
-        ..*stamp
-    };
-    let mut start = 0usize;
-    let mut ordinal = 0i64;
-    let own = source.session.as_str();
-    // The version a rewritten file replaces, and what the new content holds.
-    let mut replaced = None;
-    // A rewritten file's lines, all parsed to see what it holds. A grown file's are parsed
-    // from where its import stopped (below), as the SQLite importer does: parsing the whole
-    // of a long transcript to add one turn was most of a capture's time on a team store.
-    let mut parsed_whole = None;
-    let transcript = match state {
-        Some((id, Some(stored))) if appends => {
-            start = stored.imported_bytes;
-            ordinal = stored.next_ordinal;
-            if start < file.len() {
-                if let Some((row, len)) = stored.open_tail {
-                    // The unterminated last line grew: store its complete version instead.
-                    let stmt = prepared(tx, "DELETE FROM rows WHERE id = $1")?;
-                    tx.execute(&stmt, &[&row])?;
-                    start -= len;
-                }
-            }
-            id
-        }
-        Some((id, stored)) => {
-            // Read whole (base is 0): every line, to see what the new content holds.
-            let lines = import::parse_ahead(file.bytes, 0).lines_from(file.bytes, 0);
-            let mut held = Held::default();
-            for (line, _, env, _) in &lines {
-                held.note(line.bytes, env);
-            }
-            parsed_whole = Some(lines);
-            // Lines of the live version no ledger of this machine accounts for came
-            // from another machine's copy of the file (or another writer).
-            let from_here = stored.as_ref().is_some_and(|s| s.ours);
-            match replace_version(tx, session, id, subpath, agent_id, &held, from_here)? {
-                Ok(new) => {
-                    report.files_rewritten += 1;
-                    replaced = Some((id, held));
-                    new
-                }
-                Err(why) => return Ok(Err(why)),
-            }
-        }
-        None => create_transcript(tx, session, subpath, agent_id)?,
-    };
-    if start < file.len() {
-        report.files_imported += 1;
-    } else {
-        report.files_unchanged += 1;
-    }
-    // `start` is a file offset, at or past `base` (the check needed the bytes from there).
-    let at = start - base;
-    let lines = parsed_whole
-        .unwrap_or_else(|| import::parse_ahead(file.bytes, at).lines_from(file.bytes, at));
-    let first = lines.partition_point(|(line, ..)| {
-        (line.bytes.as_ptr() as usize) < (file.bytes.as_ptr() as usize + at)
-    });
-    let mut tally = LineTally::new(&source.path);
-    for chunk in lines[first..].chunks(ROW_BATCH) {
-        let ids = insert_lines(tx, transcript, ordinal, chunk, own, false)?;
-        for ((line, status, env, _), row) in chunk.iter().zip(ids) {
-            let before = || import::newlines_before(&source.path, &file, start);
-            if let Some(cwd) = tally.line(report, line, *status, env, before)? {
-                let stmt = prepared(
-                    tx,
-                    "UPDATE projects SET cwd = $2
-                     WHERE id = (SELECT project_id FROM sessions WHERE id = $1)
-                       AND cwd IS NULL",
-                )?;
-                tx.execute(&stmt, &[&session, &without_nul(cwd).as_ref()])?;
-            }
-            if *status == LineStatus::Record {
-                project_record(tx, transcript, row, line.bytes, env)?;
-            }
-        }
-        ordinal += chunk.len() as i64;
-    }
-    tally.finish(report);
-    if let Some((old, held)) = &replaced {
-        report.local_rows_kept += carry_local_rows(tx, *old, transcript, own, held)?;
-    }
-    if let Some(sidecar) = agent_id.map(|_| format!("{subpath}.meta.json")) {
+    fn live_transcript(&mut self, session: i64, subpath: &str) -> Result<Option<i64>> {
         let stmt = prepared(
-            tx,
+            self.tx,
+            "SELECT id FROM transcripts WHERE session_id = $1 AND subpath = $2
+               AND superseded_at IS NULL",
+        )?;
+        Ok(self
+            .tx
+            .query_opt(&stmt, &[&session, &subpath])?
+            .map(|r| r.get(0)))
+    }
+
+    /// This machine's entry of the file at `path`, else this machine's newest, else the
+    /// newest entry of any machine (the same session's file, synced between two machines,
+    /// then grows one copy instead of replacing it).
+    fn ledger_entry(&mut self, transcript: i64, path: &str) -> Result<Option<LedgerEntry>> {
+        let stmt = prepared(
+            self.tx,
+            "SELECT imported_bytes, prefix_hash, tail_hash, host = $2 FROM source_files
+             WHERE transcript_id = $1
+             ORDER BY host = $2 AND path = $3 DESC, host = $2 DESC, id DESC LIMIT 1",
+        )?;
+        Ok(self
+            .tx
+            .query_opt(&stmt, &[&transcript, &self.host, &path])?
+            .map(|r| LedgerEntry {
+                imported_bytes: r.get::<_, i64>(0) as usize,
+                fingerprint: Fingerprint::read(r.get(1), r.get(2)),
+                ours: r.get(3),
+            }))
+    }
+
+    fn last_row(&mut self, transcript: i64) -> Result<Option<LastRow>> {
+        let stmt = prepared(
+            self.tx,
+            "SELECT id, ordinal, terminated, length(raw) FROM rows
+             WHERE transcript_id = $1 ORDER BY ordinal DESC LIMIT 1",
+        )?;
+        Ok(self.tx.query_opt(&stmt, &[&transcript])?.map(|r| LastRow {
+            id: r.get(0),
+            ordinal: r.get(1),
+            terminated: r.get(2),
+            len: r.get::<_, i32>(3) as usize,
+        }))
+    }
+
+    fn delete_row(&mut self, row: i64) -> Result<()> {
+        let stmt = prepared(self.tx, "DELETE FROM rows WHERE id = $1")?;
+        self.tx.execute(&stmt, &[&row])?;
+        Ok(())
+    }
+
+    fn terminate_row(&mut self, row: i64) -> Result<()> {
+        let stmt = prepared(self.tx, "UPDATE rows SET terminated = true WHERE id = $1")?;
+        self.tx.execute(&stmt, &[&row])?;
+        Ok(())
+    }
+
+    fn lines_of(&mut self, transcript: i64, local: bool) -> Result<Vec<Vec<u8>>> {
+        let stmt = prepared(
+            self.tx,
+            "SELECT raw FROM rows WHERE transcript_id = $1 AND local = $2 ORDER BY ordinal",
+        )?;
+        Ok(self
+            .tx
+            .query(&stmt, &[&transcript, &local])?
+            .into_iter()
+            .map(|r| r.get(0))
+            .collect())
+    }
+
+    fn supersede(&mut self, transcript: i64) -> Result<()> {
+        let stmt = prepared(
+            self.tx,
+            "UPDATE transcripts
+             SET superseded_at = to_char(now() AT TIME ZONE 'UTC',
+                                         'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
+             WHERE id = $1",
+        )?;
+        self.tx.execute(&stmt, &[&transcript])?;
+        Ok(())
+    }
+
+    fn create_transcript(
+        &mut self,
+        session: i64,
+        subpath: &str,
+        agent_id: Option<&str>,
+    ) -> Result<i64> {
+        create_transcript(self.tx, session, subpath, agent_id)
+    }
+
+    fn insert_lines(
+        &mut self,
+        transcript: i64,
+        ordinal: i64,
+        lines: &mut [import::Parsed<'_>],
+        own: &str,
+        local: bool,
+    ) -> Result<Vec<i64>> {
+        insert_lines(self.tx, transcript, ordinal, lines, own, local)
+    }
+
+    fn set_project_cwd(&mut self, session: i64, cwd: &str) -> Result<()> {
+        let stmt = prepared(
+            self.tx,
+            "UPDATE projects SET cwd = $2
+             WHERE id = (SELECT project_id FROM sessions WHERE id = $1)
+               AND cwd IS NULL",
+        )?;
+        self.tx
+            .execute(&stmt, &[&session, &without_nul(cwd).as_ref()])?;
+        Ok(())
+    }
+
+    fn project_record(
+        &mut self,
+        transcript: i64,
+        row: i64,
+        bytes: &[u8],
+        env: &Envelope<'_>,
+    ) -> Result<()> {
+        project_record(self.tx, transcript, row, bytes, env)
+    }
+
+    fn copy_sidecar(&mut self, session: i64, relpath: &str, transcript: i64) -> Result<()> {
+        let stmt = prepared(
+            self.tx,
             "UPDATE transcripts SET meta_json =
                 (SELECT content FROM session_files WHERE session_id = $1 AND relpath = $2)
              WHERE id = $3",
         )?;
-        tx.execute(&stmt, &[&session, &sidecar, &transcript])?;
+        self.tx.execute(&stmt, &[&session, &relpath, &transcript])?;
+        Ok(())
     }
-    write_ledger(tx, &stamp, Some(transcript), None, &file)?;
-    Ok(Ok(transcript))
+
+    fn write_ledger(
+        &mut self,
+        stamp: &FileStamp<'_>,
+        transcript: Option<i64>,
+        session_file: Option<i64>,
+        file: &FileView<'_>,
+        imported: usize,
+    ) -> Result<()> {
+        debug_assert_eq!(imported, file.len());
+        let stamp = Stamp {
+            host: self.host,
+            key: stamp.key,
+            size: stamp.size,
+            mtime_ns: stamp.mtime_ns,
+        };
+        write_ledger(self.tx, &stamp, transcript, session_file, file)
+    }
 }
 
-/// The rule for a rewritten file, the same for `import` and `sync`: the session's live
-/// version `old` of the file is superseded (kept, with its lines) by a new, empty version,
-/// which the caller fills with the new content and then completes with
-/// [`carry_local_rows`], so no line sessiondb wrote is lost from the live version.
-///
-/// The replacement is refused (`Err` with the reason, nothing written) when `old` holds a
-/// line that neither sessiondb wrote nor the new content (`held`) has, unless
-/// `from_here`: such a line came from another machine's copy of the file (or another
-/// writer), and replacing would hide it; `from_here` says the live version came from this
-/// machine (import: this machine's ledger accounts for it; sync: this store held every
-/// such line). Two machines holding different versions of one file therefore do not
-/// replace each other's in turn.
+/// The rule for a rewritten file ([`transcript::replace_version`]), for `sync`.
 pub(crate) fn replace_version(
     tx: &mut Transaction<'_>,
     session: i64,
@@ -807,41 +746,13 @@ pub(crate) fn replace_version(
     held: &Held<'_>,
     from_here: bool,
 ) -> Result<std::result::Result<i64, String>> {
-    if !from_here {
-        let stmt = prepared(
-            tx,
-            "SELECT raw FROM rows WHERE transcript_id = $1 AND NOT local ORDER BY ordinal",
-        )?;
-        let mut foreign = 0usize;
-        for row in tx.query(&stmt, &[&old])? {
-            let raw: &[u8] = row.get(0);
-            let (_, env) = Envelope::parse(raw);
-            if !held.holds(raw, &env) {
-                foreign += 1;
-            }
-        }
-        if foreign > 0 {
-            return Ok(Err(format!(
-                "the team store's version holds {foreign} line(s) from another machine's copy \
-                 of this file that this one lacks; left as it is"
-            )));
-        }
-    }
-    let stmt = prepared(
-        tx,
-        "UPDATE transcripts
-         SET superseded_at = to_char(now() AT TIME ZONE 'UTC',
-                                     'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
-         WHERE id = $1",
-    )?;
-    tx.execute(&stmt, &[&old])?;
-    Ok(Ok(create_transcript(tx, session, subpath, agent_id)?))
+    let host = String::new();
+    let mut sink = PgTx { tx, host: &host };
+    transcript::replace_version(&mut sink, session, old, subpath, agent_id, held, from_here)
 }
 
-/// Copies the lines sessiondb wrote into the superseded version `old` (`append`, `tag`,
-/// `rename`, a SessionStore client) that the new content (`held`) lacks to the end of
-/// `new`, as the SQLite importer does ([`crate::import`]'s `carry_local_rows`). Returns the
-/// lines copied.
+/// Copies the local lines of a superseded version that the new content lacks
+/// ([`transcript::carry_local_rows`]), for `sync`.
 pub(crate) fn carry_local_rows(
     tx: &mut Transaction<'_>,
     old: i64,
@@ -849,64 +760,9 @@ pub(crate) fn carry_local_rows(
     own_session: &str,
     held: &Held<'_>,
 ) -> Result<u64> {
-    let stmt = prepared(
-        tx,
-        "SELECT raw FROM rows WHERE transcript_id = $1 AND local ORDER BY ordinal",
-    )?;
-    let local: Vec<Vec<u8>> = tx
-        .query(&stmt, &[&old])?
-        .into_iter()
-        .map(|r| r.get(0))
-        .collect();
-    let missing: Vec<crate::import::Parsed<'_>> = local
-        .iter()
-        .filter_map(|raw| {
-            let (status, env) = Envelope::parse(raw);
-            if held.holds(raw, &env) {
-                return None;
-            }
-            let search = if crate::search::is_indexed(status, &env) {
-                crate::jsonl::search_text(raw)
-            } else {
-                None
-            };
-            let line = crate::jsonl::Line {
-                bytes: raw,
-                terminated: true,
-            };
-            Some((line, status, env, search))
-        })
-        .collect();
-    if missing.is_empty() {
-        return Ok(0);
-    }
-    // After the new content's last line, given its newline first when it had none (as
-    // `append` does), so that the two do not glue together.
-    let stmt = prepared(
-        tx,
-        "SELECT id, ordinal, terminated FROM rows WHERE transcript_id = $1
-         ORDER BY ordinal DESC LIMIT 1",
-    )?;
-    let last: Option<(i64, i64, bool)> = tx
-        .query_opt(&stmt, &[&new])?
-        .map(|r| (r.get(0), r.get(1), r.get(2)));
-    let ordinal = match last {
-        Some((id, ordinal, terminated)) => {
-            if !terminated {
-                let stmt = prepared(tx, "UPDATE rows SET terminated = true WHERE id = $1")?;
-                tx.execute(&stmt, &[&id])?;
-            }
-            ordinal + 1
-        }
-        None => 0,
-    };
-    let ids = insert_lines(tx, new, ordinal, &missing, own_session, true)?;
-    for ((line, status, env, _), row) in missing.iter().zip(ids) {
-        if *status == LineStatus::Record {
-            project_record(tx, new, row, line.bytes, env)?;
-        }
-    }
-    Ok(missing.len() as u64)
+    let host = String::new();
+    let mut sink = PgTx { tx, host: &host };
+    transcript::carry_local_rows(&mut sink, old, new, own_session, held)
 }
 
 pub(crate) fn create_transcript(

@@ -15,8 +15,9 @@ use super::chain::{build_chain, build_chain_from, chain_positions, pick_leaf, Ch
 use super::legacy;
 use super::model::{model_profile, ModelProfile, ReminderStyle};
 use super::repair::{
-    apply_content_replacements, detect_interruption, recover_conversation, rewind_interrupted_turn,
-    strip_invalid_permission_modes, Interruption, Repair,
+    apply_content_replacements, detect_interruption, filter_orphaned_thinking_only,
+    recover_conversation, rewind_interrupted_turn, strip_invalid_permission_modes, Interruption,
+    Repair,
 };
 use super::util::{block_type, is_tool_result_msg, msg_id, rec_type, str_field, truthy};
 
@@ -145,6 +146,10 @@ fn repair_chain(
             };
         }
     }
+    // Orphaned thinking-only replies (a reply cut after its thinking) are not sent, and
+    // the prompt before them gets R12's sentinel (issue 25, difftest `cut-assistant`).
+    let (chain, reps) = filter_orphaned_thinking_only(chain);
+    repairs.extend(reps);
     let (mut messages, reps) = recover_conversation(chain);
     repairs.extend(reps);
     if opts.interactive {

@@ -339,6 +339,22 @@ fn has_tool_result(r: &Value) -> bool {
         .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
 }
 
+/// The first ancestor from `p` on that is not an attachment or system record: a tool
+/// result chained below an attachment that sits between the records of one reply still
+/// belongs to that reply (issue 25, made case `issue25_order__*`).
+fn through_attachments<'a>(idx: &Index<'a>, mut p: Option<&'a str>) -> Option<&'a str> {
+    for _ in 0..64 {
+        let Some(i) = p.and_then(|u| idx.get(u)) else {
+            return p;
+        };
+        if !matches!(idx.facts[i].kind, Some("attachment" | "system")) {
+            return p;
+        }
+        p = idx.parent(i);
+    }
+    p
+}
+
 /// R3: put back the off-chain sibling records of every `message.id` on the
 /// chain, and the tool results hanging off any of them, after the last
 /// on-chain record of that message (siblings first, stably sorted by
@@ -365,7 +381,7 @@ fn recover_parallel<'a>(
         if let Some(m) = f.msg_id {
             siblings.entry(m).or_default().push(i);
         } else if f.tool_result_user {
-            let parent = idx.parent(i);
+            let parent = through_attachments(idx, idx.parent(i));
             if let Some(p) = parent {
                 res_by_asst.entry(p).or_default().push(i);
             }
@@ -377,6 +393,8 @@ fn recover_parallel<'a>(
         }
     }
     let mut inserts: FastMap<&str, Vec<usize>> = FastMap::default();
+    // (file position, first on-chain record of its message) of records placed by file order
+    let mut early: Vec<(usize, usize)> = Vec::new();
     let mut done: FastSet<&str> = FastSet::default();
     for &r in &chain {
         let Some(mid) = facts[r].msg_id else { continue };
@@ -403,7 +421,7 @@ fn recover_parallel<'a>(
                 if seen.contains(ru) || !got.insert(ru) {
                     continue;
                 }
-                if idx.parent(res).is_some_and(|p| members.contains(p)) {
+                if through_attachments(idx, idx.parent(res)).is_some_and(|p| members.contains(p)) {
                     lost_res.push(res);
                 }
             }
@@ -422,9 +440,16 @@ fn recover_parallel<'a>(
             seen.insert(idx.uuid(e));
         }
         let a = anchor.get(mid).copied().unwrap_or_else(|| idx.uuid(r));
-        inserts.insert(a, add);
+        let anchor_pos = idx.get(a).unwrap_or(r);
+        // Records written before the message's last on-chain record (a tool result
+        // between the tool_use records of one reply) keep their file position among the
+        // message's records, as the CLI does (issue 25); the others follow the anchor.
+        let (before, after): (Vec<usize>, Vec<usize>) =
+            add.into_iter().partition(|&e| e < anchor_pos);
+        early.extend(before.into_iter().map(|e| (e, r)));
+        inserts.insert(a, after);
     }
-    if inserts.is_empty() {
+    if inserts.is_empty() && early.is_empty() {
         return chain;
     }
     let mut out = Vec::with_capacity(chain.len());
@@ -433,6 +458,15 @@ fn recover_parallel<'a>(
         if let Some(extra) = inserts.get(idx.uuid(r)) {
             out.extend(extra.iter().copied());
         }
+    }
+    early.sort_unstable();
+    for (e, first) in early {
+        let start = out.iter().position(|&x| x == first).unwrap_or(0);
+        let at = out[start..]
+            .iter()
+            .position(|&x| x > e)
+            .map_or(out.len(), |k| start + k);
+        out.insert(at, e);
     }
     out
 }

@@ -156,8 +156,9 @@ const ON_WALK: &str =
     OR r.type = 'progress')";
 
 /// Rows around the seeds: assistant siblings by `message.id`, the user rows they parent
-/// (parallel tool results) directly or through legacy `progress` rows (which are gathered
-/// too, for bridging), and optionally the content-replacement rows.
+/// (parallel tool results) directly or through legacy `progress` rows, attachment or system
+/// rows (which are gathered too: bridging, and results chained below an attachment written
+/// between a reply's records, issue 25), and optionally the content-replacement rows.
 const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT value FROM json_each(?2)),
     groups(id, uuid) AS (
         SELECT r.id, r.uuid FROM rows r INDEXED BY idx_rows_transcript_message
@@ -170,7 +171,7 @@ const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT value FROM json_ea
         SELECT c.id, c.uuid FROM bridged
           CROSS JOIN rows c INDEXED BY idx_rows_transcript_parent
             ON c.transcript_id = ?1 AND c.parent_uuid = bridged.uuid
-         WHERE c.type = 'progress' AND c.uuid IS NOT NULL),
+         WHERE c.type IN ('progress', 'attachment', 'system') AND c.uuid IS NOT NULL),
     results(id) AS (
         SELECT r.id FROM rows r WHERE r.transcript_id = ?1 AND r.type = 'user'
            AND r.parent_uuid IN (SELECT uuid FROM bridged)

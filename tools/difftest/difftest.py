@@ -169,22 +169,40 @@ def variants(lines, model, rng, catalog):
     return out
 
 
-def text_prefix(a, b):
-    """Whether message content `b` (the CLI's, new turn merged in) begins with `a`."""
+def js_trim(t):
+    return t.strip(" \t\n\r\x0b\x0c\u00a0\ufeff\u2028\u2029")
+
+
+def same_block(x, y):
+    """Whether the CLI's block `y` is sessiondb's `x` after the new turn merged into it: a
+    `\n` seam on text, a reminder folded into a tool result (content trimmed, text added)."""
+    if x == y:
+        return True
+    if x.get("type") == "text" and y.get("type") == "text":
+        return y.get("text") == x.get("text", "") + "\n"
+    if x.get("type") == "tool_result" and y.get("type") == "tool_result" and x.get("tool_use_id") == y.get("tool_use_id"):
+        xc, yc = x.get("content"), y.get("content")
+        if isinstance(xc, str) and isinstance(yc, str):
+            return yc == js_trim(xc) or yc.startswith(js_trim(xc) + "\n\n") or (not js_trim(xc) and True)
+        if isinstance(xc, list) and isinstance(yc, list) and len(yc) >= len(xc):
+            return all(same_block(a, b) for a, b in zip(xc, yc))
+    return False
+
+
+def merged_into(a, b):
+    """Whether content `b` (the CLI's last stored message, the new turn merged in) holds
+    the blocks of `a` in order, new-turn blocks anywhere between them (R6 moves the new
+    reminders up past trailing local-command text)."""
     def blocks(c):
         return [{"type": "text", "text": c}] if isinstance(c, str) else list(c)
     a, b = blocks(a), blocks(b)
-    if len(b) < len(a):
-        return False
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x == y:
-            continue
-        if i == len(a) - 1 and x.get("type") == "text" and y.get("type") == "text" and y["text"] in (x["text"] + "\n", x["text"]):
-            continue
-        if x.get("type") == "tool_result" and y.get("type") == "tool_result" and isinstance(x.get("content"), str) \
-                and isinstance(y.get("content"), str) and y["content"].startswith(x["content"].strip()):
-            continue
-        return False
+    j = 0
+    for x in a:
+        while j < len(b) and not same_block(x, b[j]):
+            j += 1
+        if j == len(b):
+            return False
+        j += 1
     return True
 
 
@@ -199,7 +217,7 @@ def compare(req, view):
         return "disagree", req
     if len(req) < len(view) or req[len(view) - 1]["role"] != view[-1]["role"]:
         return "disagree", req
-    return ("agree" if text_prefix(view[-1]["content"], req[len(view) - 1]["content"]) else "disagree"), req
+    return ("agree" if merged_into(view[-1]["content"], req[len(view) - 1]["content"]) else "disagree"), req
 
 
 def run_one(job, args, lock):
@@ -212,6 +230,8 @@ def run_one(job, args, lock):
         f.write(b"\n".join(lines) + b"\n")
     req, res = cli.run(os.path.join(work, "projects"), sid, pdir, model, os.path.join(work, "run"))
     view, err = cli.sessiondb_view(args.sessiondb, os.path.join(work, "projects"), sid, model, work, args.cli_version)
+    if req is None and view is not None:
+        req, res = cli.run(os.path.join(work, "projects"), sid, pdir, model, os.path.join(work, "run"))
     if req is None and view is None:
         verdict, want = "agree", None
     elif req is None or view is None:
@@ -233,7 +253,25 @@ def run_one(job, args, lock):
     return row
 
 
+def recompare(out):
+    """Verdicts of the kept disagreements again, with the current comparison."""
+    still = []
+    for d in sorted(glob.glob(os.path.join(out, "disagree", "*", "result.json"))):
+        r = json.load(open(d))
+        if r["cli"] is not None and r["sessiondb"] is not None:
+            v, _ = compare(r["cli"] if r["sessiondb"] and r["sessiondb"][-1]["role"] != "assistant" else r["cli"], r["sessiondb"])
+            if r["sessiondb"] and r["sessiondb"][-1]["role"] == "assistant":
+                v = "agree" if r["cli"] == r["sessiondb"] else "disagree"
+            if v == "agree":
+                continue
+        still.append(os.path.basename(os.path.dirname(d)))
+    print("\n".join(still))
+    print("%d still disagree" % len(still))
+
+
 def main():
+    if sys.argv[1:2] == ["--recompare"]:
+        return recompare(sys.argv[2])
     ap = argparse.ArgumentParser()
     ap.add_argument("--sessiondb", required=True)
     ap.add_argument("--shared", default=os.path.join(REPO, "..", "shared"))

@@ -150,7 +150,26 @@ def blocks():
     return t
 
 
-SCENARIOS = {"issue25_silent": silent, "issue25_blocks": blocks, "issue25_misses": misses, "issue25_files": files, "issue25_hooks": hooks}
+def order():
+    """Records of one reply written out of chain order: an attachment chained between the
+    two tool_use records of one message, the first tool result off the chain but written
+    before the second call; and a reply cut after its thinking (orphaned thinking-only)."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-000000000006", CWD, tag="ordr")
+    p = t.user(None, "two tools")
+    a1 = t.assistant(p, "msg_p", [{"type": "tool_use", "id": "toolu_a", "name": "Bash", "input": {"command": "echo a"}}])
+    at = t.attachment(a1, {"type": "date_change", "newDate": "2026-06-02"})
+    t.user(at, [{"tool_use_id": "toolu_a", "type": "tool_result", "content": "a", "is_error": False}])
+    a2 = t.assistant(at, "msg_p", [{"type": "tool_use", "id": "toolu_b", "name": "Bash", "input": {"command": "echo b"}}])
+    p = t.user(a2, [{"tool_use_id": "toolu_b", "type": "tool_result", "content": "b", "is_error": False}])
+    p = t.assistant(p, "msg_q", [{"type": "text", "text": "both done"}])
+    p = t.user(p, "think about it")
+    p = t.assistant(p, "msg_th", [{"type": "thinking", "thinking": "hmm", "signature": "sig-hmm"}])
+    p = t.user(p, "and now?")
+    p = t.assistant(p, "msg_th2", [{"type": "thinking", "thinking": "again", "signature": "sig-again"}])
+    return t
+
+
+SCENARIOS = {"issue25_order": order, "issue25_silent": silent, "issue25_blocks": blocks, "issue25_misses": misses, "issue25_files": files, "issue25_hooks": hooks}
 
 
 def record(name, t, model, out, scratch, check):

@@ -1,0 +1,416 @@
+//! The import of one transcript file, written once for every engine: the decision between
+//! a grown file (only its new lines are stored, an unterminated last line replaced by its
+//! complete version) and a rewritten one (a new version of the transcript, the old one kept
+//! and its local lines carried over), the row batches, the side tables and the ledger.
+//! Each engine answers the narrow questions of [`TranscriptTx`] inside its write
+//! transaction; nothing here knows which engine it is.
+
+use super::{Ahead, FileView, Fingerprint, LineTally, Parsed, Source, SourceKind};
+use crate::error::Result;
+use crate::jsonl::{self, Envelope, LineStatus};
+use crate::model::ImportReport;
+use std::collections::HashSet;
+
+/// Where a source file was read (its ledger key), its size and mtime.
+#[derive(Clone, Copy)]
+pub(crate) struct FileStamp<'a> {
+    pub key: &'a str,
+    pub size: i64,
+    pub mtime_ns: i64,
+}
+
+/// A ledger entry of a transcript, as [`TranscriptTx::ledger_entry`] reads it.
+pub(crate) struct LedgerEntry {
+    pub imported_bytes: usize,
+    pub fingerprint: Fingerprint,
+    /// Whether the entry is this machine's (always on an engine of one machine).
+    pub ours: bool,
+}
+
+/// A transcript's last stored row.
+#[derive(Clone, Copy)]
+pub(crate) struct LastRow {
+    pub id: i64,
+    pub ordinal: i64,
+    pub terminated: bool,
+    /// Bytes of its line.
+    pub len: usize,
+}
+
+/// The SQL answers the import of a transcript needs, inside one write transaction.
+pub(crate) trait TranscriptTx {
+    /// Whether several machines import into the store: a rewritten file then does not
+    /// replace a version holding lines from another machine's copy (see [`replace_version`]).
+    const SHARED: bool;
+    /// Lines per [`TranscriptTx::insert_lines`] call.
+    const BATCH: usize;
+
+    /// The live (not superseded) version of `subpath` in `session`.
+    fn live_transcript(&mut self, session: i64, subpath: &str) -> Result<Option<i64>>;
+    /// The ledger entry the transcript was last imported by: the file at `path`'s own
+    /// entry first (a transcript restored to a second folder has one entry per location,
+    /// and each location's file grows from what was written there), this machine's next.
+    fn ledger_entry(&mut self, transcript: i64, path: &str) -> Result<Option<LedgerEntry>>;
+    /// The transcript's row of the highest ordinal.
+    fn last_row(&mut self, transcript: i64) -> Result<Option<LastRow>>;
+    /// Removes one row (an unterminated last line about to be stored complete).
+    fn delete_row(&mut self, row: i64) -> Result<()>;
+    /// Marks a row's line as ending in a newline.
+    fn terminate_row(&mut self, row: i64) -> Result<()>;
+    /// The lines of a transcript, in order: those sessiondb wrote (`local`), or the others.
+    fn lines_of(&mut self, transcript: i64, local: bool) -> Result<Vec<Vec<u8>>>;
+    /// Marks a version superseded (kept, with its rows).
+    fn supersede(&mut self, transcript: i64) -> Result<()>;
+    /// A new, empty version of `subpath` in `session`.
+    fn create_transcript(
+        &mut self,
+        session: i64,
+        subpath: &str,
+        agent_id: Option<&str>,
+    ) -> Result<i64>;
+    /// Stores `lines` from `ordinal` on with their projected columns (a line's `sessionId`
+    /// only when it is not `own`), marked local when sessiondb wrote them, taking each
+    /// one's search text; returns their row ids in line order.
+    fn insert_lines(
+        &mut self,
+        transcript: i64,
+        ordinal: i64,
+        lines: &mut [Parsed<'_>],
+        own: &str,
+        local: bool,
+    ) -> Result<Vec<i64>>;
+    /// Sets the project's working folder unless it has one.
+    fn set_project_cwd(&mut self, session: i64, cwd: &str) -> Result<()>;
+    /// Fills the side tables of a record stored as `row`.
+    fn project_record(
+        &mut self,
+        transcript: i64,
+        row: i64,
+        bytes: &[u8],
+        env: &Envelope<'_>,
+    ) -> Result<()>;
+    /// Copies the session file `relpath` (a sub-agent's `.meta.json`) onto the transcript.
+    fn copy_sidecar(&mut self, session: i64, relpath: &str, transcript: i64) -> Result<()>;
+    /// Records that the file of `stamp` was imported up to `imported` bytes, which `file`
+    /// holds the last [`super::TAIL_BYTES`] of.
+    fn write_ledger(
+        &mut self,
+        stamp: &FileStamp<'_>,
+        transcript: Option<i64>,
+        session_file: Option<i64>,
+        file: &FileView<'_>,
+        imported: usize,
+    ) -> Result<()>;
+}
+
+/// A transcript file about to be written: its bytes from file offset `base` on, the lines
+/// parsed ahead (offsets in `buf`; empty to parse them here) and its stamp.
+pub(crate) struct Incoming<'a> {
+    pub buf: &'a mut Vec<u8>,
+    pub base: usize,
+    pub ahead: Ahead,
+    pub stamp: FileStamp<'a>,
+}
+
+/// Where the stored copy of a transcript ends, to decide between append and re-import.
+struct StoredState {
+    imported_bytes: usize,
+    fingerprint: Fingerprint,
+    next_ordinal: i64,
+    /// The last row when it had no newline: it is replaced by the grown file's version.
+    open_tail: Option<(i64, usize)>,
+    ours: bool,
+}
+
+/// The stored state of a live transcript as its ledger saw it. `None` when the transcript
+/// holds lines no ledger accounts for (written through the API only), which makes the file
+/// a new version.
+fn stored_state<T: TranscriptTx>(
+    tx: &mut T,
+    transcript: i64,
+    path: &str,
+) -> Result<Option<StoredState>> {
+    let ledger = tx.ledger_entry(transcript, path)?;
+    let last = tx.last_row(transcript)?;
+    let Some(ledger) = ledger else {
+        return Ok(last.is_none().then(|| StoredState {
+            imported_bytes: 0,
+            fingerprint: Fingerprint::Tail(super::prefix_hash(b"")),
+            next_ordinal: 0,
+            open_tail: None,
+            ours: false,
+        }));
+    };
+    let (next_ordinal, open_tail) = match last {
+        Some(row) if !row.terminated => (row.ordinal, Some((row.id, row.len))),
+        Some(row) => (row.ordinal + 1, None),
+        None => (0, None),
+    };
+    Ok(Some(StoredState {
+        imported_bytes: ledger.imported_bytes,
+        fingerprint: ledger.fingerprint,
+        next_ordinal,
+        open_tail,
+        ours: ledger.ours,
+    }))
+}
+
+/// Imports a transcript file into the session's live version of it: its new lines when
+/// the file grew, or the whole file as a new version when it was rewritten. Returns the
+/// transcript it is stored in, or why the file was left out when it conflicts with another
+/// machine's version (see [`replace_version`]; nothing was written then).
+pub(crate) fn import_transcript<T: TranscriptTx>(
+    tx: &mut T,
+    session: i64,
+    source: &Source,
+    kind: &SourceKind,
+    file: Incoming<'_>,
+    report: &mut ImportReport,
+) -> Result<std::result::Result<i64, String>> {
+    let Incoming {
+        buf,
+        mut base,
+        mut ahead,
+        stamp,
+    } = file;
+    let subpath = kind.subpath();
+    let agent_id = match kind {
+        SourceKind::Sidechain { agent_id, .. } => Some(agent_id.as_str()),
+        _ => None,
+    };
+    let own = source.session.as_str();
+    let live = tx.live_transcript(session, subpath)?;
+    let state = match live {
+        Some(id) => stored_state(tx, id, stamp.key)?,
+        None => None,
+    };
+    // Whether the file still starts with what was imported: then only its new lines are
+    // stored. When what was read does not reach back to where that check (or the
+    // unterminated last line) starts, the file is read whole; a rewritten file too.
+    let mut read_whole = |buf: &mut Vec<u8>, base: &mut usize, ahead: &mut Ahead| -> Result<()> {
+        super::read_whole(&source.path, buf)?;
+        report.bytes_read += buf.len() as u64;
+        *base = 0;
+        *ahead = Ahead::default();
+        Ok(())
+    };
+    let appends = match &state {
+        Some(state) => {
+            let open_tail = state.open_tail.map_or(0, |(_, len)| len);
+            let needed = state
+                .fingerprint
+                .needs_from(state.imported_bytes)
+                .min(state.imported_bytes.saturating_sub(open_tail));
+            if base > needed {
+                read_whole(buf, &mut base, &mut ahead)?;
+            }
+            let view = FileView { base, bytes: buf };
+            state.fingerprint.matches(&view, state.imported_bytes) == Some(true)
+        }
+        None => false,
+    };
+    if !appends && base > 0 {
+        read_whole(buf, &mut base, &mut ahead)?;
+    }
+    let file = FileView {
+        base,
+        bytes: buf.as_slice(),
+    };
+    let stamp = FileStamp {
+        size: file.len() as i64,
+        ..stamp
+    };
+    let mut start = 0usize;
+    let mut ordinal = 0i64;
+    // The version a rewritten file replaces, and what the new content holds.
+    let mut replaced = None;
+    let (transcript, mut lines) = match (live, state) {
+        (Some(id), Some(state)) if appends => {
+            start = state.imported_bytes;
+            ordinal = state.next_ordinal;
+            if start < file.len() {
+                if let Some((row, len)) = state.open_tail {
+                    // The unterminated last line grew: store its complete version instead.
+                    tx.delete_row(row)?;
+                    start -= len;
+                }
+            }
+            (id, ahead.lines_from(file.bytes, start - file.base))
+        }
+        (Some(id), state) => {
+            // Read whole (base is 0): every line, to see what the new content holds.
+            let lines = ahead.lines_from(file.bytes, 0);
+            let mut held = Held::default();
+            for (line, _, env, _) in &lines {
+                held.note(line.bytes, env);
+            }
+            // Lines of the live version no ledger of this machine accounts for came from
+            // another machine's copy of the file (or another writer).
+            let from_here = state.is_some_and(|s| s.ours);
+            match replace_version(tx, session, id, subpath, agent_id, &held, from_here)? {
+                Ok(new) => {
+                    report.files_rewritten += 1;
+                    replaced = Some((id, held));
+                    (new, lines)
+                }
+                Err(why) => return Ok(Err(why)),
+            }
+        }
+        (None, _) => (
+            tx.create_transcript(session, subpath, agent_id)?,
+            ahead.lines_from(file.bytes, 0),
+        ),
+    };
+    if start < file.len() {
+        report.files_imported += 1;
+    } else {
+        report.files_unchanged += 1;
+    }
+    let mut tally = LineTally::new(&source.path);
+    for chunk in lines.chunks_mut(T::BATCH) {
+        let ids = tx.insert_lines(transcript, ordinal, chunk, own, false)?;
+        for ((line, status, env, _), row) in chunk.iter().zip(ids) {
+            let before = || super::newlines_before(&source.path, &file, start);
+            if let Some(cwd) = tally.line(report, line, *status, env, before)? {
+                tx.set_project_cwd(session, cwd)?;
+            }
+            if *status == LineStatus::Record {
+                tx.project_record(transcript, row, line.bytes, env)?;
+            }
+        }
+        ordinal += chunk.len() as i64;
+    }
+    tally.finish(report);
+    if let Some((old, held)) = &replaced {
+        report.local_rows_kept += carry_local_rows(tx, *old, transcript, own, held)?;
+    }
+    if let Some(sidecar) = agent_id.map(|_| format!("{subpath}.meta.json")) {
+        tx.copy_sidecar(session, &sidecar, transcript)?;
+    }
+    tx.write_ledger(&stamp, Some(transcript), None, &file, file.len())?;
+    Ok(Ok(transcript))
+}
+
+/// The rule for a rewritten file, the same for `import` and `sync`: the session's live
+/// version `old` of the file is superseded (kept, with its lines) by a new, empty version,
+/// which the caller fills with the new content and then completes with
+/// [`carry_local_rows`], so no line sessiondb wrote is lost from the live version.
+///
+/// On a store several machines share ([`TranscriptTx::SHARED`]) the replacement is refused
+/// (`Err` with the reason, nothing written) when `old` holds a line that neither sessiondb
+/// wrote nor the new content (`held`) has, unless `from_here`: such a line came from
+/// another machine's copy of the file (or another writer), and replacing would hide it;
+/// `from_here` says the live version came from this machine (import: this machine's ledger
+/// accounts for it; sync: this store held every such line). Two machines holding different
+/// versions of one file therefore do not replace each other's in turn.
+pub(crate) fn replace_version<T: TranscriptTx>(
+    tx: &mut T,
+    session: i64,
+    old: i64,
+    subpath: &str,
+    agent_id: Option<&str>,
+    held: &Held<'_>,
+    from_here: bool,
+) -> Result<std::result::Result<i64, String>> {
+    if T::SHARED && !from_here {
+        let foreign = tx
+            .lines_of(old, false)?
+            .iter()
+            .filter(|raw| !held.holds(raw, &Envelope::parse(raw).1))
+            .count();
+        if foreign > 0 {
+            return Ok(Err(format!(
+                "the team store's version holds {foreign} line(s) from another machine's copy \
+                 of this file that this one lacks; left as it is"
+            )));
+        }
+    }
+    tx.supersede(old)?;
+    Ok(Ok(tx.create_transcript(session, subpath, agent_id)?))
+}
+
+/// What a rewritten file holds, to tell which local lines of the version it replaces are
+/// still missing from it (see [`carry_local_rows`]).
+#[derive(Default)]
+pub(crate) struct Held<'a> {
+    bytes: HashSet<&'a [u8]>,
+    uuids: HashSet<String>,
+}
+
+impl<'a> Held<'a> {
+    /// Records a line of the new content.
+    pub fn note(&mut self, bytes: &'a [u8], env: &Envelope<'_>) {
+        self.bytes.insert(bytes);
+        if let Some(uuid) = env.uuid.as_deref().filter(|u| !u.is_empty()) {
+            self.uuids.insert(uuid.to_owned());
+        }
+    }
+
+    /// Whether the new content already holds the line `raw` (read as `env`): the same
+    /// bytes, or a record with the same uuid.
+    pub fn holds(&self, raw: &[u8], env: &Envelope<'_>) -> bool {
+        self.bytes.contains(raw)
+            || env
+                .uuid
+                .as_deref()
+                .is_some_and(|u| !u.is_empty() && self.uuids.contains(u))
+    }
+}
+
+/// Copies the lines sessiondb wrote into transcript `old` (`append`, `tag`, `rename`, a
+/// SessionStore append) to the end of `new`, which a re-import just filled from the
+/// rewritten source file, skipping those the file already holds (same bytes or same uuid).
+/// Without this, local writes would stay only in the superseded version. Returns the lines
+/// copied.
+pub(crate) fn carry_local_rows<T: TranscriptTx>(
+    tx: &mut T,
+    old: i64,
+    new: i64,
+    own: &str,
+    held: &Held<'_>,
+) -> Result<u64> {
+    let local = tx.lines_of(old, true)?;
+    let mut missing: Vec<Parsed<'_>> = local
+        .iter()
+        .filter_map(|raw| {
+            let (status, env) = Envelope::parse(raw);
+            if held.holds(raw, &env) {
+                return None;
+            }
+            let search = if crate::search::is_indexed(status, &env) {
+                jsonl::search_text(raw)
+            } else {
+                None
+            };
+            let line = jsonl::Line {
+                bytes: raw,
+                terminated: true,
+            };
+            Some((line, status, env, search))
+        })
+        .collect();
+    if missing.is_empty() {
+        return Ok(0);
+    }
+    // After the new content's last line, given its newline first when it had none (as
+    // `append` does), so that the two do not glue together.
+    let mut ordinal = match tx.last_row(new)? {
+        Some(last) => {
+            if !last.terminated {
+                tx.terminate_row(last.id)?;
+            }
+            last.ordinal + 1
+        }
+        None => 0,
+    };
+    for chunk in missing.chunks_mut(T::BATCH) {
+        let ids = tx.insert_lines(new, ordinal, chunk, own, true)?;
+        for ((line, status, env, _), row) in chunk.iter().zip(ids) {
+            if *status == LineStatus::Record {
+                tx.project_record(new, row, line.bytes, env)?;
+            }
+        }
+        ordinal += chunk.len() as i64;
+    }
+    Ok(missing.len() as u64)
+}
