@@ -419,6 +419,18 @@ impl Db {
         }
     }
 
+    /// The stored API responses in `scope`, oldest first, for the usage reports (see
+    /// [`crate::usage`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn usage_rows(&self, scope: &crate::usage::Scope) -> Result<Vec<crate::usage::UsageRow>> {
+        match self {
+            Db::Sqlite(s) => crate::usage::sqlite::read(&*s.reader()?, scope),
+            Db::Postgres(p) => p.read(|tx| crate::usage::pg::read(tx, scope)),
+        }
+    }
+
     /// Checks what can go stale or be damaged and, with `repair`, repairs it (see
     /// [`crate::check::check`] and [`crate::pg::check::check`]).
     ///

@@ -59,6 +59,7 @@ pub mod search;
 pub mod serve;
 pub mod store;
 pub mod time;
+pub mod usage;
 pub mod watch;
 pub mod write_back;
 

@@ -319,6 +319,10 @@ fn rebuild_derived(tx: &rusqlite::Transaction<'_>, shipped: &[Migration]) -> Res
     Ok(())
 }
 
+/// The migration that adds the usage projection: applied to a database that holds lines, it
+/// is filled from them by Rust code (`usage::sqlite::rebuild`) in the same transaction.
+const USAGE_MIGRATION: i64 = 12;
+
 /// Applies the migrations this database lacks, all in one IMMEDIATE transaction: a process
 /// that opens a new database at the same time waits for the first one and then finds every
 /// migration applied (each used to create the same tables and fail). A migration recorded
@@ -384,6 +388,9 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<usize> {
             rusqlite::params![version, m.name(), now, m.checksum().to_string()],
         )?;
         count += 1;
+        if version == USAGE_MIGRATION {
+            crate::usage::sqlite::rebuild(&tx)?;
+        }
     }
     if !fixups.is_empty() {
         for fixup in &fixups {

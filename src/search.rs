@@ -303,6 +303,7 @@ pub fn reindex(store: &Store) -> Result<ReindexReport> {
         for key in &keys {
             catalog::refresh_session(tx, *key)?;
         }
+        crate::usage::sqlite::rebuild(tx)?;
         let indexed: i64 = tx.query_row("SELECT count(*) FROM search_source", [], |r| r.get(0))?;
         Ok(ReindexReport {
             indexed,

@@ -1566,6 +1566,7 @@ pub(crate) fn project_record(
     bytes: &[u8],
     env: &Envelope<'_>,
 ) -> Result<()> {
+    crate::usage::sqlite::store(tx, transcript, row, bytes, env)?;
     let Some(kind) = env.kind.as_deref() else {
         return Ok(());
     };

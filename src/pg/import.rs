@@ -1153,6 +1153,7 @@ pub(crate) fn project_record(
     bytes: &[u8],
     env: &crate::jsonl::Envelope<'_>,
 ) -> Result<()> {
+    crate::usage::pg::store(tx, transcript, row, bytes, env)?;
     let Some(kind) = env.kind.as_deref() else {
         return Ok(());
     };

@@ -467,9 +467,19 @@ fn migrate(client: &mut Client) -> Result<()> {
     let applied = embedded::migrations::runner()
         .set_grouped(true)
         .run(client)
-        .map_err(|e| Error::Migration(e.to_string()));
+        .map_err(|e| Error::Migration(e.to_string()))
+        .and_then(|report| {
+            // The usage projection (V9) is filled from the stored lines by Rust code.
+            let usage = report.applied_migrations().iter().any(|m| m.version() == 9);
+            if usage {
+                let mut tx = client.transaction()?;
+                crate::usage::pg::rebuild(&mut tx)?;
+                tx.commit()?;
+            }
+            Ok(())
+        });
     client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])?;
-    applied.map(|_| ())
+    applied
 }
 
 /// Whether the database's migration history is exactly the embedded migrations, read in one

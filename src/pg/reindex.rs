@@ -35,6 +35,7 @@ pub fn reindex(store: &PgStore) -> Result<ReindexReport> {
             Ok(())
         })?;
     }
+    store.write(|tx| crate::usage::pg::rebuild(tx).map(|_| ()))?;
     let indexed: i64 = store.read(|tx| {
         Ok(tx
             .query_one("SELECT count(*) FROM rows WHERE search IS NOT NULL", &[])?

@@ -1,6 +1,7 @@
 mod append;
 mod backup;
 mod capture;
+mod capture_guard;
 mod catalog;
 mod check;
 mod cli;
@@ -40,6 +41,8 @@ mod serve_hardening;
 mod settings_edit;
 mod support;
 mod upgrade;
+mod usage;
+mod usage_ccusage;
 mod watch;
 mod web;
 mod web_login;

@@ -57,6 +57,10 @@ const PINNED: &[(&str, &str)] = &[
         "V11__ledger_tail.sql",
         "3dfd6904222f0318318741e3f321718936595cbe66484e3598ec7703891a7a5b",
     ),
+    (
+        "V12__usage.sql",
+        "6f7bda9e789af8a9647479187fd0c730699e075d722f914b5c301ecbcc8d183c",
+    ),
 ];
 
 fn root() -> &'static Path {
@@ -160,6 +164,10 @@ fn a_database_of_every_landed_schema_opens_upgrades_and_reads_like_a_fresh_impor
         "search",
     );
     let sessions = ["7c9d2e41", "8e1f3a52"];
+    // The usage projection of an upgraded database is filled from its stored lines.
+    let usage_args = ["stats", "session", "daily", "--breakdown", "--json"];
+    let want_usage = ok(sessiondb(&fresh, &usage_args), "stats");
+    assert!(want_usage.len() > 100, "the samples have usage to count");
 
     for fixture in &fixtures {
         let name = fixture.file_name().expect("name").to_string_lossy();
@@ -195,6 +203,8 @@ fn a_database_of_every_landed_schema_opens_upgrades_and_reads_like_a_fresh_impor
         .unwrap_or_else(|e| panic!("{name}: the search index is inconsistent: {e}"));
         drop(conn);
 
+        let got_usage = ok(sessiondb(&db, &usage_args), &format!("{name}: stats"));
+        assert_eq!(got_usage, want_usage, "{name}: usage after the upgrade");
         for session in sessions {
             let exported = ok(
                 sessiondb(&db, &["export", session]),

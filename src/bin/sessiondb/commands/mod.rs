@@ -23,6 +23,8 @@ mod resume;
 mod search;
 mod serve;
 mod sessions;
+mod stats;
+mod statusline;
 mod sync;
 mod tag;
 mod watch;
@@ -70,6 +72,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Restore(args) => restore::run(&db, args),
         Command::Launch(args) => launch::run(&db, args),
         Command::Watch(args) => watch::run(&db, args),
+        Command::Stats(args) => stats::run(&db, args),
+        Command::Statusline(args) => statusline::run(&db, args),
         Command::Completions(_)
         | Command::Man
         | Command::Capture(_)

@@ -1,0 +1,170 @@
+//! The usage projection on a team store (PostgreSQL): the same hook, rebuild and read as
+//! [`super::sqlite`], with the same rule (`ON CONFLICT … WHERE` is [`record::replaces`]).
+
+use super::record::{self, Response};
+use super::{Scope, UsageRow};
+use crate::error::Result;
+use crate::jsonl::Envelope;
+use crate::pg::prepared;
+use postgres::Transaction;
+
+/// Stores `row`'s responses under the session of `transcript`.
+pub(crate) fn store(
+    tx: &mut Transaction<'_>,
+    transcript: i64,
+    row: i64,
+    bytes: &[u8],
+    env: &Envelope<'_>,
+) -> Result<()> {
+    if !record::may_hold(bytes, env) {
+        return Ok(());
+    }
+    let found = record::responses(bytes, env);
+    if found.is_empty() {
+        return Ok(());
+    }
+    let stmt = prepared(tx, "SELECT session_id FROM transcripts WHERE id = $1")?;
+    let session: i64 = tx.query_one(&stmt, &[&transcript])?.get(0);
+    for response in &found {
+        insert(tx, session, row, response)?;
+    }
+    Ok(())
+}
+
+const UPSERT: &str = "INSERT INTO usage_responses (row_id, session_id, message_id, request_id,
+        agent_id, model, ts, cwd, git_branch, input_tokens, output_tokens, cache_creation_tokens,
+        cache_creation_1h_tokens, cache_read_tokens, web_search_requests, service_tier, speed,
+        cost_usd)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+    ON CONFLICT (message_id, request_id) DO UPDATE SET row_id = excluded.row_id,
+        session_id = excluded.session_id,
+        agent_id = excluded.agent_id, model = excluded.model, ts = excluded.ts,
+        cwd = excluded.cwd, git_branch = excluded.git_branch,
+        input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+        cache_creation_tokens = excluded.cache_creation_tokens,
+        cache_creation_1h_tokens = excluded.cache_creation_1h_tokens,
+        cache_read_tokens = excluded.cache_read_tokens,
+        web_search_requests = excluded.web_search_requests,
+        service_tier = excluded.service_tier, speed = excluded.speed, cost_usd = excluded.cost_usd
+    WHERE CASE WHEN usage_responses.session_id = excluded.session_id
+        THEN excluded.output_tokens >= usage_responses.output_tokens
+        ELSE (SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = excluded.session_id) COLLATE \"C\" < (SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = usage_responses.session_id) COLLATE \"C\"
+            OR ((SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = excluded.session_id) COLLATE \"C\" = (SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = usage_responses.session_id) COLLATE \"C\"
+                AND (SELECT s.session_id FROM sessions s WHERE s.id = excluded.session_id) COLLATE \"C\" < (SELECT s.session_id FROM sessions s WHERE s.id = usage_responses.session_id) COLLATE \"C\") END";
+
+/// PostgreSQL's text refuses NUL; the store writes U+FFFD for it, as elsewhere.
+fn text(s: &Option<String>) -> Option<String> {
+    s.as_ref().map(|s| s.replace('\0', "\u{fffd}"))
+}
+
+fn insert(tx: &mut Transaction<'_>, session: i64, row: i64, r: &Response) -> Result<()> {
+    let (message, request) = match r.key() {
+        Some((m, q)) => (
+            Some(m.replace('\0', "\u{fffd}")),
+            q.replace('\0', "\u{fffd}"),
+        ),
+        None => (
+            None,
+            r.request_id
+                .clone()
+                .unwrap_or_default()
+                .replace('\0', "\u{fffd}"),
+        ),
+    };
+    let stmt = prepared(tx, UPSERT)?;
+    tx.execute(
+        &stmt,
+        &[
+            &row,
+            &session,
+            &message,
+            &request,
+            &text(&r.agent_id),
+            &text(&r.model),
+            &r.timestamp_ms,
+            &text(&r.cwd),
+            &text(&r.git_branch),
+            &r.input_tokens,
+            &r.output_tokens,
+            &r.cache_creation_tokens,
+            &r.cache_creation_1h_tokens,
+            &r.cache_read_tokens,
+            &r.web_search_requests,
+            &text(&r.service_tier),
+            &text(&r.speed),
+            &r.cost_usd,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Empties the projection and fills it again from every stored line in row order (see
+/// [`super::sqlite::rebuild`]); returns how many responses it holds.
+pub(crate) fn rebuild(tx: &mut Transaction<'_>) -> Result<i64> {
+    tx.execute("DELETE FROM usage_responses", &[])?;
+    let lines: Vec<(i64, i64, Vec<u8>)> = tx
+        .query(
+            "SELECT id, transcript_id, raw FROM rows
+             WHERE status = 0 AND type IN ('assistant', 'progress') ORDER BY id",
+            &[],
+        )?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    for (id, transcript, raw) in &lines {
+        let (_, env) = Envelope::parse(raw);
+        store(tx, *transcript, *id, raw, &env)?;
+    }
+    Ok(tx
+        .query_one("SELECT count(*) FROM usage_responses", &[])?
+        .get(0))
+}
+
+/// The stored responses in `scope` with their session, project, tag and machine, oldest
+/// first.
+pub(crate) fn read(tx: &mut Transaction<'_>, scope: &Scope) -> Result<Vec<UsageRow>> {
+    let sql = format!(
+        "SELECT s.session_id, p.key, c.tag, s.origin_host, u.agent_id, u.model, u.ts,
+                u.git_branch, u.input_tokens, u.output_tokens, u.cache_creation_tokens,
+                u.cache_creation_1h_tokens, u.cache_read_tokens, u.web_search_requests,
+                u.cost_usd, c.cwd
+         FROM usage_responses u JOIN sessions s ON s.id = u.session_id
+         JOIN projects p ON p.id = s.project_id
+         LEFT JOIN catalog c ON c.session_key = u.session_id
+         {}
+         ORDER BY u.ts, u.id",
+        match scope {
+            Scope::All => "",
+            Scope::Since(_) => "WHERE u.ts >= $1",
+            Scope::Session(_) => "WHERE s.session_id = $1",
+        }
+    );
+    let rows = match scope {
+        Scope::All => tx.query(&sql, &[])?,
+        Scope::Since(ms) => tx.query(&sql, &[ms])?,
+        Scope::Session(id) => tx.query(&sql, &[id])?,
+    };
+    Ok(rows
+        .iter()
+        .map(|r| UsageRow {
+            session: r.get(0),
+            project: r.get(1),
+            tag: r.get(2),
+            host: r.get(3),
+            agent: r.get(4),
+            model: r.get::<_, Option<String>>(5).unwrap_or_default(),
+            timestamp_ms: r.get(6),
+            branch: r.get(7),
+            tokens: super::pricing::Tokens {
+                input: r.get(8),
+                output: r.get(9),
+                cache_creation: r.get(10),
+                cache_creation_1h: r.get(11),
+                cache_read: r.get(12),
+                web_search: r.get(13),
+            },
+            recorded_cost_usd: r.get(14),
+            project_cwd: r.get(15),
+        })
+        .collect())
+}

@@ -1,0 +1,151 @@
+//! The usage projection on SQLite: the hook that stores a line's responses in the
+//! transaction that stores the line, the rebuild, and the one read the reports need.
+
+use super::record::{self, Response};
+use super::{Scope, UsageRow};
+use crate::error::Result;
+use crate::jsonl::Envelope;
+use rusqlite::{params, Connection, Transaction};
+
+/// Stores `row`'s responses (see [`record::responses`]) under the session of `transcript`,
+/// keeping one row per response by [`record::dedupe_key`] and [`record::replaces`]: the
+/// `ON CONFLICT … WHERE` clause below is that rule.
+pub(crate) fn store(
+    tx: &Transaction<'_>,
+    transcript: i64,
+    row: i64,
+    bytes: &[u8],
+    env: &Envelope<'_>,
+) -> Result<()> {
+    if !record::may_hold(bytes, env) {
+        return Ok(());
+    }
+    let found = record::responses(bytes, env);
+    if found.is_empty() {
+        return Ok(());
+    }
+    let session: i64 = tx
+        .prepare_cached("SELECT session_id FROM transcripts WHERE id = ?1")?
+        .query_row([transcript], |r| r.get(0))?;
+    for response in &found {
+        insert(tx, session, row, response)?;
+    }
+    Ok(())
+}
+
+const UPSERT: &str = "INSERT INTO usage_responses (row_id, session_id, message_id, request_id,
+        agent_id, model, ts, cwd, git_branch, input_tokens, output_tokens, cache_creation_tokens,
+        cache_creation_1h_tokens, cache_read_tokens, web_search_requests, service_tier, speed,
+        cost_usd)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+    ON CONFLICT (message_id, request_id) DO UPDATE SET row_id = excluded.row_id,
+        session_id = excluded.session_id,
+        agent_id = excluded.agent_id, model = excluded.model, ts = excluded.ts,
+        cwd = excluded.cwd, git_branch = excluded.git_branch,
+        input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+        cache_creation_tokens = excluded.cache_creation_tokens,
+        cache_creation_1h_tokens = excluded.cache_creation_1h_tokens,
+        cache_read_tokens = excluded.cache_read_tokens,
+        web_search_requests = excluded.web_search_requests,
+        service_tier = excluded.service_tier, speed = excluded.speed, cost_usd = excluded.cost_usd
+    WHERE CASE WHEN usage_responses.session_id = excluded.session_id
+        THEN excluded.output_tokens >= usage_responses.output_tokens
+        ELSE (SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = excluded.session_id) < (SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = usage_responses.session_id)
+            OR ((SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = excluded.session_id) = (SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = usage_responses.session_id)
+                AND (SELECT s.session_id FROM sessions s WHERE s.id = excluded.session_id) < (SELECT s.session_id FROM sessions s WHERE s.id = usage_responses.session_id)) END";
+
+fn insert(tx: &Transaction<'_>, session: i64, row: i64, r: &Response) -> Result<()> {
+    let (message, request) = match r.key() {
+        Some((m, q)) => (Some(m), q),
+        None => (None, r.request_id.as_deref().unwrap_or("")),
+    };
+    tx.prepare_cached(UPSERT)?.execute(params![
+        row,
+        session,
+        message,
+        request,
+        r.agent_id,
+        r.model,
+        r.timestamp_ms,
+        r.cwd,
+        r.git_branch,
+        r.input_tokens,
+        r.output_tokens,
+        r.cache_creation_tokens,
+        r.cache_creation_1h_tokens,
+        r.cache_read_tokens,
+        r.web_search_requests,
+        r.service_tier,
+        r.speed,
+        r.cost_usd,
+    ])?;
+    Ok(())
+}
+
+/// Empties the projection and fills it again from every stored line, in row order (the
+/// order import stored them in, so the same copy of each response keeps it). Run by the
+/// step after migration V12 and by `reindex`; returns how many responses it holds.
+pub(crate) fn rebuild(tx: &Transaction<'_>) -> Result<i64> {
+    tx.execute("DELETE FROM usage_responses", [])?;
+    let mut stmt = tx.prepare(
+        "SELECT r.id, r.transcript_id, r.raw FROM rows r
+         WHERE r.status = 0 AND r.type IN ('assistant', 'progress') ORDER BY r.id",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let (id, transcript): (i64, i64) = (r.get(0)?, r.get(1)?);
+        let raw = r.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
+        let (_, env) = Envelope::parse(raw);
+        store(tx, transcript, id, raw, &env)?;
+    }
+    Ok(tx.query_row("SELECT count(*) FROM usage_responses", [], |r| r.get(0))?)
+}
+
+/// The stored responses in `scope` with their session, project and tag, oldest first.
+pub(crate) fn read(conn: &Connection, scope: &Scope) -> Result<Vec<UsageRow>> {
+    let sql = format!(
+        "SELECT s.session_id, p.key, c.tag, u.agent_id, u.model, u.ts, u.git_branch,
+                u.input_tokens, u.output_tokens, u.cache_creation_tokens,
+                u.cache_creation_1h_tokens, u.cache_read_tokens, u.web_search_requests,
+                u.cost_usd, c.cwd
+         FROM usage_responses u JOIN sessions s ON s.id = u.session_id
+         JOIN projects p ON p.id = s.project_id
+         LEFT JOIN catalog c ON c.session_key = u.session_id
+         {}
+         ORDER BY u.ts, u.id",
+        match scope {
+            Scope::All => "",
+            Scope::Since(_) => "WHERE u.ts >= ?1",
+            Scope::Session(_) => "WHERE s.session_id = ?1",
+        }
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let bound: Vec<Box<dyn rusqlite::ToSql>> = match scope {
+        Scope::All => vec![],
+        Scope::Since(ms) => vec![Box::new(*ms)],
+        Scope::Session(id) => vec![Box::new(id.clone())],
+    };
+    let rows = stmt.query_map(rusqlite::params_from_iter(bound), |r| {
+        Ok(UsageRow {
+            session: r.get(0)?,
+            project: r.get(1)?,
+            tag: r.get(2)?,
+            host: None,
+            agent: r.get(3)?,
+            model: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+            timestamp_ms: r.get(5)?,
+            branch: r.get(6)?,
+            tokens: super::pricing::Tokens {
+                input: r.get(7)?,
+                output: r.get(8)?,
+                cache_creation: r.get(9)?,
+                cache_creation_1h: r.get(10)?,
+                cache_read: r.get(11)?,
+                web_search: r.get(12)?,
+            },
+            recorded_cost_usd: r.get(13)?,
+            project_cwd: r.get(14)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

@@ -1,0 +1,314 @@
+//! The usage projection (docs/usage.md): each dedupe case, on every backend (SQLite and,
+//! when `SESSIONDB_TEST_PG` names a server, a team store), through `stats --json`, with the
+//! same answers on both.
+
+use crate::conformance::{backends, Backend};
+use crate::support::*;
+use serde_json::{json, Value};
+use std::path::Path;
+
+const OPUS: &str = "claude-opus-4-5-20251101";
+const MAIN: &str = "aaaaaaaa-0000-4000-8000-000000000001";
+
+/// An assistant record of response `id`/`request` with these counts.
+pub fn assistant(
+    session: &str,
+    id: &str,
+    request: Option<&str>,
+    at: &str,
+    input: i64,
+    output: i64,
+) -> String {
+    let mut r = json!({
+        "parentUuid": null, "isSidechain": false, "userType": "external", "cwd": "/w/app",
+        "sessionId": session, "version": "2.0.0", "type": "assistant",
+        "uuid": uuid::Uuid::new_v4().to_string(), "timestamp": at,
+        "message": {"id": id, "type": "message", "model": OPUS, "role": "assistant",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {"input_tokens": input, "output_tokens": output,
+                "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}},
+    });
+    if let Some(request) = request {
+        r["requestId"] = json!(request);
+    }
+    serde_json::to_string(&r).expect("JSON")
+}
+
+fn write(path: &Path, lines: &[String]) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, lines.join("\n") + "\n").expect("write");
+}
+
+fn stats(b: &Backend, args: &[&str]) -> Value {
+    let target = b.target();
+    let mut all = vec!["stats"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let out = sessiondb_ok(&target, &all);
+    serde_json::from_slice(&out).expect("stats --json is JSON")
+}
+
+/// (period, input, output) of each row.
+fn counts(v: &Value) -> Vec<(String, i64, i64)> {
+    v.as_array()
+        .expect("a list of rows")
+        .iter()
+        .map(|r| {
+            (
+                r["period"].as_str().expect("period").to_owned(),
+                r["input_tokens"].as_i64().expect("input"),
+                r["output_tokens"].as_i64().expect("output"),
+            )
+        })
+        .collect()
+}
+
+/// Imports `tree` into a fresh store of each backend and returns each one's session report.
+fn session_reports(tree: &Path) -> Vec<(&'static str, Value)> {
+    backends("the usage dedupe cases")
+        .into_iter()
+        .map(|b| {
+            sessiondb_ok(&b.target(), &["import", &tree.to_string_lossy()]);
+            (b.name, stats(&b, &["session"]))
+        })
+        .collect()
+}
+
+fn same_on_every_backend(got: &[(&str, Value)]) -> Value {
+    for (name, v) in got {
+        assert_eq!(v, &got[0].1, "{name} answers as {}", got[0].0);
+    }
+    got[0].1.clone()
+}
+
+#[test]
+fn streamed_parts_count_once_with_their_final_counts() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir
+        .path()
+        .join("projects/-w-app")
+        .join(format!("{MAIN}.jsonl"));
+    write(
+        &file,
+        &[
+            assistant(
+                MAIN,
+                "msg_1",
+                Some("req_1"),
+                "2026-01-01T10:00:00.000Z",
+                7,
+                25,
+            ),
+            assistant(
+                MAIN,
+                "msg_1",
+                Some("req_1"),
+                "2026-01-01T10:00:01.000Z",
+                7,
+                25,
+            ),
+            assistant(
+                MAIN,
+                "msg_1",
+                Some("req_1"),
+                "2026-01-01T10:00:02.000Z",
+                7,
+                302,
+            ),
+            // No requestId (old CLIs, proxies): the message id alone names the response.
+            assistant(MAIN, "msg_2", None, "2026-01-01T10:01:00.000Z", 100, 0),
+            assistant(MAIN, "msg_2", None, "2026-01-01T10:01:01.000Z", 100, 40),
+            // No message id: nothing to tell copies by, each is counted.
+            assistant(MAIN, "", None, "2026-01-01T10:02:00.000Z", 1, 1),
+        ],
+    );
+    let v = same_on_every_backend(&session_reports(&dir.path().join("projects")));
+    assert_eq!(counts(&v), [(MAIN.to_owned(), 108, 343)]);
+}
+
+#[test]
+fn a_fork_a_resumed_copy_and_a_sidechain_replay_add_nothing() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let project = dir.path().join("projects/-w-app");
+    let first = assistant(
+        MAIN,
+        "msg_1",
+        Some("req_1"),
+        "2026-01-01T10:00:00.000Z",
+        10,
+        100,
+    );
+    // A resumed copy: a new session file that starts with the old session's records.
+    let resumed = "aaaaaaaa-0000-4000-8000-000000000002";
+    write(
+        &project.join(format!("{resumed}.jsonl")),
+        &[
+            first.replace(MAIN, resumed),
+            assistant(
+                resumed,
+                "msg_2",
+                Some("req_2"),
+                "2026-01-01T11:00:00.000Z",
+                20,
+                200,
+            ),
+        ],
+    );
+    // A sub-agent: its transcript replays the parent's record, and its own response rolls
+    // up to the parent session; CLI 2.1.x also wrote that response inside the parent's
+    // agent_progress record.
+    let own = assistant(
+        MAIN,
+        "msg_3",
+        Some("req_3"),
+        "2026-01-01T10:05:00.000Z",
+        30,
+        300,
+    );
+    write(
+        &project.join(MAIN).join("subagents/agent-a1.jsonl"),
+        &[first.clone(), own.clone()],
+    );
+    let progress = json!({"type": "progress", "sessionId": MAIN, "uuid": "p1",
+        "timestamp": "2026-01-01T10:05:00.000Z",
+        "data": {"type": "agent_progress", "agentId": "a1",
+            "message": serde_json::from_str::<Value>(&own).expect("JSON")}});
+    let main_file = project.join(format!("{MAIN}.jsonl"));
+    write(&main_file, &[first.clone(), progress.to_string()]);
+
+    for mut b in backends("the usage fork case") {
+        sessiondb_ok(
+            &b.target(),
+            &["import", &dir.path().join("projects").to_string_lossy()],
+        );
+        let before = counts(&stats(&b, &["session"]));
+        assert_eq!(
+            before,
+            [(MAIN.to_owned(), 40, 400), (resumed.to_owned(), 20, 200)],
+            "{}: the parent counts its sub-agent; the resumed copy only its new response",
+            b.name
+        );
+        // A fork copies every line under a new session id: the responses it shares are
+        // still counted once, by the session first in (project, session id) order.
+        sessiondb_ok(&b.target(), &["fork", MAIN]);
+        let after = counts(&stats(&b, &["session"]));
+        let sum = |rows: &[(String, i64, i64)]| {
+            rows.iter()
+                .map(|r| (r.1, r.2))
+                .fold((0, 0), |a, r| (a.0 + r.0, a.1 + r.1))
+        };
+        assert_eq!(sum(&after), sum(&before), "{}: a fork adds nothing", b.name);
+        let fork = after.iter().find(|r| r.0 != MAIN && r.0 != resumed);
+        if let Some((id, input, _)) = fork {
+            assert!(
+                id.as_str() < MAIN,
+                "{}: only a fork sorting first takes a response",
+                b.name
+            );
+            assert_eq!(
+                *input, 10,
+                "{}: the fork keeps only the copy of msg_1",
+                b.name
+            );
+        }
+        let daily = counts(&stats(&b, &["daily"]));
+        assert_eq!(daily, [("2026-01-01".to_owned(), 60, 600)], "{}", b.name);
+        b.reset();
+    }
+}
+
+#[test]
+fn one_session_from_two_machines_counts_once() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let lines = [
+        assistant(
+            MAIN,
+            "msg_1",
+            Some("req_1"),
+            "2026-01-01T10:00:00.000Z",
+            10,
+            100,
+        ),
+        assistant(
+            MAIN,
+            "msg_2",
+            Some("req_2"),
+            "2026-01-01T10:01:00.000Z",
+            20,
+            200,
+        ),
+    ];
+    // The same session under the folder each machine's home gives it.
+    write(
+        &dir.path()
+            .join("alice/-home-alice-app")
+            .join(format!("{MAIN}.jsonl")),
+        &lines,
+    );
+    write(
+        &dir.path()
+            .join("mac/-Users-alice-app")
+            .join(format!("{MAIN}.jsonl")),
+        &lines[..1],
+    );
+    let got: Vec<(&str, Value)> = backends("the usage two-machines case")
+        .into_iter()
+        .map(|b| {
+            for tree in ["alice", "mac"] {
+                sessiondb_ok(
+                    &b.target(),
+                    &["import", &dir.path().join(tree).to_string_lossy()],
+                );
+            }
+            (b.name, stats(&b, &["monthly"]))
+        })
+        .collect();
+    let v = same_on_every_backend(&got);
+    assert_eq!(counts(&v), [("2026-01".to_owned(), 30, 300)]);
+}
+
+#[test]
+fn reindex_rebuilds_the_projection_to_the_same_answers() {
+    for b in backends("the usage reindex case") {
+        sessiondb_ok(&b.target(), &["import", &samples().to_string_lossy()]);
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = dir
+            .path()
+            .join("projects/-w-app")
+            .join(format!("{MAIN}.jsonl"));
+        write(
+            &file,
+            &[
+                assistant(
+                    MAIN,
+                    "msg_1",
+                    Some("req_1"),
+                    "2026-01-01T10:00:00.000Z",
+                    7,
+                    3,
+                ),
+                assistant(
+                    MAIN,
+                    "msg_1",
+                    Some("req_1"),
+                    "2026-01-01T10:00:02.000Z",
+                    7,
+                    302,
+                ),
+            ],
+        );
+        sessiondb_ok(
+            &b.target(),
+            &["import", &dir.path().join("projects").to_string_lossy()],
+        );
+        let before = stats(&b, &["session", "daily", "--breakdown"]);
+        sessiondb_ok(&b.target(), &["reindex"]);
+        assert_eq!(
+            stats(&b, &["session", "daily", "--breakdown"]),
+            before,
+            "{}",
+            b.name
+        );
+        assert!(before["session"].as_array().is_some_and(|a| !a.is_empty()));
+    }
+}
