@@ -11,6 +11,7 @@ mod export_safety;
 mod fork;
 mod fuzz;
 mod handback;
+mod hooks_binary;
 mod import_edge;
 mod import_limits;
 mod library;
