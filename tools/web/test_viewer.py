@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 
 import pytest
@@ -28,8 +27,8 @@ def import_tree(served, tree):
 
 
 @pytest.fixture(scope="module")
-def tools_page(served):
-    tree = tempfile.mkdtemp(prefix="sessiondb-tools-")
+def tools_page(served, tmp_path_factory):
+    tree = str(tmp_path_factory.mktemp("tools"))
     tool_shapes.tools_session(tree)
     import_tree(served, tree)
     return f"{served.url}/session/{tool_shapes.PROJECT}/{tool_shapes.SESSION}"
@@ -202,8 +201,8 @@ def turn(session, n, parent, word):
     ]
 
 
-def test_a_new_turn_appears_without_a_reload(served, browser):
-    tree = tempfile.mkdtemp(prefix="sessiondb-live-")
+def test_a_new_turn_appears_without_a_reload(served, browser, tmp_path):
+    tree = str(tmp_path)
     session = "55555555-5555-4555-8555-555555555555"
     path = os.path.join(tree, "-home-dev-live", session + ".jsonl")
     os.makedirs(os.path.dirname(path))
@@ -246,14 +245,14 @@ def test_a_new_turn_appears_without_a_reload(served, browser):
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_screenshots_of_a_corpus_session(served, browser, scheme):
+def test_screenshots_of_a_corpus_session(served, browser, scheme, tmp_path):
     """An Edit's diff and a Bash call from a real transcript of the corpus."""
     source = os.path.join(CORPUS, f"ccviewer__{CORPUS_SESSION}.jsonl")
     if not os.path.exists(source):
         if os.environ.get("CI"):
             pytest.fail(f"the corpus is required under CI: {source} is missing")
         pytest.skip(f"no corpus at {CORPUS}")
-    tree = tempfile.mkdtemp(prefix="sessiondb-corpus-")
+    tree = str(tmp_path)
     os.makedirs(os.path.join(tree, "-path-to-Demo"))
     # (A copy in a temporary folder: import does not follow symbolic links.)
     shutil.copyfile(source, os.path.join(tree, "-path-to-Demo", CORPUS_SESSION + ".jsonl"))
