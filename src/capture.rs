@@ -143,15 +143,38 @@ pub fn checkpoint_wal(db: &Path) -> Result<()> {
 /// folder is imported on its own. Files that do not exist are skipped: Claude Code names
 /// some agents' transcripts without writing them (the compaction agent).
 ///
+/// Only regular files under Claude Code's projects folder ([`projects_root`]) are taken:
+/// a payload is data that any process able to run the hook could forge, and a `.jsonl`
+/// link to `/etc/shadow` must not end up stored (and pushed to a team store).
+///
 /// # Errors
-/// Fails when a transcript path is not absolute or is not a `.jsonl` file, or when import
-/// fails.
+/// Fails when a transcript path is not a `.jsonl` regular file under the projects folder
+/// (nothing is imported then), or when import fails.
 pub fn capture(store: &crate::Db, payload: &HookPayload) -> Result<ImportReport> {
+    let root = projects_root()?;
+    capture_under(store, payload, &root)
+}
+
+/// [`capture`] with the projects folder given.
+///
+/// # Errors
+/// As [`capture`].
+pub fn capture_under(
+    store: &crate::Db,
+    payload: &HookPayload,
+    root: &Path,
+) -> Result<ImportReport> {
     let transcript = &payload.transcript_path;
-    check_transcript_path(transcript)?;
+    check_transcript_path(transcript, root)?;
+    let agent = match &payload.agent_transcript_path {
+        Some(agent) => {
+            check_transcript_path(agent, root)?;
+            Some(agent)
+        }
+        None => None,
+    };
     let mut report = store.import_session(transcript, &NoProgress)?;
-    if let Some(agent) = &payload.agent_transcript_path {
-        check_transcript_path(agent)?;
+    if let Some(agent) = agent {
         let folder = transcript.with_extension("");
         if !agent.starts_with(&folder) && agent.is_file() {
             let more = store.import_paths(std::slice::from_ref(agent), &NoProgress)?;
@@ -165,14 +188,79 @@ pub fn capture(store: &crate::Db, payload: &HookPayload) -> Result<ImportReport>
     Ok(report)
 }
 
-fn check_transcript_path(path: &Path) -> Result<()> {
-    if !path.is_absolute() || path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-        return Err(Error::Invalid(format!(
-            "the hook payload names {} as a transcript: not an absolute .jsonl path",
+/// The projects folder a hook's transcripts must be under: `$CLAUDE_CONFIG_DIR/projects`,
+/// else `~/.claude/projects` (Claude Code runs the hook with its own environment). With
+/// `CLAUDE_CODE_PROJECT_DIR_NAME` the session's folder has that name, still under it.
+///
+/// # Errors
+/// Fails when neither `CLAUDE_CONFIG_DIR` nor `HOME` is set.
+pub fn projects_root() -> Result<PathBuf> {
+    crate::paths::default_projects_dir().ok_or_else(|| {
+        Error::Invalid(
+            "neither CLAUDE_CONFIG_DIR nor HOME is set: no projects folder to capture from"
+                .to_owned(),
+        )
+    })
+}
+
+/// A transcript path from a payload: an absolute `.jsonl` path whose folder is (once its
+/// links are resolved) inside `root` (also resolved), and which is a regular file, not a
+/// link (the rule `import` applies to files found inside a folder it scans), or does not
+/// exist (yet).
+fn check_transcript_path(path: &Path, root: &Path) -> Result<()> {
+    let refuse = |why: &str| {
+        Err(Error::Invalid(format!(
+            "the hook payload names {} as a transcript: {why}; skipped",
             path.display()
-        )));
+        )))
+    };
+    if !path.is_absolute() || path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+        return refuse("not an absolute .jsonl path");
     }
-    Ok(())
+    let inside = match (
+        path.parent().and_then(resolved),
+        std::fs::canonicalize(root),
+    ) {
+        (Some(folder), Ok(root)) => folder.starts_with(&root) && folder != root,
+        _ => false,
+    };
+    if !inside {
+        return refuse(&format!(
+            "not inside Claude Code's projects folder {}",
+            root.display()
+        ));
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => refuse("a symbolic link, which is not followed"),
+        Ok(m) if !m.is_file() => refuse("not a regular file"),
+        _ => Ok(()),
+    }
+}
+
+/// `path` with its links resolved: its nearest existing ancestor resolved, and the
+/// components that do not exist yet (which cannot be links) after it.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    let mut missing = Vec::new();
+    let mut at = path;
+    loop {
+        match std::fs::canonicalize(at) {
+            Ok(real) => {
+                let mut out = real;
+                for name in missing.iter().rev() {
+                    out.push(name);
+                }
+                return Some(out);
+            }
+            Err(_) => {
+                let name = at.file_name()?;
+                if name == ".." {
+                    return None;
+                }
+                missing.push(name.to_owned());
+                at = at.parent()?;
+            }
+        }
+    }
 }
 
 /// The log is started over (the old one kept as `capture.log.1`) past this size.

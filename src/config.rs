@@ -10,6 +10,9 @@ pub struct Config {
     /// `rename`, `tag`, `fork` and `append` also write to Claude Code's file, as
     /// `--write-back` does.
     pub write_back: bool,
+    /// Whether the file sets `write_back` (unset, `rename`, `tag` and `fork` write back
+    /// when the session's file is there, and `append` does not).
+    pub write_back_set: bool,
 }
 
 /// The keys `config set` accepts.
@@ -50,6 +53,7 @@ fn read_table(path: &Path) -> Result<toml::Table> {
 /// wrong type.
 pub fn load(path: &Path) -> Result<Config> {
     let table = read_table(path)?;
+    let write_back_set = table.contains_key("write_back");
     let write_back = match table.get("write_back") {
         None => false,
         Some(toml::Value::Boolean(b)) => *b,
@@ -60,7 +64,10 @@ pub fn load(path: &Path) -> Result<Config> {
             )))
         }
     };
-    Ok(Config { write_back })
+    Ok(Config {
+        write_back,
+        write_back_set,
+    })
 }
 
 /// Sets `key` to `value` in the file, keeping its other keys; written atomically.

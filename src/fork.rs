@@ -16,8 +16,10 @@
 //!   CLI with the prompt that triggered the write, and sessiondb, which has no prompt, keeps
 //!   the recorded one;
 //! * before the messages, as at materialisation (§4.2): the session metadata re-appended
-//!   (`custom-title` — or `--title` —, `tag`, `agent-name`, `agent-color`, `agent-setting`,
-//!   `mode`, `pr-link` with a fresh timestamp; never `worktree-state`), each the source's
+//!   (`custom-title` — or `--title` —, `agent-name`, `agent-color`, `agent-setting`,
+//!   `mode`, `pr-link` with a fresh timestamp; never `worktree-state`, and never `tag`,
+//!   where the CLI re-appends the source's: a fork is a new line of work, and a tag such as
+//!   `review` or `done` copied to it would mislabel it), each the source's
 //!   last record of its kind re-keyed to the new id; then one `content-replacement` record
 //!   with the source's main-thread replacements re-keyed to the new id (§8.3: records are
 //!   looked up by the leaf's session id); then the restorable file-history snapshots,
@@ -75,11 +77,11 @@ pub struct Forked {
 }
 
 /// Metadata kinds re-appended when the fork's file materialises, in `reAppendSessionMetadata`
-/// order (§4.8), without `last-prompt` (not restored on resume) and `worktree-state` (never
-/// inherited by a fork).
+/// order (§4.8), without `last-prompt` (not restored on resume), `worktree-state` (never
+/// inherited by a fork) and `tag` (see the module's docs: the CLI copies it, sessiondb does
+/// not).
 const REAPPENDED: &[&str] = &[
     "custom-title",
-    "tag",
     "agent-name",
     "agent-color",
     "agent-setting",

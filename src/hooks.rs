@@ -67,6 +67,32 @@ fn is_capture_command(command: &str) -> bool {
         .is_some_and(|n| n == "sessiondb")
 }
 
+/// The program a hook command runs: its first word, unquoted (as [`capture_command`]
+/// quotes it).
+pub fn command_program(command: &str) -> Option<PathBuf> {
+    let program = match command.strip_prefix('\'') {
+        Some(quoted) => {
+            // 'a'\''b' is a'b.
+            let mut word = String::new();
+            let mut rest = quoted;
+            loop {
+                let end = rest.find('\'')?;
+                word.push_str(&rest[..end]);
+                match rest[end..].strip_prefix("'\\''") {
+                    Some(more) => {
+                        word.push('\'');
+                        rest = more;
+                    }
+                    None => break,
+                }
+            }
+            word
+        }
+        None => command.split(' ').next()?.to_owned(),
+    };
+    (!program.is_empty()).then(|| PathBuf::from(program))
+}
+
 /// A matcher group sessiondb added: exactly `{"hooks":[{"type":"command","command":C}]}`
 /// with C a capture command.
 fn capture_group_command(group: &Value) -> Option<&str> {

@@ -70,16 +70,32 @@ pub struct Hit {
     pub rank: f64,
 }
 
+/// A word of a query: what to find, and whether as a prefix (`checkp*`).
+pub fn query_words(text: &str) -> Vec<(&str, bool)> {
+    text.split_whitespace()
+        .take(MAX_TERMS)
+        .map(|w| match w.strip_suffix('*') {
+            Some(stem) if !stem.trim_end_matches('*').is_empty() => {
+                (stem.trim_end_matches('*'), true)
+            }
+            _ => (w, false),
+        })
+        .collect()
+}
+
 /// Builds the FTS5 query for user text: each whitespace-separated word becomes a quoted
-/// phrase (`"` doubled inside, NUL dropped), all must match; without `tools` only the
-/// `body` column is searched. `None` when there is nothing to search for.
+/// phrase (`"` doubled inside, NUL dropped), all must match, and a word ending in `*` a
+/// prefix (`"checkp"*`); without `tools` only the `body` column is searched. `None` when
+/// there is nothing to search for.
 pub fn fts_query(text: &str, tools: bool) -> Option<String> {
     // A NUL would end the query string inside SQLite.
     let text = text.replace('\0', " ");
-    let phrases: Vec<String> = text
-        .split_whitespace()
-        .take(MAX_TERMS)
-        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+    let phrases: Vec<String> = query_words(&text)
+        .into_iter()
+        .map(|(w, prefix)| {
+            let star = if prefix { "*" } else { "" };
+            format!("\"{}\"{star}", w.replace('"', "\"\""))
+        })
         .collect();
     if phrases.is_empty() {
         return None;
@@ -107,7 +123,120 @@ const SEARCH: &str = "SELECT s.session_id, p.key, t.agent_id, r.uuid, r.timestam
        AND (?4 IS NULL OR r.type = ?4)
      ORDER BY bm25(rows_fts, 1.0, 0.5), r.id";
 
-/// Runs a search, best hits first. Lines still queued for the index are not seen: call
+/// The title of a session a search matched by its title (custom, AI-made, or the one the
+/// listing shows), as a hit: `role` "title", no uuid, the title as its snippet with the
+/// words marked, and ranked before every message (titles are what people remember).
+pub const TITLE_ROLE: &str = "title";
+
+/// The SQL condition "the session's titles hold every word" for `words` parameters from
+/// `?first` (SQLite) on: case-insensitive, a word anywhere (a prefix word too).
+fn title_condition(words: usize, first: usize) -> String {
+    (0..words)
+        .map(|i| format!("instr(t.titles, lower(?{})) > 0", first + i))
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+/// Whether `titles` (lower-cased) holds every word as a word: starting where a word starts
+/// and, unless typed as a prefix, ending where one ends (as the index matches words).
+pub fn titles_match(titles: &str, words: &[(&str, bool)]) -> bool {
+    let boundary = |c: Option<char>| !matches!(c, Some(c) if c.is_alphanumeric());
+    words.iter().all(|(word, prefix)| {
+        let word = word.to_lowercase();
+        titles.match_indices(word.as_str()).any(|(at, _)| {
+            boundary(titles[..at].chars().next_back())
+                && (*prefix || boundary(titles[at + word.len()..].chars().next()))
+        })
+    })
+}
+
+/// A title with each of `words` marked where it occurs (case-insensitively, ASCII).
+pub fn mark_title(title: &str, words: &[(&str, bool)], (open, close): (&str, &str)) -> String {
+    let lower = title.to_ascii_lowercase();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for (word, _) in words {
+        let word = word.to_ascii_lowercase();
+        if word.is_empty() {
+            continue;
+        }
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(&word) {
+            let start = from + at;
+            spans.push((start, start + word.len()));
+            from = start + word.len();
+        }
+    }
+    spans.sort_unstable();
+    let mut out = String::with_capacity(title.len() + 8);
+    let mut done = 0;
+    for (start, end) in spans {
+        if start < done || !title.is_char_boundary(start) || !title.is_char_boundary(end) {
+            continue;
+        }
+        out.push_str(&title[done..start]);
+        out.push_str(open);
+        out.push_str(&title[start..end]);
+        out.push_str(close);
+        done = end;
+    }
+    out.push_str(&title[done..]);
+    out
+}
+
+/// Sessions whose titles hold every word of the query, newest first, as hits (see
+/// [`TITLE_ROLE`]). None when the search is limited to a role.
+fn title_hits(conn: &Connection, q: &SearchQuery, marks: (&str, &str)) -> Result<Vec<Hit>> {
+    let text = q.text.replace('\0', " ");
+    let words = query_words(&text);
+    if words.is_empty() || q.role.is_some() {
+        return Ok(Vec::new());
+    }
+    let limit = q.limit.filter(|n| *n > 0).unwrap_or(20);
+    let sql = format!(
+        "SELECT * FROM (
+            SELECT c.session_id, p.key, c.last_timestamp,
+                coalesce(c.custom_title, c.ai_title, c.summary) AS shown,
+                lower(coalesce(c.custom_title, '') || char(10) || coalesce(c.ai_title, '')
+                      || char(10) || coalesce(CASE WHEN c.summary IS NOT c.first_prompt
+                                                   THEN c.summary END, '')) AS titles,
+                c.last_modified
+            FROM catalog c JOIN projects p ON p.id = c.project_id
+            WHERE (?1 IS NULL OR p.key = ?1
+                   OR (length(?1) > 200 AND substr(p.key, 1, length(?1)) = ?1))
+              AND (?2 IS NULL OR c.tag = ?2)) t
+         WHERE {}
+         ORDER BY t.last_modified DESC, t.session_id LIMIT {limit}",
+        title_condition(words.len(), 3)
+    );
+    let mut params: Vec<&dyn rusqlite::ToSql> = vec![&q.project, &q.tag];
+    for (word, _) in &words {
+        params.push(word);
+    }
+    let mut stmt = conn.prepare(&sql)?;
+    let hits = stmt
+        .query_map(params.as_slice(), |r| {
+            let shown: Option<String> = r.get(3)?;
+            let titles: String = r.get(4)?;
+            let (session_id, project, timestamp) = (r.get(0)?, r.get(1)?, r.get(2)?);
+            Ok(titles_match(&titles, &words).then(|| Hit {
+                session_id,
+                project,
+                agent_id: None,
+                uuid: None,
+                timestamp,
+                role: TITLE_ROLE.to_owned(),
+                snippet: mark_title(shown.as_deref().unwrap_or(""), &words, marks),
+                title: shown,
+                rank: f64::NEG_INFINITY,
+            }))
+        })?
+        .filter_map(|h| h.transpose())
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(hits)
+}
+
+/// Runs a search, best hits first: sessions whose titles match (see [`TITLE_ROLE`]), then
+/// the matching messages by BM25. Lines still queued for the index are not seen: call
 /// [`catch_up`] first (the CLI and the server do).
 ///
 /// # Errors
@@ -121,9 +250,10 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<Hit>> {
         .clone()
         .unwrap_or_else(|| ("**".to_owned(), "**".to_owned()));
     let limit = q.limit.filter(|n| *n > 0).unwrap_or(20);
+    let mut hits = title_hits(conn, q, (&open, &close))?;
     // The limit is written into the statement: a bound LIMIT makes SQLite compile the
     // statement again with its value the first time it runs.
-    let hits = conn
+    let messages: Vec<Hit> = conn
         .prepare_cached(&format!("{SEARCH} LIMIT {limit}"))?
         .query_map(params![query, q.project, q.tag, q.role, open, close], |r| {
             Ok(Hit {
@@ -146,6 +276,8 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<Hit>> {
             })
         })?
         .collect::<rusqlite::Result<_>>()?;
+    hits.extend(messages);
+    hits.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
     Ok(hits)
 }
 
@@ -325,6 +457,8 @@ mod tests {
             ("   ", true, None),
             ("", false, None),
             ("* - :", true, Some(r#""*" "-" ":""#)),
+            ("checkp*", true, Some(r#""checkp"*"#)),
+            ("a\"b** c", false, Some(r#"{body} : ("a""b"* "c")"#)),
         ];
         for (text, tools, want) in cases {
             assert_eq!(fts_query(text, *tools).as_deref(), *want, "{text}");

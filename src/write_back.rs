@@ -54,6 +54,19 @@ fn source_of(store: &Store, session: &SessionRef) -> Result<(PathBuf, i64)> {
     }
 }
 
+/// Whether the session has a Claude Code file on this machine to write back to: it was
+/// imported from (or restored to) a file that is there now.
+///
+/// # Errors
+/// On a database error.
+pub fn file_present(store: &Store, session: &SessionRef) -> Result<bool> {
+    match source_of(store, session) {
+        Ok((path, _)) => Ok(path.is_file()),
+        Err(Error::Invalid(_)) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 fn stored_bytes(store: &Store, transcript: i64) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     export::write_transcript(&*store.reader()?, transcript, &mut bytes)?;

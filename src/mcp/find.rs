@@ -113,8 +113,10 @@ pub fn find(cx: &Context<'_>, a: &Args<'_>) -> Result<Value, ToolError> {
 /// when the query looks like one; an ambiguous prefix is an error.
 fn by_id(cx: &Context<'_>, query: &str) -> Result<Option<Value>, ToolError> {
     let id = query.rsplit('/').next().unwrap_or(query);
+    // One word of 6 or more characters with a digit (a uuid's prefix always has one among
+    // its first 6 characters but rarely): what a plain search word seldom is.
     let looks_like_id = id.len() >= 6
-        && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+        && !query.contains(char::is_whitespace)
         && id.bytes().any(|b| b.is_ascii_digit());
     if !looks_like_id {
         return Ok(None);

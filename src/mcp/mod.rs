@@ -42,6 +42,12 @@ pub const SESSION_HEADER: &str = "x-claude-code-session-id";
 /// The environment variable Claude Code gives the servers it spawns.
 pub const SESSION_ENV: &str = "CLAUDE_CODE_SESSION_ID";
 
+/// Whether `id` can be a session id (a file stem: no control characters, not too long):
+/// anything else a caller names itself by is ignored.
+pub fn plausible_session_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 200 && !id.contains(|c: char| c.is_control() || c == '/')
+}
+
 /// How a server runs.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -187,7 +193,7 @@ impl ServerHandler for Server {
             .get::<axum::http::request::Parts>()
             .and_then(|p| p.headers.get(SESSION_HEADER))
             .and_then(|v| v.to_str().ok())
-            .filter(|v| crate::names::check_uuid(v).is_ok())
+            .filter(|v| plausible_session_id(v))
             .map(str::to_owned);
         let server = self.clone();
         let name = request.name.to_string();

@@ -105,20 +105,12 @@ pub fn read(cx: &Context<'_>, a: &Args<'_>) -> Result<Value, ToolError> {
     let (start, mut skip) = match (parse_cursor(a)?, a.text("around")?, a.int("offset")?) {
         (Some(at), _, _) => at,
         (None, Some(uuid), _) => {
-            let at = messages
-                .iter()
-                .position(|m| m.uuid == uuid)
-                .ok_or_else(|| {
-                    ToolError::new(
-                        "not_found",
-                        format!(
-                            "no message {:?} in this conversation; use a uuid from find, or \
-                         read by offset",
-                            clip(uuid, 40)
-                        ),
-                    )
-                })?;
-            (at.saturating_sub(limit / 2), 0)
+            let Some(at) = messages.iter().position(|m| m.uuid == uuid) else {
+                return off_chain(cx, &session, a.text("agent")?, uuid, tools, total, budget);
+            };
+            // The message itself first: context before it could fill the page alone. Its
+            // `i` says where to read back from.
+            (at, 0)
         }
         (None, None, Some(off)) if off < 0 => {
             (total.saturating_sub(off.unsigned_abs() as usize), 0)
@@ -175,6 +167,56 @@ pub fn read(cx: &Context<'_>, a: &Args<'_>) -> Result<Value, ToolError> {
     Ok(answer)
 }
 
+/// A record that search found but the conversation (the chain resume follows) does not
+/// hold: an abandoned branch, or what came before a compaction. It is shown alone, from
+/// its stored line.
+fn off_chain(
+    cx: &Context<'_>,
+    session: &SessionRef,
+    agent: Option<&str>,
+    uuid: &str,
+    tools: bool,
+    total: usize,
+    budget: usize,
+) -> Result<Value, ToolError> {
+    let not_found = || {
+        ToolError::new(
+            "not_found",
+            format!(
+                "no message {:?} in this session; use a uuid from find, or read by offset",
+                clip(uuid, 40)
+            ),
+        )
+    };
+    let lines = cx
+        .db
+        .transcript_lines(session, agent)?
+        .ok_or_else(not_found)?;
+    let needle = format!("\"{uuid}\"");
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let record = lines
+        .iter()
+        .filter(|l| finder.find(&l.raw).is_some())
+        .filter_map(|l| serde_json::from_slice::<Value>(&l.raw).ok())
+        .find(|v| v.get("uuid").and_then(Value::as_str) == Some(uuid))
+        .ok_or_else(not_found)?;
+    let text = render(record.get("message").unwrap_or(&Value::Null), tools);
+    let (head, left) = cut(&text, budget.saturating_sub(1000));
+    Ok(json!({
+        "session": session.session_id,
+        "project": session.project,
+        "total": total,
+        "messages": [object([
+            ("uuid", json!(uuid)),
+            ("role", json!(record.get("type"))),
+            ("text", json!(head)),
+            ("more_bytes", json!(left)),
+        ])],
+        "note": "this message is not on the conversation's current chain (an earlier branch, \
+                 or before a compaction); read by offset for the conversation",
+    }))
+}
+
 /// How many last messages `session_overview` shows at most.
 const MAX_LAST: i64 = 10;
 
@@ -185,7 +227,10 @@ pub fn overview(cx: &Context<'_>, a: &Args<'_>) -> Result<Value, ToolError> {
     let session = cx.db.resolve_session(a.required("session")?)?;
     let last = a.limit("last", 3, MAX_LAST)?;
     let info = cx.db.session_info(&session, None)?;
-    let tail = cx.db.session_messages(&session, Some(last), -last)?;
+    // The SDK's slice takes a negative offset only with a limit ([-3:0] is empty): the
+    // whole conversation is read, and its end kept.
+    let all = cx.db.session_messages(&session, None, 0)?;
+    let tail = &all[all.len().saturating_sub(last as usize)..];
     let per_message = 1500;
     let last_messages: Vec<Value> = tail.iter().map(|m| short(m, per_message)).collect();
     let agents = cx.db.list_subagents(&session)?;

@@ -10,7 +10,7 @@
 
 use super::PgStore;
 use crate::error::Result;
-use crate::search::{Hit, SearchQuery, MAX_TERMS};
+use crate::search::{Hit, SearchQuery};
 use postgres::types::Type;
 use unicode_general_category::{get_general_category, GeneralCategory};
 use unicode_normalization::UnicodeNormalization;
@@ -69,21 +69,38 @@ fn is_mark(c: char) -> bool {
 /// # Errors
 /// Fails on a database error (never on what the user typed).
 pub fn search(store: &PgStore, q: &SearchQuery) -> Result<Vec<Hit>> {
-    let terms: Vec<String> = q
-        .text
-        .replace('\0', " ")
-        .split_whitespace()
-        .take(MAX_TERMS)
-        .map(words)
-        .filter(|w| !w.trim().is_empty())
-        .collect();
+    let text = q.text.replace('\0', " ");
+    let typed = crate::search::query_words(&text);
+    let mut terms: Vec<String> = Vec::new();
+    let mut prefixes: Vec<bool> = Vec::new();
+    for (word, prefix) in &typed {
+        let w = words(word);
+        if !w.trim().is_empty() {
+            terms.push(w);
+            prefixes.push(*prefix);
+        }
+    }
     if terms.is_empty() {
         return Ok(Vec::new());
     }
     // Each word is a phrase (as FTS5's quoted phrases: "foo-bar" is foo followed by bar),
-    // all must match. Only the number of words shapes the SQL text; the words are bound.
+    // all must match; a word typed with a trailing `*` ends in a prefix (`checkp:*`). Only
+    // the number of words and which are prefixes shape the SQL text; the words are bound.
+    for (term, prefix) in terms.iter_mut().zip(&prefixes) {
+        if *prefix {
+            // Letters and digits only (see `words`): quoted as tsquery lexemes, followed.
+            let parts: Vec<String> = term.split_whitespace().map(|w| format!("'{w}'")).collect();
+            *term = format!("{}:*", parts.join(" <-> "));
+        }
+    }
     let query = (0..terms.len())
-        .map(|i| format!("phraseto_tsquery('simple', ${})", i + 5))
+        .map(|i| {
+            if prefixes[i] {
+                format!("to_tsquery('simple', ${})", i + 5)
+            } else {
+                format!("phraseto_tsquery('simple', ${})", i + 5)
+            }
+        })
         .collect::<Vec<_>>()
         .join(" && ");
     let column = if q.tools {
@@ -109,6 +126,18 @@ pub fn search(store: &PgStore, q: &SearchQuery) -> Result<Vec<Hit>> {
          LIMIT $4"
     );
     let limit = q.limit.filter(|n| *n > 0).unwrap_or(20);
+    // The words a snippet marks: a prefix word marks the words it begins.
+    let shown_terms: Vec<String> = typed
+        .iter()
+        .map(|(w, prefix)| {
+            let w = words(w);
+            if *prefix {
+                format!("{}*", w.trim())
+            } else {
+                w
+            }
+        })
+        .collect();
     let (open, close) = q
         .marks
         .clone()
@@ -126,7 +155,7 @@ pub fn search(store: &PgStore, q: &SearchQuery) -> Result<Vec<Hit>> {
             params.push((w, Type::TEXT));
         }
         let rows = c.query_typed(&sql, &params)?;
-        let mut hits = Vec::with_capacity(rows.len());
+        let mut hits = title_hits(c, q, &typed, (&open, &close))?;
         for r in rows {
             let raw: &[u8] = r.get(7);
             let text = crate::jsonl::search_text(raw).map_or_else(
@@ -145,7 +174,7 @@ pub fn search(store: &PgStore, q: &SearchQuery) -> Result<Vec<Hit>> {
                     all
                 },
             );
-            let snippet = snippet(&text, &terms, (&open, &close));
+            let snippet = snippet(&text, &shown_terms, (&open, &close));
             let score: f32 = r.get(8);
             hits.push(Hit {
                 session_id: r.get(0),
@@ -159,8 +188,68 @@ pub fn search(store: &PgStore, q: &SearchQuery) -> Result<Vec<Hit>> {
                 rank: -f64::from(score),
             });
         }
+        hits.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
         Ok(hits)
     })
+}
+
+/// Sessions whose titles hold every word of the query, newest first, as hits (see
+/// [`crate::search::TITLE_ROLE`]). None when the search is limited to a role.
+fn title_hits(
+    c: &mut postgres::Client,
+    q: &SearchQuery,
+    typed: &[(&str, bool)],
+    marks: (&str, &str),
+) -> Result<Vec<Hit>> {
+    if typed.is_empty() || q.role.is_some() {
+        return Ok(Vec::new());
+    }
+    let limit = q.limit.filter(|n| *n > 0).unwrap_or(20);
+    let condition = (0..typed.len())
+        .map(|i| format!("strpos(t.titles, lower(${})) > 0", i + 4))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let sql = format!(
+        "SELECT session_id, key, last_timestamp, shown, titles FROM (
+            SELECT c.session_id, p.key, c.last_timestamp, c.last_modified,
+                coalesce(c.custom_title, c.ai_title, c.summary) AS shown,
+                lower(coalesce(c.custom_title, '') || chr(10) || coalesce(c.ai_title, '')
+                      || chr(10) || coalesce(CASE WHEN c.summary IS DISTINCT FROM c.first_prompt
+                                                  THEN c.summary END, '')) AS titles
+            FROM catalog c JOIN projects p ON p.id = c.project_id
+            WHERE ($1::text IS NULL OR p.key = $1
+                   OR (length($1) > 200 AND starts_with(p.key, $1)))
+              AND ($2::text IS NULL OR c.tag = $2)) t
+         WHERE {condition}
+         ORDER BY t.last_modified DESC, t.session_id LIMIT $3"
+    );
+    let mut params: Vec<(&(dyn postgres::types::ToSql + Sync), Type)> = vec![
+        (&q.project, Type::TEXT),
+        (&q.tag, Type::TEXT),
+        (&limit, Type::INT8),
+    ];
+    let owned: Vec<String> = typed.iter().map(|(w, _)| (*w).to_owned()).collect();
+    for w in &owned {
+        params.push((w, Type::TEXT));
+    }
+    Ok(c.query_typed(&sql, &params)?
+        .into_iter()
+        .filter(|r| crate::search::titles_match(r.get(4), typed))
+        .map(|r| {
+            let shown: Option<String> = r.get(3);
+            Hit {
+                session_id: r.get(0),
+                project: r.get(1),
+                agent_id: None,
+                uuid: None,
+                timestamp: r.get(2),
+                role: crate::search::TITLE_ROLE.to_owned(),
+                snippet: crate::search::mark_title(shown.as_deref().unwrap_or(""), typed, marks),
+                title: shown,
+                rank: f64::NEG_INFINITY,
+            }
+        })
+        .collect())
 }
 
 /// Words shown before the first match in a snippet, and in all.
@@ -192,7 +281,16 @@ fn snippet(text: &str, terms: &[String], (open, close): (&str, &str)) -> String 
     if let Some(s) = start {
         runs.push((s, text.len()));
     }
-    let hit = |&(a, b): &(usize, usize)| wanted.contains(&words(&text[a..b]).trim().to_lowercase());
+    // A term typed with a trailing `*` marks the words it begins.
+    let prefixes: Vec<String> = terms
+        .iter()
+        .filter_map(|t| t.strip_suffix('*'))
+        .map(str::to_lowercase)
+        .collect();
+    let hit = |&(a, b): &(usize, usize)| {
+        let word = words(&text[a..b]).trim().to_lowercase();
+        wanted.contains(&word) || prefixes.iter().any(|p| word.starts_with(p.as_str()))
+    };
     let first = runs.iter().position(hit).unwrap_or(0);
     let from = first.saturating_sub(BEFORE);
     let to = (from + SHOWN).min(runs.len());

@@ -10,16 +10,16 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 /// A Claude Code home, a working directory and a state folder, all temporary.
-struct Home {
+pub(crate) struct Home {
     _dir: tempfile::TempDir,
-    config: PathBuf,
-    cwd: PathBuf,
-    state: PathBuf,
-    db: PathBuf,
+    pub(crate) config: PathBuf,
+    pub(crate) cwd: PathBuf,
+    pub(crate) state: PathBuf,
+    pub(crate) db: PathBuf,
 }
 
 impl Home {
-    fn new() -> Home {
+    pub(crate) fn new() -> Home {
         let dir = tempfile::tempdir().expect("tmp");
         let config = dir.path().join("claude");
         let cwd = dir.path().join("work");
@@ -33,12 +33,12 @@ impl Home {
         }
     }
 
-    fn project(&self) -> String {
+    pub(crate) fn project(&self) -> String {
         sessiondb::paths::sanitize_path(&self.cwd.to_string_lossy())
     }
 
     /// A recorded payload with its placeholders filled in for this home.
-    fn payload(&self, name: &str) -> String {
+    pub(crate) fn payload(&self, name: &str) -> String {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/hooks")
             .join(format!("{name}.json"));
@@ -49,7 +49,7 @@ impl Home {
             .replace("@PROJECT@", &self.project())
     }
 
-    fn sessiondb(&self, args: &[&str], stdin: &[u8]) -> Output {
+    pub(crate) fn sessiondb(&self, args: &[&str], stdin: &[u8]) -> Output {
         let mut command = sessiondb_command(&self.db);
         command
             .args(args)
@@ -58,29 +58,29 @@ impl Home {
         output_with_stdin(command, stdin)
     }
 
-    fn capture(&self, payload: &str) -> Output {
+    pub(crate) fn capture(&self, payload: &str) -> Output {
         let out = self.sessiondb(&["capture"], payload.as_bytes());
         assert_eq!(out.status.code(), Some(0), "capture always exits 0");
         assert!(out.stdout.is_empty(), "capture prints nothing on stdout");
         out
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.state.join("sessiondb/capture.log")).unwrap_or_default()
     }
 }
 
-const SESSION: &str = "5992899e-5e2b-4509-8109-e2acee6ef1ef";
+pub(crate) const SESSION: &str = "5992899e-5e2b-4509-8109-e2acee6ef1ef";
 const AGENT: &str = "a0beefc2b23ca0f8e";
 
-fn line(n: usize, extra: &str) -> String {
+pub(crate) fn line(n: usize, extra: &str) -> String {
     format!(
         "{{\"parentUuid\":null,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"turn {n}\"}},\"uuid\":\"00000000-0000-4000-8000-{n:012}\",\"timestamp\":\"2026-12-03T10:00:{:02}.000Z\",\"sessionId\":\"{SESSION}\"{extra}}}\n",
         n % 60
     )
 }
 
-fn append(path: &Path, text: &str) {
+pub(crate) fn append(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
     let mut f = std::fs::OpenOptions::new()
         .create(true)
@@ -90,7 +90,7 @@ fn append(path: &Path, text: &str) {
     f.write_all(text.as_bytes()).expect("append");
 }
 
-fn rows_of(store: &Store, subpath: &str) -> i64 {
+pub(crate) fn rows_of(store: &Store, subpath: &str) -> i64 {
     store
         .reader()
         .expect("reader")

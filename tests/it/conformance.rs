@@ -835,8 +835,8 @@ fn sdk_forks_on_every_backend() {
 }
 
 /// What a fork inherits and drops, and its refusals, on every backend: the same records
-/// (title, tag, pr-link with a fresh timestamp, re-keyed replacements; no worktree state,
-/// no plan slug), byte for byte but for that timestamp.
+/// (title, pr-link with a fresh timestamp, re-keyed replacements; no worktree state,
+/// no plan slug, no tag), byte for byte but for that timestamp.
 #[test]
 fn fork_inherits_and_refuses_alike_on_every_backend() {
     use sessiondb::fork::ForkOptions;
@@ -868,7 +868,6 @@ fn fork_inherits_and_refuses_alike_on_every_backend() {
             kinds,
             [
                 "custom-title",
-                "tag",
                 "pr-link",
                 "content-replacement",
                 "user",
@@ -877,14 +876,13 @@ fn fork_inherits_and_refuses_alike_on_every_backend() {
             "{}",
             b.name
         );
-        assert_eq!(lines[1]["tag"], "final", "{}", b.name);
-        assert_eq!(lines[3]["sessionId"], FORK_ID, "{}", b.name);
-        assert!(lines[4].get("slug").is_none(), "{}", b.name);
-        assert_eq!(lines[5]["requestSessionId"], sid, "{}", b.name);
+        assert_eq!(lines[2]["sessionId"], FORK_ID, "{}", b.name);
+        assert!(lines[3].get("slug").is_none(), "{}", b.name);
+        assert_eq!(lines[4]["requestSessionId"], sid, "{}", b.name);
         let mut exported = Vec::new();
         b.db.export_session(&forked.session, &mut exported, OnDamage::Fail)
             .expect("export");
-        let pr_link = &records(&exported)[2];
+        let pr_link = &records(&exported)[1];
         assert!(
             pr_link["timestamp"].is_string() && pr_link["timestamp"] != "2026-01-01T00:00:00.000Z",
             "{}: pr-link gets a fresh timestamp: {pr_link}",
@@ -912,7 +910,7 @@ fn fork_inherits_and_refuses_alike_on_every_backend() {
             "{}",
             b.name
         );
-        assert_eq!(info.tag.as_deref(), Some("final"), "{}", b.name);
+        assert_eq!(info.tag, None, "{}: the tag stays with the source", b.name);
         // Refusals: a used id, a record that is not in the session, an empty title.
         let refused = |options: ForkOptions| b.db.fork(&source, &options).err();
         let used = refused(ForkOptions {
@@ -964,12 +962,14 @@ fn fork_inherits_and_refuses_alike_on_every_backend() {
 /// answers; `fork --write-back` on a team store warns and writes nothing to the files.
 #[test]
 fn messages_agents_and_fork_through_the_cli_on_every_backend() {
-    let samples = samples();
     let session = "8e1f3a52-6c7b-4091-8b2c-3d4e5f6a7b82";
     let mut outputs = Vec::new();
     for b in backends("messages_agents_and_fork_through_the_cli_on_every_backend") {
         let db = b.target();
-        sessiondb_ok(&db, &["import".as_ref(), samples.as_os_str()]);
+        // A copy each: the fork is written back beside the imported files by default.
+        let copy = tempfile::tempdir().expect("tmp");
+        crate::support::copy_tree(&samples(), copy.path());
+        sessiondb_ok(&db, &["import".as_ref(), copy.path().as_os_str()]);
         let agents = sessiondb_ok(&db, &["agents", session, "--json"]);
         let ids: Vec<String> = serde_json::from_slice(&agents).expect("agents JSON");
         assert_eq!(ids.len(), 1, "{}: {ids:?}", b.name);

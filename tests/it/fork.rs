@@ -367,7 +367,7 @@ fn export_lines(store: &Store, session: &sessiondb::model::SessionRef) -> Vec<Va
 }
 
 #[test]
-fn a_fork_inherits_title_and_tag_drops_worktree_state_and_rekeys_replacements() {
+fn a_fork_inherits_the_title_drops_tag_and_worktree_state_and_rekeys_replacements() {
     let (_dir, store, source) = small_store();
     let forked = store.fork(&source, &ForkOptions::default()).expect("fork");
     let new_id = forked.session_id.as_str();
@@ -377,7 +377,6 @@ fn a_fork_inherits_title_and_tag_drops_worktree_state_and_rekeys_replacements() 
         kinds,
         [
             "custom-title",
-            "tag",
             "pr-link",
             "content-replacement",
             "user",
@@ -388,22 +387,18 @@ fn a_fork_inherits_title_and_tag_drops_worktree_state_and_rekeys_replacements() 
         lines[0],
         json!({"type": "custom-title", "customTitle": "Old title", "sessionId": new_id})
     );
-    assert_eq!(
-        lines[1],
-        json!({"type": "tag", "tag": "final", "sessionId": new_id})
-    );
     assert_ne!(
-        lines[2]["timestamp"], "2026-01-01T00:00:00.000Z",
+        lines[1]["timestamp"], "2026-01-01T00:00:00.000Z",
         "pr-link gets a fresh timestamp"
     );
-    assert_eq!(lines[3]["sessionId"], new_id);
-    assert_eq!(lines[3]["replacements"][0]["toolUseId"], "toolu_1");
-    for message in &lines[4..] {
+    assert_eq!(lines[2]["sessionId"], new_id);
+    assert_eq!(lines[2]["replacements"][0]["toolUseId"], "toolu_1");
+    for message in &lines[3..] {
         assert_eq!(message["sessionId"], new_id);
         assert!(message.get("slug").is_none(), "the fork has no plan slug");
         assert_eq!(message["cwd"], "/w");
     }
-    assert_eq!(lines[5]["requestSessionId"], source.session_id);
+    assert_eq!(lines[4]["requestSessionId"], source.session_id);
     // The restored state: same conversation, replacements keyed to the fork, no worktree.
     let resumed = store
         .resume(&forked.session, &ResumeOptions::default())
@@ -412,7 +407,8 @@ fn a_fork_inherits_title_and_tag_drops_worktree_state_and_rekeys_replacements() 
         resumed.metadata.get("custom_title"),
         Some(&json!("Old title"))
     );
-    assert_eq!(resumed.metadata.get("tag"), Some(&json!("final")));
+    // The tag stays with the source (the CLI's --fork-session copies it; issue 31).
+    assert!(resumed.metadata.get("tag").is_none());
     assert!(resumed.metadata.get("worktree_state").is_none());
     assert_eq!(resumed.content_replacements.len(), 1);
     assert_eq!(resumed.write_target.session_id, new_id);

@@ -203,3 +203,69 @@ fn project_slash_session_starting_with_a_dash_needs_no_double_dash() {
     let info = b.ok(&["info", &arg, "--json"]);
     assert!(info.contains(PLAIN));
 }
+
+on_both!(
+    search_finds_titles_and_prefixes,
+    on_a_team_store_search_finds_titles_and_prefixes,
+    |b: Bench| {
+        b.ok(&["rename", PLAIN, "Quagga migration plan", "--no-write-back"]);
+        for query in ["quagga", "QUAGGA plan", "quag*", "migr* quagga"] {
+            let hits: Vec<serde_json::Value> =
+                serde_json::from_str(&b.ok(&["search", query, "--json"])).expect("json");
+            assert_eq!(hits.len(), 1, "{query}: {hits:?}");
+            assert_eq!(hits[0]["session_id"], PLAIN, "{query}");
+            assert_eq!(hits[0]["role"], "title", "{query}");
+            assert_eq!(hits[0]["title"], "Quagga migration plan", "{query}");
+            assert!(
+                hits[0]["snippet"].as_str().unwrap().contains("**"),
+                "{query}"
+            );
+        }
+        // A prefix finds message words too, and marks them.
+        let hits: Vec<serde_json::Value> =
+            serde_json::from_str(&b.ok(&["search", "forec*", "--json"])).expect("json");
+        assert!(
+            hits.iter()
+                .any(|h| h["role"] == "user" && h["snippet"].as_str().unwrap().contains("**forec")),
+            "{hits:?}"
+        );
+        // --role leaves titles out; a word no title and no message holds finds nothing.
+        let out = b.run(&["search", "quagga", "--role", "user", "--json"]);
+        assert_eq!(out.status.code(), Some(1));
+        // Text: grouped by session, each group named by its short id and project.
+        let text = b.ok(&["search", "forecast", "--color", "never"]);
+        let headers: Vec<&str> = text.lines().filter(|l| !l.starts_with(' ')).collect();
+        assert!(
+            headers
+                .iter()
+                .any(|h| h.starts_with(&PLAIN[..8]) && h.contains(PROJECT)),
+            "{text}"
+        );
+        let mut ids: Vec<&str> = headers.iter().map(|h| &h[..8]).collect();
+        let before = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), before, "one group per session: {text}");
+    }
+);
+
+#[test]
+fn search_says_no_matches_on_a_terminal_and_still_exits_1() {
+    let b = Bench::new(None);
+    let command = format!(
+        "{} --db {} search zebrafinch",
+        env!("CARGO_BIN_EXE_sessiondb"),
+        b.db
+    );
+    // `script` gives the process a terminal.
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("run script");
+    assert_eq!(out.status.code(), Some(1));
+    let seen = String::from_utf8_lossy(&out.stdout);
+    assert!(seen.contains("no matches for zebrafinch"), "{seen}");
+    // Not on a terminal: nothing, as before (scripts read the exit status).
+    let out = b.run(&["search", "zebrafinch"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+}

@@ -1,6 +1,7 @@
 mod append;
 mod backup;
 mod capture;
+mod capture_guard;
 mod catalog;
 mod check;
 mod cli;
@@ -10,6 +11,7 @@ mod export_safety;
 mod fork;
 mod fuzz;
 mod handback;
+mod hooks_binary;
 mod import_edge;
 mod import_limits;
 mod library;

@@ -144,11 +144,18 @@ pub fn assert_success(out: &Output) {
 }
 
 /// Imports the sample sessions into `db` with the binary (creating the database).
+///
+/// A copy of them, in a temporary folder of its own that is kept (a few KB; tests look at
+/// the database's folder): rename, tag and fork write back to the imported files by
+/// default, which must never be the repository's own.
 pub fn import_samples(db: &Path) {
-    assert_success(&sessiondb(
-        db,
-        &[OsStr::new("import"), samples().as_os_str()],
-    ));
+    let copy = tempfile::Builder::new()
+        .prefix("sessiondb-samples-")
+        .tempdir()
+        .expect("tmp")
+        .keep();
+    copy_tree(&samples(), &copy);
+    assert_success(&sessiondb(db, &[OsStr::new("import"), copy.as_os_str()]));
 }
 
 /// Copies the files and folders under `from` into the existing folder `to`.

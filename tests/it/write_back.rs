@@ -1,4 +1,5 @@
-//! `--write-back` on rename, tag, append and fork, and `config set write_back true`.
+//! `--write-back` on rename, tag, append and fork, `config set write_back`, and the default
+//! (rename, tag and fork write back when the session's file is there).
 
 use crate::support::{assert_success, copy_tree, output_with_stdin, samples, sessiondb_command};
 use sessiondb::Store;
@@ -178,4 +179,49 @@ fn config_write_back_makes_it_the_default() {
     let out = s.run(&["config", "set", "colour", "true"], b"");
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown setting"));
+}
+
+#[test]
+fn rename_tag_and_fork_reach_claude_code_by_default_when_its_file_is_there() {
+    let s = Setup::new();
+    let path = s.file(SESSION);
+    assert_success(&s.run(&["rename", SESSION, "By default"], b""));
+    assert_success(&s.run(&["tag", SESSION, "review"], b""));
+    let file = std::fs::read(&path).expect("read");
+    assert_eq!(file, s.exported(SESSION), "both reached the file");
+    let text = String::from_utf8_lossy(&file);
+    assert!(text.contains("By default") && text.contains("\"tag\":\"review\""));
+    // A fork is written beside it, without the source's tag.
+    let out = s.run(&["fork", SESSION], b"");
+    assert_success(&out);
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let fork = std::fs::read_to_string(s.file(&id)).expect("the fork's file");
+    assert!(fork.contains("By default"), "the title is inherited");
+    assert!(!fork.contains("\"type\":\"tag\""), "the tag is not: {fork}");
+    s.reimport_adds_nothing();
+    // --no-write-back keeps a change in the database; append keeps its old default.
+    assert_success(&s.run(&["rename", SESSION, "Stored only", "--no-write-back"], b""));
+    assert_eq!(std::fs::read(&path).expect("read"), file);
+    // A file Claude Code wrote to since: the change is stored, the file left, a warning.
+    let s = Setup::new();
+    let path = s.file(SESSION);
+    let mut grown = std::fs::read(&path).expect("read");
+    grown.extend_from_slice(b"{\"type\":\"last-prompt\",\"lastPrompt\":\"x\"}\n");
+    std::fs::write(&path, &grown).expect("write");
+    let out = s.run(&["tag", SESSION, "later"], b"");
+    assert_success(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Claude Code wrote 40 bytes"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&path).expect("read"), grown);
+    let info = String::from_utf8(s.run(&["info", SESSION, "--json"], b"").stdout).expect("utf8");
+    assert!(info.contains("\"later\""), "{info}");
+    // The setting stays: write_back = false keeps every change in the database.
+    std::fs::write(&path, &grown[..grown.len() - 40]).expect("as before");
+    assert_success(&s.run(&["config", "set", "write_back", "false"], b""));
+    let before = std::fs::read(&path).expect("read");
+    assert_success(&s.run(&["rename", SESSION, "Not written"], b""));
+    assert_eq!(std::fs::read(&path).expect("read"), before);
 }

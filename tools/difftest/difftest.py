@@ -183,7 +183,7 @@ def same_block(x, y):
     if x.get("type") == "tool_result" and y.get("type") == "tool_result" and x.get("tool_use_id") == y.get("tool_use_id"):
         xc, yc = x.get("content"), y.get("content")
         if isinstance(xc, str) and isinstance(yc, str):
-            return yc == js_trim(xc) or yc.startswith(js_trim(xc) + "\n\n") or (not js_trim(xc) and True)
+            return yc == js_trim(xc) or yc.startswith(js_trim(xc) + "\n\n") or not js_trim(xc)
         if isinstance(xc, list) and isinstance(yc, list) and len(yc) >= len(xc):
             return all(same_block(a, b) for a, b in zip(xc, yc))
     return False

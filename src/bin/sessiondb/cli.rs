@@ -231,14 +231,17 @@ pub struct WatchArgs {
     pub once: bool,
 }
 
-/// `--write-back` / `--no-write-back` (default: `write_back` of `sessiondb config`).
+/// `--write-back` / `--no-write-back` (default: `write_back` of `sessiondb config`; unset,
+/// rename, tag and fork write back when the session's file is there, append does not).
 #[derive(Debug, Args)]
 pub struct WriteBackArgs {
     /// Also write the change to Claude Code's file (only when it still holds exactly what
-    /// was imported; otherwise exit 1 saying why, changing nothing).
+    /// was imported; otherwise exit 1 saying why, changing nothing). Without either flag,
+    /// rename, tag and fork write back when the session's file is there (a file that moved
+    /// on gets a warning, and the change is stored alone), unless `write_back` is set.
     #[arg(long, conflicts_with = "no_write_back")]
     pub write_back: bool,
-    /// Do not write back, whatever the config says.
+    /// Keep the change in the database only, whatever the config says.
     #[arg(long)]
     pub no_write_back: bool,
 }

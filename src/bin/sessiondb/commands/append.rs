@@ -23,7 +23,8 @@ pub fn run(db: &Path, args: AppendArgs) -> anyhow::Result<()> {
         (None, true) => Parent::Root,
         (None, false) => Parent::Leaf,
     };
-    let report = super::with_write_back(&store, &session, &args.write_back, || {
+    let mode = super::write_back_mode(&args.write_back, super::WriteBack::Off)?;
+    let report = super::with_write_back(&store, &session, mode, || {
         Ok(store.append_with(&session, &entries, &AppendOptions { parent })?)
     })?;
     if args.json {

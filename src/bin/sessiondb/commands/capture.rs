@@ -3,24 +3,21 @@
 
 use crate::cli::CaptureArgs;
 use sessiondb::capture::{self, HookPayload};
-use std::io::Read;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 pub fn run(db: Option<PathBuf>, args: &CaptureArgs) -> anyhow::Result<()> {
     if args.checkpoint {
         return checkpoint(db);
     }
-    let mut input = Vec::new();
-    let read = std::io::stdin()
-        .lock()
-        .read_to_end(&mut input)
-        .map_err(|e| format!("cannot read the hook payload: {e}"));
+    let read = read_payload(PAYLOAD_DEADLINE);
+    let input = read.clone().unwrap_or_default();
     let payload = HookPayload::parse(&input).ok();
     // A panic must not become a non-zero exit or a backtrace in Claude Code's output.
     std::panic::set_hook(Box::new(|_| {}));
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| -> anyhow::Result<()> {
-        read.map_err(anyhow::Error::msg)?;
+        read.clone().map_err(anyhow::Error::msg)?;
         let payload = HookPayload::parse(&input)?;
         let db = super::database_path(db)?;
         let report = if super::is_team_store(&db) {
@@ -53,6 +50,37 @@ pub fn run(db: Option<PathBuf>, args: &CaptureArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// How long capture waits for a whole payload on standard input. Claude Code writes it at
+/// once; a writer that keeps the pipe open after it (or never writes) must not hold the
+/// hook, and Claude Code with it.
+const PAYLOAD_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Reads standard input up to the end of the first JSON value (not to the end of the
+/// input: the pipe may stay open), within `deadline`. The reading thread is left behind
+/// when the deadline passes; the process ends soon after.
+fn read_payload(deadline: Duration) -> Result<Vec<u8>, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin().lock();
+        let mut values = serde_json::Deserializer::from_reader(stdin)
+            .into_iter::<Box<serde_json::value::RawValue>>();
+        let answer = match values.next() {
+            Some(Ok(raw)) => Ok(raw.get().as_bytes().to_vec()),
+            Some(Err(e)) => Err(format!(
+                "the hook payload on standard input is not what Claude Code sends: {e}"
+            )),
+            None => Err("no hook payload on standard input".to_owned()),
+        };
+        let _ = tx.send(answer);
+    });
+    rx.recv_timeout(deadline).unwrap_or_else(|_| {
+        Err(format!(
+            "no whole hook payload on standard input within {} s",
+            deadline.as_secs()
+        ))
+    })
 }
 
 /// Once the WAL has grown past `CHECKPOINT_ABOVE_BYTES`, starts `sessiondb capture

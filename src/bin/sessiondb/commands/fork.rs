@@ -12,17 +12,11 @@ pub fn run(db: &Path, args: ForkArgs) -> anyhow::Result<()> {
     let source = store.resolve_session(&args.session)?;
     // Only a SQLite store writes the fork for Claude Code on this machine (as rename and
     // tag write back): a team store's session may come from another machine.
-    let write_back = match &store {
-        Db::Sqlite(s) if super::write_back_wanted(&args.write_back)? => {
-            write_back::check(s, &source)?;
-            Some(s)
-        }
-        Db::Sqlite(_) => None,
-        Db::Postgres(_) => {
-            // Warns when the flags or the config ask for a write-back.
-            super::write_back_target(&store, &source, &args.write_back)?;
-            None
-        }
+    let mode = super::write_back_mode(&args.write_back, super::WriteBack::WhenPresent)?;
+    // Warns when the flags or the config ask for a write-back that cannot be made.
+    let write_back = match (super::write_back_target(&store, &source, mode)?, &store) {
+        (Some(_), Db::Sqlite(s)) => Some(s),
+        _ => None,
     };
     let forked = store.fork(
         &source,

@@ -30,9 +30,7 @@ pub fn run(db: Option<PathBuf>, args: HooksArgs) -> anyhow::Result<()> {
     };
     let command = match action {
         "install" => {
-            let binary = std::env::current_exe()
-                .and_then(std::fs::canonicalize)
-                .context("cannot find the path of this sessiondb binary")?;
+            let binary = hook_binary()?;
             let db = match team {
                 Some(url) => Some(PathBuf::from(url)),
                 None => db
@@ -105,8 +103,71 @@ pub(super) fn team_hook_url(url: &str) -> anyhow::Result<String> {
     Ok(bare)
 }
 
+/// The binary a hook names: the path this one was run by (a symbolic link such as
+/// `~/.cargo/bin/sessiondb` or `/usr/local/bin/sessiondb` stays a link, so that an upgrade
+/// that replaces or re-points it keeps capture running), or, when it was run by its bare
+/// name, the `sessiondb` that `PATH` finds; either only when it is this binary, else this
+/// binary's own path.
+fn hook_binary() -> anyhow::Result<PathBuf> {
+    let this = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .context("cannot find the path of this sessiondb binary")?;
+    let invoked = std::env::args_os().next().map(PathBuf::from);
+    let candidate = match invoked {
+        Some(path) if path.components().count() > 1 => std::path::absolute(&path).ok(),
+        Some(name) => on_path(&name),
+        None => None,
+    };
+    Ok(candidate
+        .filter(|c| std::fs::canonicalize(c).ok().as_ref() == Some(&this))
+        .unwrap_or(this))
+}
+
+/// The first executable file called `name` in a folder of `PATH`, as a shell finds it.
+fn on_path(name: &std::path::Path) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|file| file.is_file())
+}
+
+/// What is wrong with the binary a hook command runs, in words: it is gone (capture has
+/// stopped), or it is not the sessiondb running now (an older copy).
+fn binary_warnings(installed: &[hooks::Installed]) -> Vec<String> {
+    let this = std::env::current_exe().and_then(std::fs::canonicalize).ok();
+    let mut warnings = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for command in installed.iter().filter_map(|h| h.command.as_deref()) {
+        let Some(program) = hooks::command_program(command) else {
+            continue;
+        };
+        if !seen.insert(program.clone()) {
+            continue;
+        }
+        match std::fs::canonicalize(&program) {
+            Err(_) => warnings.push(format!(
+                "the hooks run {}, which does not exist: capture is not running (run \
+                 `sessiondb hooks install` again)",
+                program.display()
+            )),
+            Ok(real) if Some(&real) != this.as_ref() => warnings.push(format!(
+                "the hooks run {}, which is not this sessiondb ({}): run `sessiondb hooks \
+                 install` with the one you use",
+                program.display(),
+                this.as_deref()
+                    .unwrap_or(std::path::Path::new("?"))
+                    .display()
+            )),
+            Ok(_) => {}
+        }
+    }
+    warnings
+}
+
 fn status(path: &std::path::Path, settings: &serde_json::Value, json: bool) -> anyhow::Result<()> {
     let installed = hooks::status(settings);
+    let warnings = binary_warnings(&installed);
     let state = capture::state_dir()
         .map(|dir| capture::read_state(&dir))
         .unwrap_or_default();
@@ -116,7 +177,11 @@ fn status(path: &std::path::Path, settings: &serde_json::Value, json: bool) -> a
             "hooks": installed,
             "capture": state,
             "log": capture::state_dir().map(|d| d.join("capture.log")),
+            "warnings": warnings,
         }));
+    }
+    for warning in &warnings {
+        crate::style::warn(format_args!("{warning}"));
     }
     println!("settings: {}", path.display());
     for hook in &installed {

@@ -27,7 +27,7 @@ fn serve(db: Option<PathBuf>, allow_write: bool) -> anyhow::Result<()> {
         allow_write,
         caller: std::env::var(mcp::SESSION_ENV)
             .ok()
-            .filter(|id| sessiondb::names::check_uuid(id).is_ok()),
+            .filter(|id| mcp::plausible_session_id(id)),
         db_arg: db.map(|d| shown_db(&d)),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

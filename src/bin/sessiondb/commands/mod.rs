@@ -119,19 +119,71 @@ pub fn open_db_existing(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
     Ok(sessiondb::Db::Sqlite(open_existing(db)?))
 }
 
+/// Whether a change is written back to Claude Code's file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteBack {
+    /// `--write-back` (or the config): write back, or change nothing and say why.
+    Required,
+    /// `--no-write-back` (or the config): only the database.
+    Off,
+    /// The default of `rename`, `tag` and `fork`: write back when the session's file is
+    /// there and holds what is stored; otherwise (a file Claude Code wrote to since, say)
+    /// change the database alone with a warning.
+    WhenPresent,
+}
+
+/// The write-back a verb runs with: the flags, else the config's `write_back`, else
+/// `default`.
+pub fn write_back_mode(
+    flags: &crate::cli::WriteBackArgs,
+    default: WriteBack,
+) -> anyhow::Result<WriteBack> {
+    if flags.write_back || flags.no_write_back {
+        return Ok(if flags.write_back {
+            WriteBack::Required
+        } else {
+            WriteBack::Off
+        });
+    }
+    let config = match sessiondb::config::config_path() {
+        Some(path) => sessiondb::config::load(&path)?,
+        None => sessiondb::config::Config::default(),
+    };
+    Ok(match (config.write_back_set, config.write_back) {
+        (true, true) => WriteBack::Required,
+        (true, false) => WriteBack::Off,
+        (false, _) => default,
+    })
+}
+
 /// The write-back target of a change, when one is wanted: only a SQLite store writes back
 /// to Claude Code's files on this machine (a team store's session may come from another).
 pub fn write_back_target(
     store: &sessiondb::Db,
     session: &sessiondb::model::SessionRef,
-    flags: &crate::cli::WriteBackArgs,
+    mode: WriteBack,
 ) -> anyhow::Result<Option<sessiondb::write_back::Target>> {
-    if !write_back_wanted(flags)? {
-        return Ok(None);
-    }
-    match store {
-        sessiondb::Db::Sqlite(s) => Ok(Some(sessiondb::write_back::check(s, session)?)),
-        sessiondb::Db::Postgres(_) => {
+    match (mode, store) {
+        (WriteBack::Off, _) | (WriteBack::WhenPresent, sessiondb::Db::Postgres(_)) => Ok(None),
+        (WriteBack::Required, sessiondb::Db::Sqlite(s)) => {
+            Ok(Some(sessiondb::write_back::check(s, session)?))
+        }
+        (WriteBack::WhenPresent, sessiondb::Db::Sqlite(s)) => {
+            if !sessiondb::write_back::file_present(s, session)? {
+                return Ok(None);
+            }
+            match sessiondb::write_back::check(s, session) {
+                Ok(target) => Ok(Some(target)),
+                Err(e) => {
+                    crate::style::warn(format_args!(
+                        "{e} (the change is made in the database only; --no-write-back \
+                         silences this)"
+                    ));
+                    Ok(None)
+                }
+            }
+        }
+        (WriteBack::Required, sessiondb::Db::Postgres(_)) => {
             crate::style::warn(format_args!(
                 "not written back: a team store does not write to Claude Code's files"
             ));
@@ -278,17 +330,6 @@ pub fn project_directory(arg: &str) -> Option<String> {
     sessiondb::paths::project_argument(arg).1
 }
 
-/// Whether to write a change back to Claude Code's file: the flags, else the config.
-pub fn write_back_wanted(flags: &crate::cli::WriteBackArgs) -> anyhow::Result<bool> {
-    if flags.write_back || flags.no_write_back {
-        return Ok(flags.write_back);
-    }
-    match sessiondb::config::config_path() {
-        Some(path) => Ok(sessiondb::config::load(&path)?.write_back),
-        None => Ok(false),
-    }
-}
-
 /// Makes `change` to `session` in the database and, when the flags or the config ask for it,
 /// writes it back to Claude Code's file: the file is checked before the change (a file that
 /// cannot take it stops the change before anything is stored) and the lines the change
@@ -296,10 +337,10 @@ pub fn write_back_wanted(flags: &crate::cli::WriteBackArgs) -> anyhow::Result<bo
 pub fn with_write_back<T>(
     store: &sessiondb::Db,
     session: &sessiondb::model::SessionRef,
-    flags: &crate::cli::WriteBackArgs,
+    mode: WriteBack,
     change: impl FnOnce() -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
-    let target = write_back_target(store, session, flags)?;
+    let target = write_back_target(store, session, mode)?;
     let changed = change()?;
     if let (Some(target), sessiondb::Db::Sqlite(store)) = (target, store) {
         sessiondb::write_back::apply(store, &target)?;

@@ -6,7 +6,7 @@ use crate::human;
 use crate::output::{print_json, NothingFound};
 use crate::style;
 use sessiondb::search::SearchQuery;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 /// Marks the snippet text cannot contain (control characters), so that matches can be
@@ -51,28 +51,55 @@ pub fn run(db: &Path, args: SearchArgs) -> anyhow::Result<()> {
     if args.json {
         print_json(&hits)?;
     } else {
-        let tz = human::time_zone();
-        let mut out = crate::output::stdout();
-        for h in &hits {
+        print_grouped(&hits)?;
+    }
+    if hits.is_empty() {
+        if !args.json && (std::io::stdout().is_terminal() || std::io::stderr().is_terminal()) {
+            eprintln!(
+                "no matches for {}",
+                human::one_line(&query.text).escape_debug()
+            );
+        }
+        return Err(NothingFound.into());
+    }
+    Ok(())
+}
+
+/// The hits grouped by session, in the order of each session's best hit: a line naming
+/// the session (short id, project, title), then its hits, each a time, what matched (a
+/// title, a user or assistant message) and the text around the match.
+fn print_grouped(hits: &[sessiondb::search::Hit]) -> anyhow::Result<()> {
+    let tz = human::time_zone();
+    let mut out = crate::output::stdout();
+    let mut order: Vec<(&str, &str)> = Vec::new();
+    for h in hits {
+        let key = (h.project.as_str(), h.session_id.as_str());
+        if !order.contains(&key) {
+            order.push(key);
+        }
+    }
+    for (project, session) in order {
+        let group: Vec<_> = hits
+            .iter()
+            .filter(|h| h.project == project && h.session_id == session)
+            .collect();
+        let title = group.iter().find_map(|h| h.title.as_deref()).unwrap_or("-");
+        writeln!(
+            out,
+            "{}  {}  {}",
+            style::paint("35", session.get(..8).unwrap_or(session)),
+            human::one_line(project),
+            human::one_line(title)
+        )?;
+        for h in group {
             let when = h
                 .timestamp
                 .as_deref()
                 .map_or_else(|| "-".to_owned(), |t| human::local_time(t, &tz));
-            writeln!(
-                out,
-                "{}  {}  {:<9}  {}",
-                when,
-                style::paint("35", &h.session_id),
-                h.role,
-                human::one_line(h.title.as_deref().unwrap_or("-"))
-            )?;
-            writeln!(out, "    {}", highlight(&h.snippet))?;
+            writeln!(out, "  {when}  {:<9}  {}", h.role, highlight(&h.snippet))?;
         }
-        out.flush()?;
     }
-    if hits.is_empty() {
-        return Err(NothingFound.into());
-    }
+    out.flush()?;
     Ok(())
 }
 

@@ -11,7 +11,8 @@ pub fn run(db: &Path, args: TagArgs) -> anyhow::Result<()> {
     } else {
         args.tag.as_deref()
     };
-    super::with_write_back(&store, &session, &args.write_back, || {
+    let mode = super::write_back_mode(&args.write_back, super::WriteBack::WhenPresent)?;
+    super::with_write_back(&store, &session, mode, || {
         store.tag_session(&session, tag)?;
         let what = if tag.is_some() {
             "tagged"
