@@ -4,7 +4,12 @@
 //! Tool calls are drawn by [`tools`]; the pages that use this are in `super::session`.
 
 mod diff;
+mod draw;
 mod tools;
+mod usage;
+
+use usage::short_time;
+pub(super) use usage::Usage;
 
 use super::html::Html;
 use super::markdown;
@@ -12,9 +17,9 @@ use super::pages::clip;
 use super::session_href;
 use crate::model::SessionRef;
 use crate::query::StoredLine;
+pub(crate) use draw::thousands;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-pub(crate) use tools::thousands;
 
 /// Characters of a text, tool input or output shown before it is cut (the rest is one
 /// click away on the record's own page).
@@ -608,7 +613,7 @@ impl<'a> Renderer<'a> {
                 self.tool_result(h, i, b);
                 h.raw("</div>");
             }
-            Some("image") => tools::image(h, b),
+            Some("image") => draw::image(h, b),
             Some(other) => {
                 h.raw("<details class=\"rec\"><summary>")
                     .text(other)
@@ -724,59 +729,6 @@ impl<'a> Renderer<'a> {
         h.raw("</summary>");
         self.record_fold_body(h, i, v);
         h.raw("</details>");
-    }
-}
-
-/// `2026-01-28T23:05:14.408Z` → `2026-01-28 23:05:14`.
-fn short_time(ts: &str) -> String {
-    let t = ts.replacen('T', " ", 1);
-    match t.find('.') {
-        Some(dot) if dot > 10 => t[..dot].to_owned(),
-        _ => t.trim_end_matches('Z').to_owned(),
-    }
-}
-
-/// Token usage of a turn (or totals).
-#[derive(Default, Clone, Copy)]
-pub(super) struct Usage {
-    input: i64,
-    output: i64,
-    cache_read: i64,
-    cache_write: i64,
-    pub(super) turns: i64,
-}
-
-impl Usage {
-    fn of(u: &Value) -> Usage {
-        let n = |k: &str| u.get(k).and_then(Value::as_i64).unwrap_or(0);
-        Usage {
-            input: n("input_tokens"),
-            output: n("output_tokens"),
-            cache_read: n("cache_read_input_tokens"),
-            cache_write: n("cache_creation_input_tokens"),
-            turns: 1,
-        }
-    }
-
-    fn add(&mut self, u: &Usage) {
-        self.input += u.input;
-        self.output += u.output;
-        self.cache_read += u.cache_read;
-        self.cache_write += u.cache_write;
-        self.turns += u.turns;
-    }
-
-    pub(super) fn write(&self, h: &mut Html) {
-        h.raw("in ")
-            .text(&thousands(self.input))
-            .raw(" · out ")
-            .text(&thousands(self.output));
-        if self.cache_read > 0 || self.cache_write > 0 {
-            h.raw(" · cache ")
-                .text(&thousands(self.cache_read))
-                .raw(" / ")
-                .text(&thousands(self.cache_write));
-        }
     }
 }
 
