@@ -580,7 +580,10 @@ fn installed_hooks_capture_into_a_team_store_without_its_password_in_the_setting
     assert!(command.contains(&pg.url), "{command}");
     let hook = |payload: &str| {
         let mut sh = std::process::Command::new("sh");
+        // Claude Code runs its hooks in its own environment, which names its config folder
+        // when that is not ~/.claude: capture takes only transcripts under that folder.
         sh.args(["-c", &command])
+            .env("CLAUDE_CONFIG_DIR", &home.config)
             .env("XDG_STATE_HOME", &home.state)
             .env_remove("SESSIONDB_PATH");
         let out = output_with_stdin(sh, payload.as_bytes());
