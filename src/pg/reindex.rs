@@ -35,7 +35,16 @@ pub fn reindex(store: &PgStore) -> Result<ReindexReport> {
             Ok(())
         })?;
     }
-    store.write(|tx| crate::usage::pg::rebuild(tx).map(|_| ()))?;
+    // The usage projection is rebuilt whole in one transaction. A session deleted while it
+    // runs can leave it reading a line whose session has just gone (READ COMMITTED): the
+    // rebuild is then run again, on what is committed by then; a lasting error still fails.
+    let mut attempt = 1;
+    while let Err(e) = store.write(|tx| crate::usage::pg::rebuild(tx).map(|_| ())) {
+        if attempt == 5 {
+            return Err(e);
+        }
+        attempt += 1;
+    }
     let indexed: i64 = store.read(|tx| {
         Ok(tx
             .query_one("SELECT count(*) FROM rows WHERE search IS NOT NULL", &[])?
