@@ -255,7 +255,10 @@ async def test_mirrored_session_is_a_sessiondb_session(tmp_path):
     store = adapter.store
     assert [s["session_id"] for s in store.sessions()] == [sid]
     assert store.sessions()[0]["custom_title"] == "Zebra hunt"
-    assert {h["uuid"] for h in store.search("zebra")} == {"u1", "a1"}
+    hits = store.search("zebra")
+    # Titles are searchable too (issue 31): the custom title is a hit of role "title".
+    assert {h["uuid"] for h in hits if h.get("role") != "title"} == {"u1", "a1"}
+    assert [h["snippet"] for h in hits if h.get("role") == "title"] != []
     assert [m["role"] for m in store.resume(sid, api=True)] == ["user", "assistant"]
     listed = await list_sessions_from_store(adapter, directory="/home/me/app")
     assert [(s.session_id, s.custom_title, s.first_prompt) for s in listed] == [
