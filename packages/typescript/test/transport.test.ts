@@ -72,7 +72,7 @@ test("a call ends within its timeout, with a SessionDbError", async () => {
 });
 
 test("the token is sent as a bearer token; a wrong one is the server's 401", async () => {
-  const server = await startServer({ token: "s3cret-token" });
+  const server = await startServer({ token: "s3cret-token-0123456789abcdef" });
   try {
     const key = { projectKey: "p", sessionId: "s" };
     await assert.rejects(
@@ -80,7 +80,7 @@ test("the token is sent as a bearer token; a wrong one is the server's 401", asy
       (e: SessionDbError) => e.status === 401 && /missing or wrong token/.test(e.message),
     );
     await assert.rejects(new SessionDbStore({ baseUrl: server.url, token: "nope" }).load(key), /401/);
-    assert.equal(await new SessionDbStore({ baseUrl: server.url, token: "s3cret-token" }).load(key), null);
+    assert.equal(await new SessionDbStore({ baseUrl: server.url, token: "s3cret-token-0123456789abcdef" }).load(key), null);
   } finally {
     assert.equal(await server.stop(), 0);
   }
