@@ -21,6 +21,11 @@ REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "corpus" / "claude-code"
 TOKEN = "mcp-test-token-0123456789abcdef"
 
+#: Days are cut in the server's zone (`usage`) as in the CLI's (`stats`): UTC for every
+#: process the tests start, the CLI's (through this environment), serve's and the stdio
+#: server's (the MCP client passes a server only a few variables of its own).
+os.environ["TZ"] = "UTC"
+
 
 def binary():
     path = os.environ.get("SESSIONDB_BIN") or str(REPO / "target" / "debug" / "sessiondb")
@@ -94,7 +99,7 @@ async def connect(transport, store, served_url=None, extra_args=(), env=None):
     """An initialized MCP client session over `transport` ("stdio" or "http")."""
     if transport == "stdio":
         params = StdioServerParameters(
-            command=binary(), args=["--db", store, "mcp", *extra_args], env=env
+            command=binary(), args=["--db", store, "mcp", *extra_args], env={"TZ": "UTC", **(env or {})}
         )
         async with stdio_client(params) as (r, w):
             async with ClientSession(r, w) as s:

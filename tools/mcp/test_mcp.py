@@ -24,7 +24,7 @@ TRANSPORTS = ["stdio", "http"]
 #: No answer may come near Claude Code's 50,000-character threshold.
 CAP = 40_000
 
-READ_TOOLS = ["find", "list_sessions", "session_overview", "read", "files", "resume_plan"]
+READ_TOOLS = ["find", "list_sessions", "session_overview", "read", "files", "resume_plan", "usage"]
 
 
 async def call(s, name, args):
@@ -202,6 +202,61 @@ def read_call(store):
     pytest.fail("no Read call in the corpus")
 
 
+def close(got, want):
+    """Token counts equal, costs equal to the hundredth of a cent (the tool rounds them)."""
+    for k in ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens"):
+        assert got.get(k, 0) == want[k], (k, got, want)
+    assert abs(got.get("cost_usd", 0) - want["cost_usd"]) < 1e-4, (got, want)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_usage_answers_as_stats(transport, store, served):
+    # Days in UTC for the CLI and both servers (conftest sets TZ for every process).
+    daily = cli(store, "stats", "daily", "--json")
+    by_session = cli(store, "stats", "session", "--json")
+    by_model = cli(store, "stats", "model", "--json")
+    assert len(daily) >= 5 and len(by_session) >= 5, "the corpus holds priced responses"
+    async with connect(transport, store, served) as s:
+        body = await ok(s, "usage", {"limit": 100})
+        rows = body["rows"]
+        cursor = body.get("next")
+        while cursor:
+            more = await ok(s, "usage", {"limit": 100, "cursor": cursor})
+            rows += more["rows"]
+            cursor = more.get("next")
+        assert [r["period"] for r in rows] == [r["period"] for r in daily]
+        for got, want in zip(rows, daily):
+            close(got, want)
+        total = {k: sum(r[k] for r in daily) for k in ("input_tokens", "output_tokens",
+                 "cache_creation_tokens", "cache_read_tokens", "cost_usd")}
+        close(body["total"], total)
+        models = (await ok(s, "usage", {"by": "model"}))["rows"]
+        assert [r["period"] for r in models] == [r["period"] for r in by_model]
+        # One session: its row of `stats session`, and its models.
+        want = by_session[0]
+        one = await ok(s, "usage", {"session": want["period"]})
+        assert one["session"] == want["period"]
+        close(one["total"], want)
+        assert sum(m["output_tokens"] for m in one["models"]) == want["output_tokens"]
+        # A period: the days of `stats --since --until`.
+        mid = daily[len(daily) // 2]["period"]
+        ranged = cli(store, "stats", "daily", "--json", "--since", mid, "--until", mid)
+        got = (await ok(s, "usage", {"since": mid, "until": mid}))["rows"]
+        assert [r["period"] for r in got] == [mid] == [r["period"] for r in ranged]
+        close(got[0], ranged[0])
+        # Paging by a small limit gives the same rows.
+        first = await ok(s, "usage", {"limit": 2})
+        assert [r["period"] for r in first["rows"]] == [r["period"] for r in daily[:2]]
+        second = await ok(s, "usage", {"limit": 2, "cursor": first["next"]})
+        assert [r["period"] for r in second["rows"]] == [r["period"] for r in daily[2:4]]
+        # Bad arguments: a sentence naming what to send.
+        for args in ({"by": "year"}, {"since": "yesterday-ish"}, {"session": "ffffffff-ffff"},
+                     {"by": "\u0007"}, {"limit": 0}):
+            err, body = await call(s, "usage", args)
+            assert err and body["error"] in ("invalid_argument", "unknown_session"), (args, body)
+            assert body["message"]
+
+
 HOSTILE = [
     {"limit": 10**12},
     {"limit": -5},
@@ -223,13 +278,13 @@ async def test_empty_and_hostile_arguments(transport, store, served):
     async with connect(transport, store, served) as s:
         for name in READ_TOOLS:
             err, body = await call(s, name, {})
-            if name == "list_sessions":
+            if name in ("list_sessions", "usage"):
                 assert not err
             else:
                 assert err and body["error"] == "invalid_argument", (name, body)
             for args in HOSTILE:
                 args = dict(args)
-                if "session" in {p for p in ["session"]} and name in ("read", "session_overview", "resume_plan"):
+                if name in ("read", "session_overview", "resume_plan"):
                     args.setdefault("session", sid)
                 if name == "find":
                     args.setdefault("query", "test")
