@@ -6,6 +6,7 @@ Answers are checked against the CLI's own (`search --json`, `messages --json`,
     SESSIONDB_BIN=target/debug/sessiondb python -m pytest tools/mcp
 """
 
+import contextlib
 import functools
 import json
 import os
@@ -15,11 +16,13 @@ import urllib.error
 import urllib.request
 
 import pytest
-from conftest import TOKEN, cli, connect
+from conftest import CORPUS, TOKEN, cli, connect, need_corpus, pg_database
 
 pytestmark = pytest.mark.anyio
 
-TRANSPORTS = ["stdio", "http"]
+#: "pg" is stdio to a server on a PostgreSQL team store holding the same corpus (skipped
+#: loudly without SESSIONDB_TEST_PG, failed under CI).
+TRANSPORTS = ["stdio", "http", "pg"]
 
 #: No answer may come near Claude Code's 50,000-character threshold.
 CAP = 40_000
@@ -89,7 +92,7 @@ async def test_find_by_id_and_the_calling_session(transport, store, served):
     # The caller's own session (from CLAUDE_CODE_SESSION_ID, as Claude Code sets it, or the
     # X-Claude-Code-Session-Id header over HTTP) is left out of find unless asked.
     word = first_word_of(store, sid)
-    env = {"CLAUDE_CODE_SESSION_ID": sid} if transport == "stdio" else {"X-Claude-Code-Session-Id": sid}
+    env = {"CLAUDE_CODE_SESSION_ID": sid} if transport != "http" else {"X-Claude-Code-Session-Id": sid}
     async with connect(transport, store, served, env=env) as s:
         hits = (await ok(s, "find", {"query": word, "limit": 20}))["hits"]
         assert sid not in [h["session"] for h in hits]
@@ -312,11 +315,22 @@ async def test_empty_and_hostile_arguments(transport, store, served):
         assert err and body["error"] == "read_only"
 
 
-async def test_writes_with_allow_write(store):
+@pytest.mark.parametrize("engine", ["sqlite", "pg"])
+async def test_writes_with_allow_write(engine, sqlite_store):
     tmp = tempfile.mkdtemp(prefix="sessiondb-mcp-w-")
-    try:
-        db = os.path.join(tmp, "w.db")
-        shutil.copy(store, db)
+    with contextlib.ExitStack() as stack:
+        stack.callback(shutil.rmtree, tmp, True)
+        if engine == "sqlite":
+            db = os.path.join(tmp, "w.db")
+            shutil.copy(sqlite_store, db)
+        else:
+            # A team store of a few corpus sessions (the whole corpus is pg_store's).
+            need_corpus()
+            few = os.path.join(tmp, "few")
+            os.mkdir(few)
+            for f in sorted(CORPUS.glob("*.jsonl"))[:4]:
+                shutil.copy(f, few)
+            db = stack.enter_context(pg_database(few))
         sid = busiest_session(db)["session_id"]
         async with connect("stdio", db, extra_args=["--allow-write"]) as s:
             names = [t.name for t in (await s.list_tools()).tools]
@@ -329,8 +343,6 @@ async def test_writes_with_allow_write(store):
         assert [x["session_id"] for x in cli(db, "sessions", "--json", "--tag", "from-mcp")] == [sid]
         assert cli(db, "info", sid, "--json")["custom_title"] == "renamed by mcp"
         assert cli(db, "info", forked["session"], "--json")["session_id"] == forked["session"]
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def post(url, body, headers):
