@@ -379,7 +379,10 @@ fn a_libpq_keyword_string_is_refused_and_never_echoed() {
         if env {
             command.env("SESSIONDB_PATH", conninfo);
         } else {
-            command.arg("--db").arg(conninfo).env_remove("SESSIONDB_PATH");
+            command
+                .arg("--db")
+                .arg(conninfo)
+                .env_remove("SESSIONDB_PATH");
         }
         command
             .args(args)
@@ -403,8 +406,14 @@ fn a_libpq_keyword_string_is_refused_and_never_echoed() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert_eq!(out.status.code(), Some(1), "{args:?}: {all}");
-        assert!(all.contains("key=value") && all.contains("PGPASSWORD"), "{args:?}: {all}");
-        assert!(!all.contains("s3cret"), "{args:?} echoed the password: {all}");
+        assert!(
+            all.contains("key=value") && all.contains("PGPASSWORD"),
+            "{args:?}: {all}"
+        );
+        assert!(
+            !all.contains("s3cret"),
+            "{args:?} echoed the password: {all}"
+        );
     }
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .expect("ls")

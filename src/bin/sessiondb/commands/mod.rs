@@ -239,9 +239,9 @@ pub fn open_db_read(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
 }
 
 fn database_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    let db = flag
-        .or_else(sessiondb::paths::default_database)
-        .context("no database path: pass --db PATH or set SESSIONDB_PATH (HOME is not set either)")?;
+    let db = flag.or_else(sessiondb::paths::default_database).context(
+        "no database path: pass --db PATH or set SESSIONDB_PATH (HOME is not set either)",
+    )?;
     refuse_libpq_string(&db)?;
     Ok(db)
 }
