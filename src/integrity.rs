@@ -24,7 +24,7 @@ pub fn line_checksum(raw: &[u8]) -> i64 {
 /// Whether `raw` matches the checksum stored with it; a line without one (stored before
 /// migration V10) is taken as it is.
 pub fn verify(raw: &[u8], checksum: Option<i64>) -> bool {
-    checksum.map_or(true, |sum| sum == line_checksum(raw))
+    checksum.is_none_or(|sum| sum == line_checksum(raw))
 }
 
 /// A stored line whose bytes no longer match its checksum, named the way a user finds it:

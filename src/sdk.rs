@@ -580,7 +580,7 @@ pub fn conversation_chain(entries: &[Entry]) -> Vec<&Entry> {
         let mut best: Option<(usize, i64)> = None;
         for (i, c) in candidates.iter().enumerate() {
             let pos = position.get(c.uuid.as_str()).map_or(-1, |p| *p as i64);
-            if best.map_or(true, |(_, b)| pos > b) {
+            if best.is_none_or(|(_, b)| pos > b) {
                 best = Some((i, pos));
             }
         }
@@ -1222,7 +1222,7 @@ mod tests {
                 files.extend(entries.map(|e| e.expect("a corpus entry").path()));
                 continue;
             }
-            if path.extension().map_or(true, |e| e != "jsonl") {
+            if path.extension().is_none_or(|e| e != "jsonl") {
                 continue;
             }
             let bytes = std::fs::read(&path).expect("read a corpus file");

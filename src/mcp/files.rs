@@ -159,7 +159,7 @@ pub fn resume_plan(cx: &Context<'_>, a: &Args<'_>) -> Result<Value, ToolError> {
     }
     let direct = info.source_state == "present"
         && a.text("cwd")?
-            .map_or(true, |c| Some(c) == recorded.as_deref());
+            .is_none_or(|c| Some(c) == recorded.as_deref());
     Ok(object([
         ("session", json!(session.session_id)),
         ("project", json!(session.project)),

@@ -4,7 +4,7 @@
 //! * [`tools`]: the tool list (small on purpose: Claude Code sends it with every request).
 //! * [`args`]: arguments checked, and the errors a tool answers with.
 //! * [`page`]: every answer one line of compact JSON under a byte budget, with `next`.
-//! * [`find`], [`read`], [`files`]: the tools.
+//! * [`find`], [`read`], [`files`], [`usage`]: the tools.
 //! * [`install`]: registering the server with Claude Code as `claude mcp add` does.
 //!
 //! `sessiondb mcp` serves it over stdio ([`serve_stdio`]); `sessiondb serve` mounts it at
@@ -23,6 +23,7 @@ pub mod install;
 pub mod page;
 pub mod read;
 pub mod tools;
+pub mod usage;
 
 use crate::backend::Db;
 use args::{Args, ToolError};
@@ -126,6 +127,7 @@ impl Server {
             "read" => read::read(&cx, &a),
             "files" => files::files(&cx, &a),
             "resume_plan" => files::resume_plan(&cx, &a),
+            "usage" => usage::usage(&cx, &a),
             "tag" => files::tag(&cx, &a),
             "rename" => files::rename(&cx, &a),
             "fork" => files::fork(&cx, &a),

@@ -138,6 +138,27 @@ pub const READ_TOOLS: &[ToolSpec] = &[
         ],
         required: &["session"],
     },
+    ToolSpec {
+        name: "usage",
+        description: "Tokens and USD cost: one session's (per model), or all sessions' \
+                      by day, week, month, session, project or model.",
+        read_only: true,
+        params: &[
+            ("session", "string", ""),
+            (
+                "by",
+                "string",
+                "day (default), week, month, session, project, model",
+            ),
+            ("since", "string", "2026-01-31 or an age: 7d"),
+            ("until", "string", ""),
+            FILTERS[0],
+            FILTERS[3],
+            ("limit", "integer", "rows, max 100"),
+            ("cursor", "string", ""),
+        ],
+        required: &[],
+    },
 ];
 
 /// The tools that change the store, listed only with `--allow-write`.

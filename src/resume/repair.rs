@@ -572,7 +572,7 @@ pub fn ends_local_command_exchange(records: &[Value], last: usize) -> bool {
         let part = local_part(r);
         if part == Some(LocalPart::Caveat) {
             let ts = str_field(r, "timestamp").unwrap_or("");
-            return bare_ts.map_or(true, |b| ts >= b);
+            return bare_ts.is_none_or(|b| ts >= b);
         }
         if part.is_none() || after_record {
             break;
@@ -744,10 +744,9 @@ pub fn filter_whitespace_only_assistants(chain: Vec<Value>) -> (Vec<Value>, Vec<
         !bs.is_empty()
             && bs.iter().all(|b| {
                 block_type(b) == Some("text")
-                    && !b
-                        .get("text")
+                    && b.get("text")
                         .and_then(Value::as_str)
-                        .is_some_and(|t| !t.trim().is_empty())
+                        .is_none_or(|t| t.trim().is_empty())
             })
     })
 }

@@ -610,7 +610,7 @@ fn stress_client(addr: SocketAddr, n: usize, deadline: Instant) -> Acknowledged 
         let key = json!({"project_key": "stress", "session_id": session});
         // Every third batch re-sends the previous one's uuid entries (a client retrying):
         // all of them must be recognised.
-        if i % 3 == 0 {
+        if i.is_multiple_of(3) {
             if let Some((key, entries)) = previous.take() {
                 let (status, answer) = post_to(
                     addr,

@@ -281,9 +281,9 @@ fn concurrent_appends_store_each_uuid_once() {
         .expect("session");
     let message = |i: usize| {
         serde_json::json!({
-            "type": if i % 2 == 0 { "user" } else { "assistant" },
+            "type": if i.is_multiple_of(2) { "user" } else { "assistant" },
             "uuid": format!("00000000-0000-4000-8000-{i:012}"),
-            "message": {"role": if i % 2 == 0 { "user" } else { "assistant" },
+            "message": {"role": if i.is_multiple_of(2) { "user" } else { "assistant" },
                         "content": format!("message {i}")},
         })
     };

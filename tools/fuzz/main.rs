@@ -256,8 +256,8 @@ fn mutate_once(rng: &mut Rng, buf: &mut Vec<u8>, seeds: &[Seed]) {
             }
             if let Some(pos) = line.iter().rposition(|&b| b == b'}') {
                 let mut nested = b"\"deep\":".to_vec();
-                nested.extend(std::iter::repeat(b'[').take(depth));
-                nested.extend(std::iter::repeat(b']').take(depth));
+                nested.extend(std::iter::repeat_n(b'[', depth));
+                nested.extend(std::iter::repeat_n(b']', depth));
                 if line.len() > 2 {
                     nested.insert(0, b',');
                 }

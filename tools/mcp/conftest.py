@@ -3,6 +3,7 @@ the `sessiondb` binary, a `sessiondb serve` on that store, and an MCP client ove
 transport (the official Python SDK, `mcp` on PyPI)."""
 
 import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -20,6 +21,11 @@ from mcp.client.streamable_http import streamable_http_client
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "corpus" / "claude-code"
 TOKEN = "mcp-test-token-0123456789abcdef"
+
+#: Days are cut in the server's zone (`usage`) as in the CLI's (`stats`): UTC for every
+#: process the tests start, the CLI's (through this environment), serve's and the stdio
+#: server's (the MCP client passes a server only a few variables of its own).
+os.environ["TZ"] = "UTC"
 
 
 def binary():
@@ -50,7 +56,7 @@ def anyio_backend():
 
 
 @pytest.fixture(scope="session")
-def store():
+def sqlite_store():
     """A database holding the corpus, in a temporary folder."""
     need_corpus()
     tmp = tempfile.mkdtemp(prefix="sessiondb-mcp-")
@@ -60,13 +66,67 @@ def store():
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+def psql(admin, sql):
+    subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", admin, "-c", sql],
+                   check=True, stdin=subprocess.DEVNULL, capture_output=True)
+
+
+def pg_admin():
+    """The PostgreSQL server `SESSIONDB_TEST_PG` names (tools/pg/cluster.sh starts one).
+    Without it the team-store tests are skipped, loudly, and under CI they fail."""
+    admin = os.environ.get("SESSIONDB_TEST_PG")
+    if not admin:
+        if os.environ.get("CI"):
+            pytest.fail("SESSIONDB_TEST_PG is not set, so the team-store MCP tests cannot run (CI is set)")
+        pytest.skip("SESSIONDB_TEST_PG is not set: the MCP tests on a team store are SKIPPED "
+                    "(start one with `bash tools/pg/cluster.sh start DIR`)")
+    return admin
+
+
+@contextlib.contextmanager
+def pg_database(source):
+    """A fresh database on the `pg_admin()` server holding the transcripts under `source`
+    (imported with the CLI), dropped at the end: its URL."""
+    admin = pg_admin()
+    name = f"sessiondb_mcp_{os.getpid()}_{next(_PG_NAMES)}"
+    psql(admin, f"CREATE DATABASE {name}")
+    base, _, query = admin.partition("?")
+    scheme, _, rest = base.partition("://")
+    url = f"{scheme}://{rest.split('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
+    try:
+        subprocess.run([binary(), "--db", url, "-q", "import", str(source)], check=True, capture_output=True)
+        yield url
+    finally:
+        psql(admin, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+_PG_NAMES = itertools.count()
+
+
 @pytest.fixture(scope="session")
-def served(store):
+def pg_store():
+    """A PostgreSQL team store holding the corpus."""
+    need_corpus()
+    with pg_database(CORPUS) as url:
+        yield url
+
+
+@pytest.fixture
+def store(request):
+    """The store a test runs on: the team store when its `transport` is "pg" (stdio to a
+    server on PostgreSQL), else the SQLite one."""
+    callspec = getattr(request.node, "callspec", None)
+    transport = callspec.params.get("transport") if callspec else None
+    return request.getfixturevalue("pg_store" if transport == "pg" else "sqlite_store")
+
+
+@pytest.fixture(scope="session")
+def served(sqlite_store):
     """`sessiondb serve` on the store, with a token: (url, process)."""
     out = tempfile.NamedTemporaryFile("w+", suffix=".out")
     env = dict(os.environ, SESSIONDB_TOKEN=TOKEN)
     proc = subprocess.Popen(
-        [binary(), "--db", store, "serve", "--addr", "127.0.0.1:0"],
+        [binary(), "--db", sqlite_store, "serve", "--addr", "127.0.0.1:0"],
         stdout=out,
         stderr=subprocess.STDOUT,
         env=env,
@@ -91,10 +151,11 @@ def served(store):
 
 @contextlib.asynccontextmanager
 async def connect(transport, store, served_url=None, extra_args=(), env=None):
-    """An initialized MCP client session over `transport` ("stdio" or "http")."""
-    if transport == "stdio":
+    """An initialized MCP client session over `transport`: "stdio", "http" (serve's `/mcp`),
+    or "pg" (stdio, the store being a team store)."""
+    if transport in ("stdio", "pg"):
         params = StdioServerParameters(
-            command=binary(), args=["--db", store, "mcp", *extra_args], env=env
+            command=binary(), args=["--db", store, "mcp", *extra_args], env={"TZ": "UTC", **(env or {})}
         )
         async with stdio_client(params) as (r, w):
             async with ClientSession(r, w) as s:

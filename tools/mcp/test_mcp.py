@@ -6,6 +6,7 @@ Answers are checked against the CLI's own (`search --json`, `messages --json`,
     SESSIONDB_BIN=target/debug/sessiondb python -m pytest tools/mcp
 """
 
+import contextlib
 import functools
 import json
 import os
@@ -15,16 +16,18 @@ import urllib.error
 import urllib.request
 
 import pytest
-from conftest import TOKEN, cli, connect
+from conftest import CORPUS, TOKEN, cli, connect, need_corpus, pg_database
 
 pytestmark = pytest.mark.anyio
 
-TRANSPORTS = ["stdio", "http"]
+#: "pg" is stdio to a server on a PostgreSQL team store holding the same corpus (skipped
+#: loudly without SESSIONDB_TEST_PG, failed under CI).
+TRANSPORTS = ["stdio", "http", "pg"]
 
 #: No answer may come near Claude Code's 50,000-character threshold.
 CAP = 40_000
 
-READ_TOOLS = ["find", "list_sessions", "session_overview", "read", "files", "resume_plan"]
+READ_TOOLS = ["find", "list_sessions", "session_overview", "read", "files", "resume_plan", "usage"]
 
 
 async def call(s, name, args):
@@ -89,7 +92,7 @@ async def test_find_by_id_and_the_calling_session(transport, store, served):
     # The caller's own session (from CLAUDE_CODE_SESSION_ID, as Claude Code sets it, or the
     # X-Claude-Code-Session-Id header over HTTP) is left out of find unless asked.
     word = first_word_of(store, sid)
-    env = {"CLAUDE_CODE_SESSION_ID": sid} if transport == "stdio" else {"X-Claude-Code-Session-Id": sid}
+    env = {"CLAUDE_CODE_SESSION_ID": sid} if transport != "http" else {"X-Claude-Code-Session-Id": sid}
     async with connect(transport, store, served, env=env) as s:
         hits = (await ok(s, "find", {"query": word, "limit": 20}))["hits"]
         assert sid not in [h["session"] for h in hits]
@@ -202,6 +205,61 @@ def read_call(store):
     pytest.fail("no Read call in the corpus")
 
 
+def close(got, want):
+    """Token counts equal, costs equal to the hundredth of a cent (the tool rounds them)."""
+    for k in ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens"):
+        assert got.get(k, 0) == want[k], (k, got, want)
+    assert abs(got.get("cost_usd", 0) - want["cost_usd"]) < 1e-4, (got, want)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_usage_answers_as_stats(transport, store, served):
+    # Days in UTC for the CLI and both servers (conftest sets TZ for every process).
+    daily = cli(store, "stats", "daily", "--json")
+    by_session = cli(store, "stats", "session", "--json")
+    by_model = cli(store, "stats", "model", "--json")
+    assert len(daily) >= 5 and len(by_session) >= 5, "the corpus holds priced responses"
+    async with connect(transport, store, served) as s:
+        body = await ok(s, "usage", {"limit": 100})
+        rows = body["rows"]
+        cursor = body.get("next")
+        while cursor:
+            more = await ok(s, "usage", {"limit": 100, "cursor": cursor})
+            rows += more["rows"]
+            cursor = more.get("next")
+        assert [r["period"] for r in rows] == [r["period"] for r in daily]
+        for got, want in zip(rows, daily):
+            close(got, want)
+        total = {k: sum(r[k] for r in daily) for k in ("input_tokens", "output_tokens",
+                 "cache_creation_tokens", "cache_read_tokens", "cost_usd")}
+        close(body["total"], total)
+        models = (await ok(s, "usage", {"by": "model"}))["rows"]
+        assert [r["period"] for r in models] == [r["period"] for r in by_model]
+        # One session: its row of `stats session`, and its models.
+        want = by_session[0]
+        one = await ok(s, "usage", {"session": want["period"]})
+        assert one["session"] == want["period"]
+        close(one["total"], want)
+        assert sum(m["output_tokens"] for m in one["models"]) == want["output_tokens"]
+        # A period: the days of `stats --since --until`.
+        mid = daily[len(daily) // 2]["period"]
+        ranged = cli(store, "stats", "daily", "--json", "--since", mid, "--until", mid)
+        got = (await ok(s, "usage", {"since": mid, "until": mid}))["rows"]
+        assert [r["period"] for r in got] == [mid] == [r["period"] for r in ranged]
+        close(got[0], ranged[0])
+        # Paging by a small limit gives the same rows.
+        first = await ok(s, "usage", {"limit": 2})
+        assert [r["period"] for r in first["rows"]] == [r["period"] for r in daily[:2]]
+        second = await ok(s, "usage", {"limit": 2, "cursor": first["next"]})
+        assert [r["period"] for r in second["rows"]] == [r["period"] for r in daily[2:4]]
+        # Bad arguments: a sentence naming what to send.
+        for args in ({"by": "year"}, {"since": "yesterday-ish"}, {"session": "ffffffff-ffff"},
+                     {"by": "\u0007"}, {"limit": 0}):
+            err, body = await call(s, "usage", args)
+            assert err and body["error"] in ("invalid_argument", "unknown_session"), (args, body)
+            assert body["message"]
+
+
 HOSTILE = [
     {"limit": 10**12},
     {"limit": -5},
@@ -223,13 +281,13 @@ async def test_empty_and_hostile_arguments(transport, store, served):
     async with connect(transport, store, served) as s:
         for name in READ_TOOLS:
             err, body = await call(s, name, {})
-            if name == "list_sessions":
+            if name in ("list_sessions", "usage"):
                 assert not err
             else:
                 assert err and body["error"] == "invalid_argument", (name, body)
             for args in HOSTILE:
                 args = dict(args)
-                if "session" in {p for p in ["session"]} and name in ("read", "session_overview", "resume_plan"):
+                if name in ("read", "session_overview", "resume_plan"):
                     args.setdefault("session", sid)
                 if name == "find":
                     args.setdefault("query", "test")
@@ -257,11 +315,22 @@ async def test_empty_and_hostile_arguments(transport, store, served):
         assert err and body["error"] == "read_only"
 
 
-async def test_writes_with_allow_write(store):
+@pytest.mark.parametrize("engine", ["sqlite", "pg"])
+async def test_writes_with_allow_write(engine, sqlite_store):
     tmp = tempfile.mkdtemp(prefix="sessiondb-mcp-w-")
-    try:
-        db = os.path.join(tmp, "w.db")
-        shutil.copy(store, db)
+    with contextlib.ExitStack() as stack:
+        stack.callback(shutil.rmtree, tmp, True)
+        if engine == "sqlite":
+            db = os.path.join(tmp, "w.db")
+            shutil.copy(sqlite_store, db)
+        else:
+            # A team store of a few corpus sessions (the whole corpus is pg_store's).
+            need_corpus()
+            few = os.path.join(tmp, "few")
+            os.mkdir(few)
+            for f in sorted(CORPUS.glob("*.jsonl"))[:4]:
+                shutil.copy(f, few)
+            db = stack.enter_context(pg_database(few))
         sid = busiest_session(db)["session_id"]
         async with connect("stdio", db, extra_args=["--allow-write"]) as s:
             names = [t.name for t in (await s.list_tools()).tools]
@@ -274,8 +343,6 @@ async def test_writes_with_allow_write(store):
         assert [x["session_id"] for x in cli(db, "sessions", "--json", "--tag", "from-mcp")] == [sid]
         assert cli(db, "info", sid, "--json")["custom_title"] == "renamed by mcp"
         assert cli(db, "info", forked["session"], "--json")["session_id"] == forked["session"]
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def post(url, body, headers):

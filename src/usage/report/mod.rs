@@ -192,11 +192,11 @@ pub fn passes(row: &UsageRow, filter: &Filter, zone: &TimeZone) -> bool {
                 .is_some_and(|c| c.contains(p.as_str()))
     };
     let same = |want: &Option<String>, have: &Option<String>| {
-        want.as_ref().map_or(true, |w| have.as_ref() == Some(w))
+        want.as_ref().is_none_or(|w| have.as_ref() == Some(w))
     };
-    filter.since.as_ref().map_or(true, |s| day() >= *s)
-        && filter.until.as_ref().map_or(true, |u| day() <= *u)
-        && filter.project.as_ref().map_or(true, project)
+    filter.since.as_ref().is_none_or(|s| day() >= *s)
+        && filter.until.as_ref().is_none_or(|u| day() <= *u)
+        && filter.project.as_ref().is_none_or(project)
         && same(&filter.branch, &row.branch)
         && same(&filter.tag, &row.tag)
         && same(&filter.host, &row.host)

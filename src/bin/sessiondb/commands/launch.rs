@@ -27,9 +27,9 @@ pub fn run(db: &Path, args: LaunchArgs) -> anyhow::Result<()> {
     };
     let real = std::fs::canonicalize(&dir)
         .with_context(|| format!("cannot run Claude Code in {}", dir.display()))?;
-    let moved = recorded.as_deref().map_or(true, |cwd| {
-        std::fs::canonicalize(cwd).ok().as_ref() != Some(&real)
-    });
+    let moved = recorded
+        .as_deref()
+        .is_none_or(|cwd| std::fs::canonicalize(cwd).ok().as_ref() != Some(&real));
     let report = super::restore::restore_session(
         &store,
         &session,

@@ -269,7 +269,12 @@ mod tests {
         // As stored text (the float makes message 1's text go through a parse), and as a
         // value (message 3).
         let message = |n: u8, tool: Option<&str>, agent: Option<&str>| sdk::StoredMessage {
-            kind: if n % 2 == 0 { "user" } else { "assistant" }.to_owned(),
+            kind: if n.is_multiple_of(2) {
+                "user"
+            } else {
+                "assistant"
+            }
+            .to_owned(),
             uuid: format!("u{n}\"\\"),
             session_id: if n == 1 { json!("") } else { json!("s-1") },
             message: {

@@ -466,7 +466,7 @@ impl<'a> Renderer<'a> {
                     .pointer("/message/id")
                     .and_then(Value::as_str)
                     .and_then(|id| self.last_of_message.get(id))
-                    .map_or(true, |at| *at == i);
+                    .is_none_or(|at| *at == i);
                 if let Some(u) = r.pointer("/message/usage").filter(|_| turn_end) {
                     turn.add(&Usage::of(u));
                 }
@@ -673,7 +673,7 @@ impl<'a> Renderer<'a> {
                     h.raw("</pre>");
                 } else if let Some(e) = v
                     .get("error")
-                    .filter(|e| e.as_object().map_or(true, |o| !o.is_empty()))
+                    .filter(|e| e.as_object().is_none_or(|o| !o.is_empty()))
                 {
                     h.raw("<pre>");
                     self.json(h, e, CUT_RECORD, ordinal);

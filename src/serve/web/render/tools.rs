@@ -63,7 +63,7 @@ impl Renderer<'_> {
         let lazy = ordinal.filter(|_| {
             self.lazy
                 && !id.is_empty()
-                && result.map_or(true, |(at, _)| records[at].ordinal.is_some())
+                && result.is_none_or(|(at, _)| records[at].ordinal.is_some())
         });
         h.raw("<details class=\"tool");
         if is_error {
