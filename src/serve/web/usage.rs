@@ -130,12 +130,7 @@ fn date_of(ms: i64, zone: &TimeZone) -> Date {
 
 /// The chart's periods from `first` to `last` (days, ISO weeks or months, each once, in
 /// order), with the rows of those that have usage.
-fn slots(
-    first: Date,
-    last: Date,
-    grouping: Grouping,
-    rows: &[Row],
-) -> Vec<(String, Option<&Row>)> {
+fn slots(first: Date, last: Date, grouping: Grouping, rows: &[Row]) -> Vec<(String, Option<&Row>)> {
     let by_period: HashMap<&str, &Row> = rows.iter().map(|r| (r.period.as_str(), r)).collect();
     let mut out: Vec<(String, Option<&Row>)> = Vec::new();
     let mut day = first;
