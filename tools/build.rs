@@ -2,9 +2,11 @@
 //! - embeds `migrations/V<n>__<name>.sql` as a table (`$OUT_DIR/migrations.rs`, read by
 //!   `schema`) with each one's checksum, so that knowing the shipped migrations, and
 //!   checking those a database records, costs nothing when a process starts;
-//! - links the binaries as position-dependent executables: a PIE of this size applied
-//!   about 25,000 relocations and copied their pages on every start (see
-//!   docs/performance.md);
+//! - links the binaries as position-independent executables (the default), so that ASLR
+//!   places `serve`, a network server, at a random address; `SESSIONDB_NO_PIE=1` at build
+//!   time links them position-dependent instead, which saves the ~25,000 relocations a PIE
+//!   applies at every start (about 100 page faults; see docs/performance.md), for
+//!   benchmarks that compare start-up;
 //! - tells the tests what they may need beside the checkout: `sessiondb_shared` when
 //!   `../shared` is there, `sessiondb_pg` when `SESSIONDB_TEST_PG` names a server. A test
 //!   that needs one is `#[cfg_attr(not(...), ignore = "needs …")]`, so that it shows as
@@ -18,9 +20,17 @@ fn main() {
     println!("cargo:rerun-if-changed=migrations_pg");
     embed_migrations();
     test_prerequisites();
+    link_position_dependent_when_asked();
+}
+
+/// `-no-pie` for the binaries when `SESSIONDB_NO_PIE=1` (Linux/glibc only; see the
+/// crate-level comment above).
+fn link_position_dependent_when_asked() {
+    println!("cargo:rerun-if-env-changed=SESSIONDB_NO_PIE");
+    let asked = std::env::var("SESSIONDB_NO_PIE").is_ok_and(|v| v == "1");
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
-    if os == "linux" && env == "gnu" {
+    if asked && os == "linux" && env == "gnu" {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
 }
