@@ -26,6 +26,8 @@ mod pg_serve;
 mod pg_store;
 mod pg_sync;
 mod pg_tls;
+#[cfg(feature = "pick")]
+mod pick;
 mod restore;
 mod resume_attachments;
 mod resume_cli;

@@ -114,6 +114,8 @@ const VERBS: &[(&str, AddArgs)] = &[
     ("statusline", StatuslineArgs::augment_args),
     #[cfg(feature = "mcp")]
     ("mcp", crate::cli_mcp::McpArgs::augment_args),
+    #[cfg(feature = "pick")]
+    ("pick", crate::cli_pick::PickArgs::augment_args),
 ];
 
 /// The verbs.
@@ -209,6 +211,11 @@ pub enum Command {
     /// `mcp install` registers it with Claude Code.
     #[cfg(feature = "mcp")]
     Mcp(crate::cli_mcp::McpArgs),
+    /// Pick a session in a terminal UI: type to search titles, prompts and text (filters:
+    /// project: tag: branch: host: since: until:), see its last messages, Enter to launch it
+    /// in its folder, Ctrl-O to launch it here. Esc quits (exit 130).
+    #[cfg(feature = "pick")]
+    Pick(crate::cli_pick::PickArgs),
 }
 
 /// `sessiondb capture`.

@@ -15,7 +15,9 @@ mod info;
 mod launch;
 #[cfg(feature = "mcp")]
 mod mcp;
-mod messages;
+pub(crate) mod messages;
+#[cfg(feature = "pick")]
+mod pick;
 mod reindex;
 mod rename;
 mod restore;
@@ -74,6 +76,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Watch(args) => watch::run(&db, args),
         Command::Stats(args) => stats::run(&db, args),
         Command::Statusline(args) => statusline::run(&db, args),
+        #[cfg(feature = "pick")]
+        Command::Pick(args) => pick::run(&db, args),
         Command::Completions(_)
         | Command::Man
         | Command::Capture(_)
