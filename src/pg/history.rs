@@ -20,10 +20,7 @@ const TABLE: &str = "refinery_schema_history";
 /// # Errors
 /// As above, or when the history cannot be read.
 pub fn check(client: &mut Client, embedded: &[(i64, String)]) -> Result<()> {
-    let applied = match read(client)? {
-        Some(applied) => applied,
-        None => Vec::new(),
-    };
+    let applied = read(client)?.unwrap_or_default();
     let known = embedded.iter().map(|(v, _)| *v).max().unwrap_or(0);
     if let Some((version, name)) = applied.iter().filter(|(v, _)| *v > known).max() {
         return Err(Error::Migration(format!(
