@@ -29,6 +29,7 @@ mod pg_tls;
 mod restore;
 mod resume_attachments;
 mod resume_cli;
+mod resume_dangling;
 mod resume_kinds;
 mod resume_oracle;
 mod resume_props;
