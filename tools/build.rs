@@ -8,9 +8,10 @@
 //!   applies at every start (about 100 page faults; see docs/performance.md), for
 //!   benchmarks that compare start-up;
 //! - tells the tests what they may need beside the checkout: `sessiondb_shared` when
-//!   `../shared` is there, `sessiondb_pg` when `SESSIONDB_TEST_PG` names a server. A test
+//!   `../shared` is there, `sessiondb_pg` when `SESSIONDB_TEST_PG` names a server,
+//!   `sessiondb_tmux` when `tmux` is on `PATH` (the picker's terminal tests). A test
 //!   that needs one is `#[cfg_attr(not(...), ignore = "needs …")]`, so that it shows as
-//!   ignored with its reason instead of passing; under `CI=true` both are set whatever is
+//!   ignored with its reason instead of passing; under `CI=true` all are set whatever is
 //!   there, so such a test runs, and fails when what it needs is missing.
 
 use std::fmt::Write;
@@ -42,6 +43,7 @@ fn link_position_dependent_when_asked() {
 fn test_prerequisites() {
     println!("cargo::rustc-check-cfg=cfg(sessiondb_shared)");
     println!("cargo::rustc-check-cfg=cfg(sessiondb_pg)");
+    println!("cargo::rustc-check-cfg=cfg(sessiondb_tmux)");
     println!("cargo:rerun-if-env-changed=CI");
     println!("cargo:rerun-if-env-changed=SESSIONDB_TEST_PG");
     println!("cargo:rerun-if-changed=tools/build.rs");
@@ -57,6 +59,15 @@ fn test_prerequisites() {
     if ci || std::env::var_os("SESSIONDB_TEST_PG").is_some_and(|v| !v.is_empty()) {
         println!("cargo:rustc-cfg=sessiondb_pg");
     }
+    if ci || on_path("tmux") {
+        println!("cargo:rustc-cfg=sessiondb_tmux");
+    }
+}
+
+/// Whether `program` is in a folder of `PATH` (tmux, for the picker's terminal tests).
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// Writes `(version, name, include_str!(file), checksum)` for each migration file, oldest

@@ -26,6 +26,8 @@ mod pg_serve;
 mod pg_store;
 mod pg_sync;
 mod pg_tls;
+#[cfg(feature = "pick")]
+mod pick;
 mod restore;
 mod resume_attachments;
 mod resume_cli;
@@ -48,4 +50,5 @@ mod usage_ccusage;
 mod watch;
 mod web;
 mod web_login;
+mod web_usage;
 mod write_back;

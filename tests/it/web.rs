@@ -206,12 +206,18 @@ const ELEMENTS: &[&str] = &[
     "select",
     "option",
     "datalist",
+    "small",
+    "svg",
+    "g",
+    "rect",
+    "line",
+    "text", // the usage page's charts
 ];
 
 /// Checks every tag of a page: known elements only, no event-handler attribute, no script
 /// URL, one script element (the page's own), images only from `data:image/png` etc., no
 /// bidirectional override left raw.
-fn assert_clean(page: &str, what: &str) {
+pub(crate) fn assert_clean(page: &str, what: &str) {
     assert_eq!(
         page.matches("<script").count(),
         1,
@@ -308,6 +314,7 @@ fn every_page_escapes_the_hostile_transcript() {
         "/search?q=pwned&tools=1".to_owned(),
         "/search?q=%3Cscript%3E".to_owned(),
         "/login?next=%22%3E%3Cscript%3E".to_owned(),
+        "/usage?period=all".to_owned(),
     ];
     for path in &pages {
         let answer = get(a, path);
@@ -668,9 +675,9 @@ fn session_page_shows_the_conversation_and_the_state() {
     ] {
         assert!(page.contains(needle), "{needle:?} missing");
     }
-    // Five turns with usage, totalled in the panel.
+    // The session's usage in the panel: its five responses and its sub-agent's two.
     assert!(
-        page.contains("in 600 · out 225 · cache 5,000 / 50<br>5 model turns"),
+        page.contains("<dt>Input</dt><dd data-value=\"840\">840</dd>"),
         "{page}"
     );
     // A tool call's input and result are not in the page: its fold loads them when opened,

@@ -230,7 +230,7 @@ pub(crate) async fn sessions(
 }
 
 /// The filter forms' project menu: every stored project, `selected` marked.
-fn project_select(h: &mut Html, projects: &[String], selected: Option<&str>) {
+pub(crate) fn project_select(h: &mut Html, projects: &[String], selected: Option<&str>) {
     h.raw("<label>Project <select name=\"project\"><option value=\"\">all</option>");
     for key in projects {
         h.raw("<option value=\"").text(key).raw("\"");
