@@ -86,23 +86,41 @@ impl Watch {
     }
 
     /// Waits up to `wait` for events, then collects more until [`QUIET`] passes without one
-    /// (or [`MAX_WAIT`] in all); returns the session transcripts they touched, in order.
-    /// Empty when nothing happened in `wait`.
+    /// (or [`MAX_WAIT`] in all); returns the session transcripts they touched, in order, and
+    /// whether the roots must be scanned whole again. Empty when nothing happened in `wait`.
+    ///
+    /// Two things send no event for a file, and both are made up for here:
+    /// * the kernel's queue overflowed (inotify drops every event past
+    ///   `/proc/sys/fs/inotify/max_queued_events` until it is read; notify then sends one
+    ///   event flagged `Rescan`): the batch asks for a rescan;
+    /// * a folder appeared (created, or moved in whole): files written into it before
+    ///   notify added its watch, and everything a moved folder holds, send nothing. The
+    ///   folder is walked (links not followed, as import does) once the batch is quiet, and
+    ///   the sessions of the files found join the batch.
     ///
     /// # Errors
     /// Fails when the watcher reports an error (for instance too many watches).
-    pub fn next_batch(&self, wait: Duration) -> Result<BTreeSet<PathBuf>> {
-        let mut touched = BTreeSet::new();
+    pub fn next_batch(&self, wait: Duration) -> Result<Batch> {
+        let mut batch = Batch::default();
         let first = match self.events.recv_timeout(wait) {
             Ok(event) => event,
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return Ok(touched),
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return Ok(batch),
         };
         let started = Instant::now();
+        let mut folders = Vec::new();
         let mut next = Some(first);
         while let Some(event) = next.take() {
             let event = event.map_err(|e| Error::Invalid(format!("watching failed: {e}")))?;
+            if event.need_rescan() {
+                batch.rescan = true;
+            }
+            if appears(&event.kind) {
+                folders.extend(event.paths.iter().filter(|p| is_real_dir(p)).cloned());
+            }
             if !event.kind.is_access() {
-                touched.extend(event.paths.iter().filter_map(|p| session_transcript(p)));
+                batch
+                    .sessions
+                    .extend(event.paths.iter().filter_map(|p| session_transcript(p)));
             }
             let left = MAX_WAIT.saturating_sub(started.elapsed());
             if left.is_zero() {
@@ -110,7 +128,70 @@ impl Watch {
             }
             next = self.events.recv_timeout(QUIET.min(left)).ok();
         }
-        Ok(touched)
+        for folder in folders {
+            walk_files(&folder, &mut |file| {
+                batch.sessions.extend(session_transcript(file));
+            });
+        }
+        Ok(batch)
+    }
+}
+
+/// What one wait for events found.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// The session transcripts the events (and the folders that appeared) touched.
+    pub sessions: BTreeSet<PathBuf>,
+    /// Events were lost: the roots must be imported whole again.
+    pub rescan: bool,
+}
+
+impl Batch {
+    /// Whether nothing happened.
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty() && !self.rescan
+    }
+}
+
+/// How often `watch` imports its roots whole even when no event asks for it: the last net
+/// for anything events missed (an unchanged file costs a `stat`).
+pub const RESCAN_EVERY: Duration = Duration::from_secs(300);
+
+/// Whether an event says a path appeared: created, or moved in.
+fn appears(kind: &notify::EventKind) -> bool {
+    use notify::event::{ModifyKind, RenameMode};
+    match kind {
+        notify::EventKind::Create(_) => true,
+        notify::EventKind::Modify(ModifyKind::Name(mode)) => {
+            matches!(mode, RenameMode::To | RenameMode::Both | RenameMode::Any)
+        }
+        _ => false,
+    }
+}
+
+/// Whether a path is a folder itself (not a link to one).
+fn is_real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
+/// Calls `found` with every regular file under `folder`, never following a link. Folders
+/// that cannot be read are passed over: the periodic rescan reports them.
+fn walk_files(folder: &Path, found: &mut dyn FnMut(&Path)) {
+    let mut pending = vec![folder.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                pending.push(entry.path());
+            } else if kind.is_file() {
+                found(&entry.path());
+            }
+        }
     }
 }
 

@@ -2,13 +2,16 @@
 //! - embeds `migrations/V<n>__<name>.sql` as a table (`$OUT_DIR/migrations.rs`, read by
 //!   `schema`) with each one's checksum, so that knowing the shipped migrations, and
 //!   checking those a database records, costs nothing when a process starts;
-//! - links the binaries as position-dependent executables: a PIE of this size applied
-//!   about 25,000 relocations and copied their pages on every start (see
-//!   docs/performance.md);
+//! - links the binaries as position-independent executables (the default), so that ASLR
+//!   places `serve`, a network server, at a random address; `SESSIONDB_NO_PIE=1` at build
+//!   time links them position-dependent instead, which saves the ~25,000 relocations a PIE
+//!   applies at every start (about 100 page faults; see docs/performance.md), for
+//!   benchmarks that compare start-up;
 //! - tells the tests what they may need beside the checkout: `sessiondb_shared` when
-//!   `../shared` is there, `sessiondb_pg` when `SESSIONDB_TEST_PG` names a server. A test
+//!   `../shared` is there, `sessiondb_pg` when `SESSIONDB_TEST_PG` names a server,
+//!   `sessiondb_tmux` when `tmux` is on `PATH` (the picker's terminal tests). A test
 //!   that needs one is `#[cfg_attr(not(...), ignore = "needs …")]`, so that it shows as
-//!   ignored with its reason instead of passing; under `CI=true` both are set whatever is
+//!   ignored with its reason instead of passing; under `CI=true` all are set whatever is
 //!   there, so such a test runs, and fails when what it needs is missing.
 
 use std::fmt::Write;
@@ -18,9 +21,17 @@ fn main() {
     println!("cargo:rerun-if-changed=migrations_pg");
     embed_migrations();
     test_prerequisites();
+    link_position_dependent_when_asked();
+}
+
+/// `-no-pie` for the binaries when `SESSIONDB_NO_PIE=1` (Linux/glibc only; see the
+/// crate-level comment above).
+fn link_position_dependent_when_asked() {
+    println!("cargo:rerun-if-env-changed=SESSIONDB_NO_PIE");
+    let asked = std::env::var("SESSIONDB_NO_PIE").is_ok_and(|v| v == "1");
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
-    if os == "linux" && env == "gnu" {
+    if asked && os == "linux" && env == "gnu" {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
 }
@@ -32,6 +43,7 @@ fn main() {
 fn test_prerequisites() {
     println!("cargo::rustc-check-cfg=cfg(sessiondb_shared)");
     println!("cargo::rustc-check-cfg=cfg(sessiondb_pg)");
+    println!("cargo::rustc-check-cfg=cfg(sessiondb_tmux)");
     println!("cargo:rerun-if-env-changed=CI");
     println!("cargo:rerun-if-env-changed=SESSIONDB_TEST_PG");
     println!("cargo:rerun-if-changed=tools/build.rs");
@@ -47,6 +59,15 @@ fn test_prerequisites() {
     if ci || std::env::var_os("SESSIONDB_TEST_PG").is_some_and(|v| !v.is_empty()) {
         println!("cargo:rustc-cfg=sessiondb_pg");
     }
+    if ci || on_path("tmux") {
+        println!("cargo:rustc-cfg=sessiondb_tmux");
+    }
+}
+
+/// Whether `program` is in a folder of `PATH` (tmux, for the picker's terminal tests).
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// Writes `(version, name, include_str!(file), checksum)` for each migration file, oldest

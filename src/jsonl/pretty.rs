@@ -355,7 +355,7 @@ fn string(out: &mut Vec<u8>, text: &str) {
 /// The first byte at or after `from` that JSON escapes (`"`, `\` or below 0x20), or the
 /// length. A word may be flagged for nothing (a borrow between bytes); its bytes are then
 /// looked at one by one, so the answer is exact.
-pub(crate) fn next_special(bytes: &[u8], from: usize) -> usize {
+pub fn next_special(bytes: &[u8], from: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let zero_byte = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;

@@ -4,39 +4,15 @@
 
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 
-/// A fast hasher for the short string keys (uuids, message ids) the chain rules look up
-/// thousands of times per resume; std's SipHash was a visible share of resume time. Not
-/// resistant to crafted collisions, which only slow down the user's own files.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FastHasher(u64);
+/// A `HashMap` with a fast hasher (rustc-hash's Fx) for the short string keys (uuids,
+/// message ids) that the chain rules look up thousands of times per resume: std's SipHash
+/// was a visible share of resume time. Not resistant to crafted collisions, which only
+/// slow down the user's own files.
+pub(crate) type FastMap<K, V> = HashMap<K, V, rustc_hash::FxBuildHasher>;
 
-impl Hasher for FastHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mix = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(K);
-        let mut h = self.0;
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            h = mix(h, u64::from_le_bytes(w.try_into().expect("8-byte chunks")));
-        }
-        for &b in words.remainder() {
-            h = mix(h, u64::from(b));
-        }
-        self.0 = h;
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// A `HashMap` with [`FastHasher`].
-pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
-
-/// A `HashSet` with [`FastHasher`].
-pub(crate) type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;
+/// A `HashSet` with the hasher of [`FastMap`].
+pub(crate) type FastSet<K> = HashSet<K, rustc_hash::FxBuildHasher>;
 
 /// Python-style truthiness of an optional JSON value.
 pub(crate) fn truthy(v: Option<&Value>) -> bool {

@@ -26,9 +26,12 @@ mod pg_serve;
 mod pg_store;
 mod pg_sync;
 mod pg_tls;
+#[cfg(feature = "pick")]
+mod pick;
 mod restore;
 mod resume_attachments;
 mod resume_cli;
+mod resume_dangling;
 mod resume_kinds;
 mod resume_oracle;
 mod resume_props;
@@ -47,4 +50,5 @@ mod usage_ccusage;
 mod watch;
 mod web;
 mod web_login;
+mod web_usage;
 mod write_back;

@@ -104,3 +104,153 @@ fn watch_once_is_a_plain_import() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("2 sessions"), "{text}");
 }
+
+/// One transcript line of session `id`.
+fn line_of(id: &str) -> String {
+    format!(
+        "{{\"parentUuid\":null,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"hi\"}},\"uuid\":\"{id}\",\"timestamp\":\"2026-12-03T10:00:00.000Z\",\"sessionId\":\"{id}\",\"cwd\":\"/w\"}}\n"
+    )
+}
+
+/// Writes `count` one-line sessions into `folder`, numbered from `group`.
+fn write_sessions(folder: &Path, group: u32, count: u32) {
+    std::fs::create_dir_all(folder).expect("mkdir");
+    for n in 0..count {
+        let id = format!("{group:08x}-0000-4000-8000-{n:012x}");
+        std::fs::write(folder.join(format!("{id}.jsonl")), line_of(&id)).expect("write");
+    }
+}
+
+/// How many sessions hold at least one stored line.
+fn stored_sessions(db: &Path) -> i64 {
+    let store = Store::open(db).expect("open");
+    let conn = store.reader().expect("reader");
+    conn.query_row(
+        "SELECT count(DISTINCT t.session_id) FROM transcripts t JOIN rows r ON r.transcript_id = t.id",
+        [],
+        |r| r.get(0),
+    )
+    .expect("count")
+}
+
+/// A child process killed when the test ends early.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Issue 28 item 5: files that send no event reach the store all the same. A folder moved
+/// in whole (no event for what it holds), folders created and filled at once (files written
+/// before the watch on the new folder exists), and the kernel's event queue overflowing
+/// (the watcher is stopped while more events than `max_queued_events` and then new sessions
+/// are written, so the sessions' events are dropped by the kernel).
+#[cfg(target_os = "linux")]
+#[test]
+fn watch_finds_files_that_sent_no_event() {
+    let limit: u64 = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .expect("the inotify queue limit")
+        .trim()
+        .parse()
+        .expect("a number");
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("projects");
+    let project = root.join("-w");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let db = dir.path().join("s.db");
+    let mut child = KillOnDrop(
+        sessiondb_command(&db)
+            .arg("watch")
+            .arg(&root)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start watch"),
+    );
+    let (tx, lines) = mpsc::channel();
+    let stdout = child.0.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.expect("line")).is_err() {
+                break;
+            }
+        }
+    });
+    let first = lines
+        .recv_timeout(Duration::from_secs(20))
+        .expect("a line from watch");
+    assert!(first.starts_with("watching "), "{first}");
+    let pid = child.0.id().to_string();
+    let signal = |name: &str| {
+        let sent = Command::new("kill")
+            .args([name, &pid])
+            .status()
+            .expect("kill");
+        assert!(sent.success(), "kill {name}");
+    };
+
+    let wait_for = |expected: i64| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(90);
+        let mut stored = stored_sessions(&db);
+        while stored < expected && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(300));
+            stored = stored_sessions(&db);
+        }
+        stored
+    };
+    let mut printed = Vec::new();
+
+    // A folder filled elsewhere, then moved in, and twenty folders created and filled at
+    // once: found by walking the folders that appeared, no rescan needed.
+    let staging = dir.path().join("staging");
+    write_sessions(&staging.join("-moved"), 1, 10);
+    std::fs::rename(staging.join("-moved"), root.join("-moved")).expect("move in");
+    for group in 0..20 {
+        write_sessions(&root.join(format!("-new{group}")), 100 + group, 25);
+    }
+    let stored = wait_for(10 + 20 * 25);
+    printed.extend(lines.try_iter());
+    let rescanned = |printed: &[String]| {
+        printed
+            .iter()
+            .filter(|l| l.starts_with("rescanned (events were lost)"))
+            .count()
+    };
+    let last = |printed: &[String]| printed[printed.len().saturating_sub(3)..].to_vec();
+    assert_eq!(
+        (stored, rescanned(&printed)),
+        (10 + 20 * 25, 0),
+        "sessions in new folders imported, without a rescan; {} lines printed, the last: {:?}",
+        printed.len(),
+        last(&printed)
+    );
+
+    // The queue overflows while the watcher is stopped: two files written in turn (the
+    // kernel merges only an event equal to the one before it), then sessions are written
+    // whose events are all dropped.
+    signal("-STOP");
+    {
+        let mut a = std::fs::File::create(project.join("a.txt")).expect("a");
+        let mut b = std::fs::File::create(project.join("b.txt")).expect("b");
+        for _ in 0..=limit / 2 + 100 {
+            a.write_all(b"x").expect("write a");
+            b.write_all(b"x").expect("write b");
+        }
+    }
+    write_sessions(&project, 2, 30);
+    signal("-CONT");
+    let stored = wait_for(10 + 20 * 25 + 30);
+    printed.extend(lines.try_iter());
+    signal("-INT");
+    let status = child.0.wait().expect("wait");
+    assert_eq!(
+        (stored, rescanned(&printed)),
+        (10 + 20 * 25 + 30, 1),
+        "sessions whose events the kernel dropped imported by a rescan; the last lines: {:?}",
+        last(&printed)
+    );
+    assert!(status.success(), "{status}");
+}

@@ -35,9 +35,10 @@ pub struct Cli {
 /// The options every verb takes (`--db`, `--color`, `--quiet`).
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// The database file, or a team store's postgres:// URL (its password from the URL,
-    /// PGPASSWORD or ~/.pgpass) [default: $SESSIONDB_PATH, else
-    /// $XDG_DATA_HOME/sessiondb/sessions.db, else ~/.local/share/sessiondb/sessions.db].
+    /// The database file, or a team store's postgres:// URL (give its password in PGPASSWORD
+    /// or ~/.pgpass: one in the URL is visible to every user in `ps`; libpq's key=value form
+    /// is refused) [default: $SESSIONDB_PATH, else $XDG_DATA_HOME/sessiondb/sessions.db,
+    /// else ~/.local/share/sessiondb/sessions.db].
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
 
@@ -114,6 +115,8 @@ const VERBS: &[(&str, AddArgs)] = &[
     ("statusline", StatuslineArgs::augment_args),
     #[cfg(feature = "mcp")]
     ("mcp", crate::cli_mcp::McpArgs::augment_args),
+    #[cfg(feature = "pick")]
+    ("pick", crate::cli_pick::PickArgs::augment_args),
 ];
 
 /// The verbs.
@@ -209,6 +212,11 @@ pub enum Command {
     /// `mcp install` registers it with Claude Code.
     #[cfg(feature = "mcp")]
     Mcp(crate::cli_mcp::McpArgs),
+    /// Pick a session in a terminal UI: type to search titles, prompts and text (filters:
+    /// project: tag: branch: host: since: until:), see its last messages, Enter to launch it
+    /// in its folder, Ctrl-O to launch it here. Esc quits (exit 130).
+    #[cfg(feature = "pick")]
+    Pick(crate::cli_pick::PickArgs),
 }
 
 /// `sessiondb capture`.

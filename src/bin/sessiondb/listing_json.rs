@@ -123,24 +123,9 @@ fn json_string(out: &mut Vec<u8>, value: &str) {
 }
 
 /// Whether `text` holds a byte JSON escapes (`"`, `\` or a control character below 0x20),
-/// eight bytes at a time. A word may be flagged for nothing (a borrow between bytes); it
-/// is then looked at byte by byte, so the answer is exact.
+/// found by the library's word-at-a-time scanner.
 fn needs_escape(text: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let zero_byte = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
-    let special = |b: &u8| *b < 0x20 || *b == b'"' || *b == b'\\';
-    let mut chunks = text.chunks_exact(8);
-    for chunk in &mut chunks {
-        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        let flagged = zero_byte(w ^ (ONES * u64::from(b'"')))
-            | zero_byte(w ^ (ONES * u64::from(b'\\')))
-            | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS);
-        if flagged != 0 && chunk.iter().any(special) {
-            return true;
-        }
-    }
-    chunks.remainder().iter().any(special)
+    sessiondb::jsonl::pretty::next_special(text, 0) < text.len()
 }
 
 #[cfg(test)]

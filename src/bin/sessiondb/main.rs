@@ -3,6 +3,8 @@
 mod cli;
 #[cfg(feature = "mcp")]
 mod cli_mcp;
+#[cfg(feature = "pick")]
+mod cli_pick;
 mod commands;
 mod human;
 mod listing_json;
@@ -28,6 +30,10 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         Err(err) if err.is::<output::NothingFound>() => ExitCode::FAILURE,
+        Err(err) if err.is::<output::Usage>() => {
+            eprintln!("sessiondb: {err}");
+            ExitCode::from(2)
+        }
         Err(err) => {
             eprintln!("sessiondb: {}", message(&err));
             exit_code(&err)

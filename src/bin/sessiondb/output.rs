@@ -57,6 +57,18 @@ impl std::fmt::Display for NothingFound {
 
 impl std::error::Error for NothingFound {}
 
+/// A usage error found after parsing (exit status 2, as clap's): `pick` without a terminal.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
 /// Whether an error is just the reader of our stdout going away (`| head`).
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {

@@ -176,7 +176,7 @@ impl View {
 
 /// The input field that says what a tool call does (see [`MAIN_ARGUMENTS`]), else its
 /// first text field.
-fn main_argument(input: &Value) -> String {
+pub(crate) fn main_argument(input: &Value) -> String {
     let Some(fields) = input.as_object() else {
         return String::new();
     };
@@ -189,7 +189,7 @@ fn main_argument(input: &Value) -> String {
 }
 
 /// A tool result's text: the string, or its text blocks joined.
-fn result_text(content: Option<&Value>) -> String {
+pub(crate) fn result_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(blocks)) => blocks

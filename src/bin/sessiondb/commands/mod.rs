@@ -15,7 +15,9 @@ mod info;
 mod launch;
 #[cfg(feature = "mcp")]
 mod mcp;
-mod messages;
+pub(crate) mod messages;
+#[cfg(feature = "pick")]
+mod pick;
 mod reindex;
 mod rename;
 mod restore;
@@ -74,6 +76,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Watch(args) => watch::run(&db, args),
         Command::Stats(args) => stats::run(&db, args),
         Command::Statusline(args) => statusline::run(&db, args),
+        #[cfg(feature = "pick")]
+        Command::Pick(args) => pick::run(&db, args),
         Command::Completions(_)
         | Command::Man
         | Command::Capture(_)
@@ -235,8 +239,27 @@ pub fn open_db_read(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
 }
 
 fn database_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    flag.or_else(sessiondb::paths::default_database)
-        .context("no database path: pass --db PATH or set SESSIONDB_PATH (HOME is not set either)")
+    let db = flag.or_else(sessiondb::paths::default_database).context(
+        "no database path: pass --db PATH or set SESSIONDB_PATH (HOME is not set either)",
+    )?;
+    refuse_libpq_string(&db)?;
+    Ok(db)
+}
+
+/// Refuses a libpq `key=value` connection string given as `--db` (or `SESSIONDB_PATH`):
+/// it is not a file's name, and it is not repeated, since it may hold a password.
+pub fn refuse_libpq_string(db: &std::path::Path) -> anyhow::Result<()> {
+    if let Some(keyword) = db.to_str().and_then(sessiondb::pg::url::libpq_keyword) {
+        anyhow::bail!(
+            "--db (or SESSIONDB_PATH) looks like a libpq key=value connection string (it \
+             starts with `{keyword}=`; the rest is not shown, it may hold a password), which \
+             sessiondb does not read. Name a team store by URL, \
+             postgres://USER@HOST:PORT/DBNAME?sslmode=require, and give the password in \
+             PGPASSWORD or ~/.pgpass, not on the command line, where `ps` shows it to every \
+             user of the machine"
+        );
+    }
+    Ok(())
 }
 
 /// Refuses a team store URL where only a SQLite file will do (`capture --checkpoint`, which

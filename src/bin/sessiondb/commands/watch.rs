@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often the loop looks at the stop flag while nothing happens.
 const TICK: Duration = Duration::from_millis(200);
@@ -42,12 +42,37 @@ pub fn run(db: &Path, args: WatchArgs) -> anyhow::Result<()> {
         report.new_rows
     )?;
     out.flush()?;
+    let mut last_scan = Instant::now();
     while !stop.load(Ordering::SeqCst) {
         let batch = watcher.next_batch(TICK)?;
+        if batch.rescan || last_scan.elapsed() >= watch::RESCAN_EVERY {
+            // Events were lost, or it is time: import the roots whole, as on start.
+            let report = store.import_paths(&roots, &sessiondb::model::NoProgress)?;
+            last_scan = Instant::now();
+            if batch.rescan || report.new_rows > 0 || report.files_failed > 0 {
+                let why = if batch.rescan {
+                    "events were lost"
+                } else {
+                    "periodic"
+                };
+                let mut line = format!(
+                    "rescanned ({why}): {} files, {} new rows",
+                    report.files, report.new_rows
+                );
+                for error in &report.errors {
+                    line.push_str(&format!(", failed: {error}"));
+                }
+                writeln!(out, "{}", line.escape_debug())?;
+                out.flush()?;
+            }
+            if batch.rescan {
+                continue;
+            }
+        }
         if batch.is_empty() {
             continue;
         }
-        for change in watch::import_batch(&store, &batch)? {
+        for change in watch::import_batch(&store, &batch.sessions)? {
             let r = &change.report;
             let mut line = format!("{}: {} new rows", label(&change.transcript), r.new_rows);
             if r.files_rewritten > 0 {
