@@ -82,6 +82,9 @@ pub struct Discovery {
     /// Symbolic links inside the scanned folders: never followed, so that a link in a
     /// projects tree cannot pull in `/etc` or a tree elsewhere.
     pub skipped_links: Vec<PathBuf>,
+    /// Transcripts named by path whose file name is not a session id, given the id their
+    /// records carry (see [`discover`]).
+    pub named_by_records: Vec<crate::model::NamedByRecords>,
 }
 
 /// Finds the transcripts and session files under `path`: a `.jsonl` file, a project folder
@@ -94,7 +97,19 @@ pub fn discover(path: &Path) -> Result<Discovery> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     let mut found = Discovery::default();
     if meta.is_file() {
-        found.sources.push(classify_file(path)?);
+        let mut source = classify_file(path)?;
+        // `import copy.jsonl`: Claude Code names a transcript by its session id, and every
+        // record carries it; a file renamed by hand keeps its session.
+        if source.kind == SourceKind::Main && !crate::watch::is_session_id(&source.session) {
+            if let Some(id) = recorded_session_id(&source.path)? {
+                found.named_by_records.push(crate::model::NamedByRecords {
+                    path: source.path.clone(),
+                    session_id: id.clone(),
+                });
+                source.session = id;
+            }
+        }
+        found.sources.push(source);
     } else if is_project_dir(path)? {
         discover_project(path, &mut found)?;
     } else {
@@ -167,6 +182,33 @@ fn classify_file(path: &Path) -> Result<Source> {
         kind: SourceKind::Main,
         path: abs,
     })
+}
+
+/// The session a transcript's records say they belong to: the `sessionId` of its last user
+/// or assistant record outside sub-agents (a session continued from another keeps the older
+/// records' ids before its own), when that is a session id.
+fn recorded_session_id(path: &Path) -> Result<Option<String>> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut found = None;
+    for line in std::io::BufReader::new(file).split(b'\n') {
+        let line = line.map_err(|e| Error::io(path, e))?;
+        if memchr::memmem::find(&line, b"\"sessionId\"").is_none() {
+            continue;
+        }
+        let Ok(record) = serde_json::from_slice::<Value>(&line) else {
+            continue;
+        };
+        let kind = record.get("type").and_then(Value::as_str);
+        let sidechain = record.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        match record.get("sessionId").and_then(Value::as_str) {
+            Some(id) if matches!(kind, Some("user" | "assistant")) && !sidechain => {
+                found = Some(id.to_owned());
+            }
+            _ => {}
+        }
+    }
+    Ok(found.filter(|id| crate::watch::is_session_id(id)))
 }
 
 fn file_stem(path: &Path) -> String {
@@ -536,6 +578,7 @@ pub fn import_paths_with(
         let more = discover(path)?;
         found.sources.extend(more.sources);
         found.skipped_links.extend(more.skipped_links);
+        found.named_by_records.extend(more.named_by_records);
         if path.is_dir() {
             scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
         }
@@ -716,6 +759,7 @@ fn import_sources(
     let mut report = ImportReport {
         files: found.sources.len() as u64,
         symlinks_skipped: found.skipped_links.len() as u64,
+        named_by_records: found.named_by_records.clone(),
         ..ImportReport::default()
     };
     let mut sources = Vec::with_capacity(found.sources.len());

@@ -46,6 +46,7 @@ pub fn import_paths(
         let more = import::discover(path)?;
         found.sources.extend(more.sources);
         found.skipped_links.extend(more.skipped_links);
+        found.named_by_records.extend(more.named_by_records);
         if path.is_dir() {
             scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
         }
@@ -89,6 +90,7 @@ fn import_discovered(
     let sources = &found.sources;
     let mut report = ImportReport {
         symlinks_skipped: found.skipped_links.len() as u64,
+        named_by_records: found.named_by_records.clone(),
         files: sources.len() as u64,
         ..ImportReport::default()
     };

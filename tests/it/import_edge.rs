@@ -491,3 +491,47 @@ fn a_line_session_id_is_projected_only_when_it_is_another_session() {
     assert_eq!(projected, want);
     assert_eq!(export_main(&store, "s1"), text.as_bytes());
 }
+
+/// `import copy.jsonl` (issue 31): a file named by hand keeps the session its records name
+/// (the last user or assistant record's `sessionId`, as a continued session's file holds
+/// the older session's records first), and says so; a file whose records name none keeps
+/// its name; the bytes are stored as they are.
+#[test]
+fn a_file_not_named_by_a_session_id_takes_the_id_its_records_carry() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("s.db");
+    let old = "0f0f0f0f-0000-4000-8000-000000000001";
+    let id = "7c7c7c7c-0000-4000-8000-000000000002";
+    let copy = dir.path().join("copy.jsonl");
+    let text = user_line(old, "u1", None, "earlier session")
+        + &user_line(id, "u2", Some("u1"), "continued")
+        + &assistant_record(id, "a3", "u2", "answer")
+        + "\n";
+    std::fs::write(&copy, &text).expect("write");
+    let notes = dir.path().join("notes.jsonl");
+    std::fs::write(&notes, "{\"type\":\"summary\",\"summary\":\"no session here\"}\n")
+        .expect("write");
+    for (file, expected) in [(&copy, id), (&notes, "notes")] {
+        let out = sessiondb(&db, &[Path::new("import"), file.as_path()]);
+        assert_success(&out);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            err.contains(&format!("stored as session {id}, the id its records carry")),
+            expected == id,
+            "{err}"
+        );
+        let listed: Vec<serde_json::Value> = serde_json::from_slice(&sessiondb_ok(
+            &db,
+            &["sessions", "--all", "--json"],
+        ))
+        .expect("json");
+        assert!(
+            listed.iter().any(|s| s["session_id"] == expected),
+            "{expected} not among {listed:?}"
+        );
+    }
+    let exported = sessiondb_ok(&db, &["export", id]);
+    assert_eq!(exported, text.as_bytes());
+    let listed = String::from_utf8(sessiondb_ok(&db, &["sessions", "--all", "--json"])).unwrap();
+    assert!(!listed.contains("\"copy\""), "{listed}");
+}
