@@ -509,8 +509,11 @@ fn a_file_not_named_by_a_session_id_takes_the_id_its_records_carry() {
         + "\n";
     std::fs::write(&copy, &text).expect("write");
     let notes = dir.path().join("notes.jsonl");
-    std::fs::write(&notes, "{\"type\":\"summary\",\"summary\":\"no session here\"}\n")
-        .expect("write");
+    std::fs::write(
+        &notes,
+        "{\"type\":\"summary\",\"summary\":\"no session here\"}\n",
+    )
+    .expect("write");
     for (file, expected) in [(&copy, id), (&notes, "notes")] {
         let out = sessiondb(&db, &[Path::new("import"), file.as_path()]);
         assert_success(&out);
@@ -520,11 +523,9 @@ fn a_file_not_named_by_a_session_id_takes_the_id_its_records_carry() {
             expected == id,
             "{err}"
         );
-        let listed: Vec<serde_json::Value> = serde_json::from_slice(&sessiondb_ok(
-            &db,
-            &["sessions", "--all", "--json"],
-        ))
-        .expect("json");
+        let listed: Vec<serde_json::Value> =
+            serde_json::from_slice(&sessiondb_ok(&db, &["sessions", "--all", "--json"]))
+                .expect("json");
         assert!(
             listed.iter().any(|s| s["session_id"] == expected),
             "{expected} not among {listed:?}"

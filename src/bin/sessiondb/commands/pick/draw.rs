@@ -167,7 +167,7 @@ fn row_text(app: &App, row: &Row, width: usize, cx: &Context) -> String {
         |cwd| short_path(cwd, cx.home.as_deref()),
     );
     let title = info
-        .and_then(|s| s.custom_title.as_deref().or(s.summary.as_deref()))
+        .and_then(|s| s.title())
         .or_else(|| hit.and_then(|h| h.title.as_deref()))
         .unwrap_or("-");
     let mut text = format!(
@@ -194,11 +194,7 @@ fn draw_preview(f: &mut Frame, app: &App, area: Rect, cx: &Context) {
     let mut head: Vec<Line> = Vec::new();
     let info = row.info.map(|i| &app.pool[i]);
     if let Some(s) = info {
-        let title = s
-            .custom_title
-            .as_deref()
-            .or(s.summary.as_deref())
-            .unwrap_or("-");
+        let title = s.title().unwrap_or("-");
         head.push(Line::from(human::fit(&clean(title), width)).bold());
         let place = s.cwd.as_deref().map_or_else(
             || clean(&s.project),
