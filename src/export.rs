@@ -226,7 +226,7 @@ pub fn export_tree_with(
                 format!("{project}/{session}/{subpath}.jsonl")
             };
             let outcome = claim(dir, &relative, &mut written).and_then(|path| {
-                let bytes = write_atomically(&path, |out| {
+                let bytes = write_transcript_file(&path, |out| {
                     let on_damage = if force {
                         OnDamage::Keep(&mut report.damaged)
                     } else {
@@ -365,6 +365,31 @@ pub fn write_atomically(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> Result<u64>,
 ) -> Result<u64> {
+    write_atomically_unless(path, fill, |_| Ok(()))
+}
+
+/// Writes an exported transcript to `path` as [`write_atomically`] does, unless the file
+/// already there holds something the export does not (issue 28, item 13): only a file
+/// that is the same or a beginning of the export (an earlier export of a session that grew
+/// since) is replaced. A file with more lines (Claude Code wrote to it after the last
+/// import), or one that differs, is left alone and the write fails saying how, as
+/// `restore` does; the temporary file is removed.
+///
+/// # Errors
+/// As [`write_atomically`], and when a file in the way holds more or other lines.
+pub fn write_transcript_file(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> Result<u64>,
+) -> Result<u64> {
+    write_atomically_unless(path, fill, |written| refuse_newer(path, written))
+}
+
+/// [`write_atomically`] with a last look at the written temporary file before the rename.
+fn write_atomically_unless(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> Result<u64>,
+    check: impl FnOnce(&std::fs::File) -> Result<()>,
+) -> Result<u64> {
     let parent = path.parent().unwrap_or(Path::new("."));
     create_private_dir(parent)?;
     let mut tmp = tempfile::NamedTempFile::new_in(parent).map_err(|e| Error::io(parent, e))?;
@@ -374,8 +399,69 @@ pub fn write_atomically(
         out.flush().map_err(|e| Error::io(path, e))?;
         n
     };
+    check(&tmp.reopen().map_err(|e| Error::io(tmp.path(), e))?)?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(written)
+}
+
+/// Fails when the file at `path` is not the same as, or a beginning of, `export` (read
+/// from its start), naming how it differs; both are compared in blocks, never held whole.
+fn refuse_newer(path: &Path, export: &std::fs::File) -> Result<()> {
+    use std::io::BufRead;
+    let existing = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    if !existing
+        .metadata()
+        .map_err(|e| Error::io(path, e))?
+        .is_file()
+    {
+        return Ok(()); // the rename says what is wrong with a folder in the way
+    }
+    let mut there = std::io::BufReader::with_capacity(1 << 16, existing);
+    let mut ours = std::io::BufReader::with_capacity(1 << 16, export);
+    let newlines = |b: &[u8]| b.iter().filter(|&&c| c == b'\n').count() as u64;
+    let mut line = 1u64;
+    loop {
+        let a = there.fill_buf().map_err(|e| Error::io(path, e))?;
+        if a.is_empty() {
+            return Ok(()); // the file there is a beginning of the export
+        }
+        let b = ours.fill_buf().map_err(|e| Error::io(path, e))?;
+        if b.is_empty() {
+            let (mut extra_bytes, mut extra_lines) = (0u64, 0u64);
+            loop {
+                let rest = there.fill_buf().map_err(|e| Error::io(path, e))?;
+                if rest.is_empty() {
+                    break;
+                }
+                let n = rest.len();
+                extra_bytes += n as u64;
+                extra_lines += newlines(rest);
+                there.consume(n);
+            }
+            return Err(Error::Invalid(format!(
+                "{} has {extra_bytes} more bytes ({extra_lines} more lines) than the stored \
+                 session: Claude Code wrote to it after the last import (run `sessiondb \
+                 import` first); not overwritten",
+                path.display()
+            )));
+        }
+        let n = a.len().min(b.len());
+        if let Some(at) = a[..n].iter().zip(&b[..n]).position(|(x, y)| x != y) {
+            line += newlines(&a[..at]);
+            return Err(Error::Invalid(format!(
+                "{} differs from the stored session from line {line} on; not overwritten \
+                 (move it away to export there)",
+                path.display()
+            )));
+        }
+        line += newlines(&a[..n]);
+        there.consume(n);
+        ours.consume(n);
+    }
 }
 
 /// Creates folders with mode 0700, as Claude Code does for its projects tree.

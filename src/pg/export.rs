@@ -3,7 +3,9 @@
 
 use super::PgStore;
 use crate::error::{Error, Result};
-use crate::export::{claim, set_recorded_mtime, tally, write_atomically, ExportReport};
+use crate::export::{
+    claim, set_recorded_mtime, tally, write_atomically, write_transcript_file, ExportReport,
+};
 use crate::model::SessionRef;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::Transaction;
@@ -140,7 +142,7 @@ pub fn export_tree(store: &PgStore, dir: &Path, project: Option<&str>) -> Result
                     format!("{project}/{session}/{subpath}.jsonl")
                 };
                 let outcome = claim(dir, &relative, &mut written).and_then(|path| {
-                    let bytes = write_atomically(&path, |out| write_transcript(tx, id, out))?;
+                    let bytes = write_transcript_file(&path, |out| write_transcript(tx, id, out))?;
                     set_recorded_mtime(&path, mtime)?;
                     Ok(bytes)
                 });

@@ -88,3 +88,73 @@ fn two_stored_files_for_one_path_keep_the_first() {
         format!("{USER}\n")
     );
 }
+
+/// Issue 28 item 13: `export --all --out` into the live tree and `export -o` onto the live
+/// file refuse to overwrite a transcript that holds more than the stored session (Claude
+/// Code wrote to it after the last import) or other lines, as `restore` does; an earlier
+/// export that the session has since outgrown is replaced.
+#[test]
+fn export_never_overwrites_a_newer_transcript() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("projects");
+    write_session(&root.join("-p"), "a", "first");
+    write_session(&root.join("-p"), "b", "other");
+    let db = dir.path().join("s.db");
+    assert!(sessiondb(&db, &["import", &root.to_string_lossy()])
+        .status
+        .success());
+    let live = root.join("-p/a.jsonl");
+    let stored = std::fs::read(&live).expect("read");
+    // Into the live tree as it is: nothing to refuse.
+    let tree = root.to_string_lossy().into_owned();
+    let out = sessiondb(&db, &["export", "--all", "--out", &tree]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Claude Code writes one more line.
+    let mut newer = stored.clone();
+    newer.extend_from_slice(&stored);
+    std::fs::write(&live, &newer).expect("grow");
+    let out = sessiondb(&db, &["export", "--all", "--out", &tree]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("a.jsonl") && err.contains("1 more lines"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&live).expect("read"), newer, "left alone");
+    let live_arg = live.to_string_lossy().into_owned();
+    let out = sessiondb(&db, &["export", "a", "-o", &live_arg]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("sessiondb import"), "{err}");
+    assert_eq!(std::fs::read(&live).expect("read"), newer, "left alone");
+
+    // A file that differs is refused too, naming the line.
+    let other = b"{\"type\":\"user\"}\n";
+    std::fs::write(&live, other).expect("rewrite");
+    let out = sessiondb(&db, &["export", "a", "-o", &live_arg]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("from line 1 on"), "{err}");
+    assert_eq!(std::fs::read(&live).expect("read"), other);
+    // No temporary file is left beside it.
+    let names: Vec<_> = std::fs::read_dir(root.join("-p"))
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+
+    // An earlier export, a beginning of the stored session, is replaced.
+    std::fs::write(&live, &stored[..stored.len() / 2]).expect("cut");
+    let out = sessiondb(&db, &["export", "a", "-o", &live_arg]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&live).expect("read"), stored);
+}

@@ -51,7 +51,7 @@ pub fn run(db: &Path, args: ExportArgs) -> anyhow::Result<()> {
     };
     match args.output {
         Some(file) => {
-            let bytes = export::write_atomically(&file, |out| {
+            let bytes = export::write_transcript_file(&file, |out| {
                 store.export_session(&session, out, on_damage(&mut damaged))
             })
             .with_context(|| format!("cannot write {}", file.display()))?;
