@@ -125,6 +125,59 @@ pub fn discover(path: &Path) -> Result<Discovery> {
     Ok(found)
 }
 
+/// Leaves a file named by its records under its own name when another main transcript of
+/// the same import is already that session's (two copies of one session named on one
+/// command line): one file per session transcript.
+pub(crate) fn settle_names(found: &mut Discovery) {
+    let mut named: std::collections::HashSet<(String, String)> = found
+        .sources
+        .iter()
+        .filter(|s| s.kind == SourceKind::Main)
+        .filter(|s| !found.named_by_records.iter().any(|n| n.path == s.path))
+        .map(|s| (s.project.clone(), s.session.clone()))
+        .collect();
+    let mut kept = Vec::new();
+    for source in &mut found.sources {
+        let Some(at) = found
+            .named_by_records
+            .iter()
+            .position(|n| n.path == source.path)
+        else {
+            continue;
+        };
+        if named.insert((source.project.clone(), source.session.clone())) {
+            kept.push(found.named_by_records[at].clone());
+        } else {
+            source.session = file_stem(&source.path);
+        }
+    }
+    found.named_by_records = kept;
+}
+
+/// Keeps a file named by its records in the session an earlier import stored it under
+/// (`stored_under` reads the ledger): a file imported before its first message was written
+/// kept its name, and must not become a second session as it grows.
+pub(crate) fn keep_stored_names(
+    found: &mut Discovery,
+    stored_under: impl Fn(&str) -> Result<Option<String>>,
+) -> Result<()> {
+    let mut kept = Vec::new();
+    for named in std::mem::take(&mut found.named_by_records) {
+        match stored_under(&path_key(&named.path))? {
+            Some(before) if before != named.session_id => {
+                for source in &mut found.sources {
+                    if source.path == named.path {
+                        source.session = before.clone();
+                    }
+                }
+            }
+            _ => kept.push(named),
+        }
+    }
+    found.named_by_records = kept;
+    Ok(())
+}
+
 /// Whether `path` is a folder, not following a symbolic link.
 fn is_real_dir(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
@@ -184,9 +237,10 @@ fn classify_file(path: &Path) -> Result<Source> {
     })
 }
 
-/// The session a transcript's records say they belong to: the `sessionId` of its last user
-/// or assistant record outside sub-agents (a session continued from another keeps the older
-/// records' ids before its own), when that is a session id.
+/// The session a transcript's records say they belong to: the `sessionId` of its first user
+/// or assistant record outside sub-agents, when that is a session id. The first, not the
+/// last: it stays the same as the file grows (a transcript continued by an old CLI holds
+/// the older session's records first, then its own).
 fn recorded_session_id(path: &Path) -> Result<Option<String>> {
     use std::io::BufRead;
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
@@ -204,6 +258,7 @@ fn recorded_session_id(path: &Path) -> Result<Option<String>> {
         match record.get("sessionId").and_then(Value::as_str) {
             Some(id) if matches!(kind, Some("user" | "assistant")) && !sidechain => {
                 found = Some(id.to_owned());
+                break;
             }
             _ => {}
         }
@@ -583,6 +638,19 @@ pub fn import_paths_with(
             scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
         }
     }
+    settle_names(&mut found);
+    keep_stored_names(&mut found, |path| {
+        Ok(store
+            .reader()?
+            .prepare_cached(
+                "SELECT s.session_id FROM source_files f
+                 JOIN transcripts t ON t.id = f.transcript_id
+                 JOIN sessions s ON s.id = t.session_id
+                 WHERE f.path = ?1 ORDER BY f.rowid DESC LIMIT 1",
+            )?
+            .query_row([path], |r| r.get(0))
+            .optional()?)
+    })?;
     let how = How {
         limits,
         inline: false,
