@@ -574,3 +574,27 @@ fn titles_stay_on_the_first_prompt_not_the_last() {
         "the SDK's field is unchanged"
     );
 }
+
+/// Issue 28 item 7: a title holding bidirectional controls (an RTL override that makes
+/// `exe.txt` read as `txt.exe`) is listed with them shown as code points, as the web pages
+/// show them; escape sequences become `�`.
+#[test]
+fn sessions_show_bidi_and_control_characters_escaped() {
+    let (_dir, db) = samples_at(OLD);
+    let rename = run(
+        &db,
+        &[
+            "rename",
+            "7c9d2e41",
+            "report\u{202E}txt.exe \u{1b}[31mred",
+            "--no-write-back",
+        ],
+    );
+    assert!(rename.status.success(), "{}", stderr(&rename));
+    let out = run(&db, &["sessions"]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(text.contains("report[U+202E]txt.exe"), "{text}");
+    assert!(!text.contains('\u{202E}'), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+}

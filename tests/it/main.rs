@@ -49,4 +49,5 @@ mod usage_ccusage;
 mod watch;
 mod web;
 mod web_login;
+mod web_usage;
 mod write_back;

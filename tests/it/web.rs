@@ -206,12 +206,18 @@ const ELEMENTS: &[&str] = &[
     "select",
     "option",
     "datalist",
+    "small",
+    "svg",
+    "g",
+    "rect",
+    "line",
+    "text", // the usage page's charts
 ];
 
 /// Checks every tag of a page: known elements only, no event-handler attribute, no script
 /// URL, one script element (the page's own), images only from `data:image/png` etc., no
 /// bidirectional override left raw.
-fn assert_clean(page: &str, what: &str) {
+pub(crate) fn assert_clean(page: &str, what: &str) {
     assert_eq!(
         page.matches("<script").count(),
         1,
@@ -308,6 +314,7 @@ fn every_page_escapes_the_hostile_transcript() {
         "/search?q=pwned&tools=1".to_owned(),
         "/search?q=%3Cscript%3E".to_owned(),
         "/login?next=%22%3E%3Cscript%3E".to_owned(),
+        "/usage?period=all".to_owned(),
     ];
     for path in &pages {
         let answer = get(a, path);
@@ -561,6 +568,13 @@ fn actions_change_the_store_and_refuse_cross_site_requests() {
     let listed = get(a, "/?tag=walrus").body;
     assert!(listed.contains("Walrus title"), "{listed}");
     assert!(!listed.contains(TAGGED));
+    // An empty tag is refused, as the CLI refuses it (issue 28, item 7); the tag stays.
+    for empty in [r#"{"tag":""}"#, r#"{"tag":"   "}"#] {
+        let refused = post_json(a, &format!("{base}/tag"), empty);
+        assert_eq!(refused.status, 400, "{empty}: {}", refused.body);
+        assert!(refused.body.contains("non-empty"), "{}", refused.body);
+    }
+    assert!(get(a, "/?tag=walrus").body.contains("Walrus title"));
     assert_eq!(
         post_json(a, &format!("{base}/tag"), r#"{"tag":null}"#).status,
         200
@@ -668,9 +682,9 @@ fn session_page_shows_the_conversation_and_the_state() {
     ] {
         assert!(page.contains(needle), "{needle:?} missing");
     }
-    // Five turns with usage, totalled in the panel.
+    // The session's usage in the panel: its five responses and its sub-agent's two.
     assert!(
-        page.contains("in 600 · out 225 · cache 5,000 / 50<br>5 model turns"),
+        page.contains("<dt>Input</dt><dd data-value=\"840\">840</dd>"),
         "{page}"
     );
     // A tool call's input and result are not in the page: its fold loads them when opened,

@@ -4,7 +4,7 @@
 //!   (transcript or resume view), `GET /session/P/S/agent/A` (a sub-agent), `GET
 //!   /session/P/S/record/N` (one whole record; `?fragment=1`: what its fold shows), `GET
 //!   /session/P/S/tool/N?id=T` (a tool call's input and result, for its fold), `GET
-//!   /session/P/S/download` (`.jsonl`);
+//!   /session/P/S/download` (`.jsonl`), `GET /usage` (cost and tokens over time, [`usage`]);
 //! * actions, `POST` with a JSON body from the page's script: `…/rename`, `…/tag`,
 //!   `…/fork`, `…/delete`; `POST /login` sets the login cookie ([`auth`]);
 //! * `/assets/…`: the stylesheet and script, embedded in the binary.
@@ -14,12 +14,14 @@
 //! ([`super::response::add_security_headers`]): scripts only from `/assets/app.js`, no inline script or style,
 //! no frames.
 
+mod chart;
 pub mod html;
 mod live;
 pub mod markdown;
 mod pages;
 mod render;
 mod session;
+mod usage;
 
 pub(crate) use super::auth::same_origin_json;
 use super::auth::{self, Auth};
@@ -126,6 +128,7 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: WebState) -> Router<S> {
     Router::new()
         .route("/", get(pages::sessions))
         .route("/search", get(pages::search))
+        .route("/usage", get(usage::usage_page))
         .route("/events", get(live::store_events))
         .route("/login", get(pages::login_form).post(auth::login))
         .route("/session/{project}/{session}", get(session::session_page))
@@ -195,6 +198,7 @@ pub(crate) fn page(status: StatusCode, title: &str, nav: Nav, body: &Html) -> Re
     for (which, href, label) in [
         (Nav::Sessions, "/", "Sessions"),
         (Nav::Search, "/search", "Search"),
+        (Nav::Usage, "/usage", "Usage"),
     ] {
         h.raw("<a href=\"").raw(href).raw("\"");
         if which == nav {
@@ -220,6 +224,7 @@ pub(crate) fn page(status: StatusCode, title: &str, nav: Nav, body: &Html) -> Re
 pub(crate) enum Nav {
     Sessions,
     Search,
+    Usage,
     None,
 }
 

@@ -230,7 +230,7 @@ pub(crate) async fn sessions(
 }
 
 /// The filter forms' project menu: every stored project, `selected` marked.
-fn project_select(h: &mut Html, projects: &[String], selected: Option<&str>) {
+pub(crate) fn project_select(h: &mut Html, projects: &[String], selected: Option<&str>) {
     h.raw("<label>Project <select name=\"project\"><option value=\"\">all</option>");
     for key in projects {
         h.raw("<option value=\"").text(key).raw("\"");
@@ -515,7 +515,7 @@ struct RenameBody {
 
 #[derive(Deserialize)]
 struct TagBody {
-    /// The new tag; empty or absent clears it.
+    /// The new tag; null or absent clears it, an empty one is refused.
     tag: Option<String>,
 }
 
@@ -566,7 +566,8 @@ pub(crate) async fn rename(
     .await
 }
 
-/// `POST /session/P/S/tag {"tag": …}` (empty or null clears).
+/// `POST /session/P/S/tag {"tag": …}` (null clears; an empty tag is refused, as the CLI
+/// refuses it).
 pub(crate) async fn tag(
     State(state): State<WebState>,
     Path(path): Path<(String, String)>,
@@ -575,8 +576,13 @@ pub(crate) async fn tag(
 ) -> Response {
     session_action(state, path, &headers, move |db, session| {
         let body: TagBody = parse(&body)?;
-        let tag = body.tag.as_deref().map(str::trim).filter(|t| !t.is_empty());
-        db.tag_session(session, tag)?;
+        // As the CLI: a tag is not empty (`tag S ""` is refused); null clears.
+        if body.tag.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err(Error::Invalid(
+                "tag must be non-empty (Clear tag removes it)".to_owned(),
+            ));
+        }
+        db.tag_session(session, body.tag.as_deref().map(str::trim))?;
         Ok(serde_json::json!({ "ok": true }))
     })
     .await

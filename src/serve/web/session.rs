@@ -6,7 +6,8 @@
 
 use super::html::Html;
 use super::pages::{clip, home, short_path, time_element, LIVE_MS};
-use super::render::{thousands, Rec, Renderer, Usage, CUT_RECORD};
+use super::render::{thousands, Rec, Renderer, CUT_RECORD};
+use super::usage::SessionUsage;
 use super::{blocking_page, find_session, page, session_href, Nav, WebState};
 use crate::backend::Db;
 use crate::error::Error;
@@ -146,8 +147,9 @@ pub(crate) async fn page_handler(
                 }
             }
         }
-        let total = renderer.all(&mut body);
-        panel(&mut h, &session, info.as_ref(), resumed.as_ref().ok(), &agents, &total);
+        renderer.all(&mut body);
+        let usage = SessionUsage::read(db, &session)?;
+        panel(&mut h, &session, info.as_ref(), resumed.as_ref().ok(), &agents, &usage);
         h.raw("<section class=\"thread\" aria-labelledby=\"title\"");
         if !resume_view {
             // The script follows the session's growth from here (server-sent events).
@@ -230,7 +232,7 @@ fn panel(
     info: Option<&crate::query::SessionInfo>,
     resumed: Option<&Resumed>,
     agents: &HashSet<String>,
-    total: &Usage,
+    usage: &SessionUsage,
 ) {
     let mut base = Html::new();
     session_href(&mut base, &session.project, &session.session_id);
@@ -264,12 +266,8 @@ fn panel(
             .raw("\">Copy</button></div>");
     }
     h.raw("</section>");
-    // Totals.
-    h.raw("<section><h2>Tokens</h2><p class=\"usage total\">");
-    total.write(h);
-    h.raw("<br>")
-        .text(&thousands(total.turns))
-        .raw(" model turns</p></section>");
+    // The session's usage, from the projection (the numbers `sessiondb stats` adds up).
+    usage.write(h);
     // Restored state.
     h.raw("<section class=\"state\"><h2>Restored state</h2>");
     match resumed {

@@ -202,13 +202,25 @@ pub fn passes(row: &UsageRow, filter: &Filter, zone: &TimeZone) -> bool {
         && same(&filter.host, &row.host)
 }
 
+/// The calendar period (`Daily`, `Weekly`, `Monthly`) a day belongs to, as a report's
+/// `period` names it; `None` for the other groupings.
+pub fn calendar_period(date: jiff::civil::Date, grouping: Grouping) -> Option<String> {
+    match grouping {
+        Grouping::Daily => Some(date.to_string()),
+        Grouping::Monthly => Some(date.to_string()[..7].to_owned()),
+        Grouping::Weekly => {
+            let week = date.iso_week_date();
+            Some(format!("{:04}-W{:02}", week.year(), week.week()))
+        }
+        _ => None,
+    }
+}
+
 fn period_of(row: &UsageRow, grouping: Grouping, zone: &TimeZone) -> String {
     match grouping {
-        Grouping::Daily => day_of(row.timestamp_ms, zone),
-        Grouping::Monthly => day_of(row.timestamp_ms, zone)[..7].to_owned(),
-        Grouping::Weekly => {
-            let week = zoned(row.timestamp_ms, zone).date().iso_week_date();
-            format!("{:04}-W{:02}", week.year(), week.week())
+        Grouping::Daily | Grouping::Monthly | Grouping::Weekly => {
+            calendar_period(zoned(row.timestamp_ms, zone).date(), grouping)
+                .expect("a calendar grouping")
         }
         Grouping::Session => row.session.clone(),
         Grouping::Project => row.project.clone(),

@@ -7,6 +7,9 @@ use sessiondb::{capture, hooks};
 use std::path::PathBuf;
 
 pub fn run(db: Option<PathBuf>, args: HooksArgs) -> anyhow::Result<()> {
+    if let Some(db) = db.clone().or_else(sessiondb::paths::default_database) {
+        super::refuse_libpq_string(&db)?;
+    }
     // A team store (`--db`, else `SESSIONDB_PATH`) is always named in the hook, by its URL
     // without the password: checked here, where a failure can still be told.
     let team = match (

@@ -239,8 +239,27 @@ pub fn open_db_read(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
 }
 
 fn database_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    flag.or_else(sessiondb::paths::default_database)
-        .context("no database path: pass --db PATH or set SESSIONDB_PATH (HOME is not set either)")
+    let db = flag.or_else(sessiondb::paths::default_database).context(
+        "no database path: pass --db PATH or set SESSIONDB_PATH (HOME is not set either)",
+    )?;
+    refuse_libpq_string(&db)?;
+    Ok(db)
+}
+
+/// Refuses a libpq `key=value` connection string given as `--db` (or `SESSIONDB_PATH`):
+/// it is not a file's name, and it is not repeated, since it may hold a password.
+pub fn refuse_libpq_string(db: &std::path::Path) -> anyhow::Result<()> {
+    if let Some(keyword) = db.to_str().and_then(sessiondb::pg::url::libpq_keyword) {
+        anyhow::bail!(
+            "--db (or SESSIONDB_PATH) looks like a libpq key=value connection string (it \
+             starts with `{keyword}=`; the rest is not shown, it may hold a password), which \
+             sessiondb does not read. Name a team store by URL, \
+             postgres://USER@HOST:PORT/DBNAME?sslmode=require, and give the password in \
+             PGPASSWORD or ~/.pgpass, not on the command line, where `ps` shows it to every \
+             user of the machine"
+        );
+    }
+    Ok(())
 }
 
 /// Refuses a team store URL where only a SQLite file will do (`capture --checkpoint`, which
