@@ -553,6 +553,10 @@ pub struct StoredLine {
     pub ordinal: i64,
     /// The line as stored, without its line ending.
     pub raw: Vec<u8>,
+    /// Whether the line no longer matches the checksum stored with it (damaged in the
+    /// database; `sessiondb check --repair` reads it again). Always false on a team store,
+    /// which keeps no checksums.
+    pub damaged: bool,
 }
 
 /// The live lines of one transcript, in file order.
@@ -561,18 +565,24 @@ pub struct StoredLine {
 /// Fails on a database error.
 pub fn transcript_lines(conn: &Connection, transcript_id: i64) -> Result<Vec<StoredLine>> {
     let out = conn
-        .prepare_cached("SELECT ordinal, raw FROM rows WHERE transcript_id = ?1 ORDER BY ordinal")?
+        .prepare_cached(
+            "SELECT ordinal, raw, checksum FROM rows WHERE transcript_id = ?1 ORDER BY ordinal",
+        )?
         .query_map([transcript_id], |r| {
+            let raw: Vec<u8> = r.get(1)?;
+            let damaged = !crate::integrity::verify(&raw, r.get(2)?);
             Ok(StoredLine {
                 ordinal: r.get(0)?,
-                raw: r.get(1)?,
+                raw,
+                damaged,
             })
         })?
         .collect::<rusqlite::Result<_>>()?;
     Ok(out)
 }
 
-/// One line of a transcript by its position.
+/// One line of a transcript by its position, and whether it is damaged (see
+/// [`StoredLine::damaged`]).
 ///
 /// # Errors
 /// Fails on a database error.
@@ -580,10 +590,14 @@ pub fn transcript_line(
     conn: &Connection,
     transcript_id: i64,
     ordinal: i64,
-) -> Result<Option<Vec<u8>>> {
+) -> Result<Option<(Vec<u8>, bool)>> {
     Ok(conn
-        .prepare_cached("SELECT raw FROM rows WHERE transcript_id = ?1 AND ordinal = ?2")?
-        .query_row(params![transcript_id, ordinal], |r| r.get(0))
+        .prepare_cached("SELECT raw, checksum FROM rows WHERE transcript_id = ?1 AND ordinal = ?2")?
+        .query_row(params![transcript_id, ordinal], |r| {
+            let raw: Vec<u8> = r.get(0)?;
+            let damaged = !crate::integrity::verify(&raw, r.get(1)?);
+            Ok((raw, damaged))
+        })
         .optional()?)
 }
 
