@@ -169,6 +169,18 @@ pub struct SessionInfo {
     pub origin_user: Option<String>,
 }
 
+impl SessionInfo {
+    /// The title people see: the custom (or AI) title, else the first prompt, else
+    /// `summary`. Not `summary` first: the Agent SDK's summary is the *last* prompt of a
+    /// session without a custom title, so a title built on it changes with every turn.
+    pub fn title(&self) -> Option<&str> {
+        self.custom_title
+            .as_deref()
+            .or(self.first_prompt.as_deref())
+            .or(self.summary.as_deref())
+    }
+}
+
 const INFO_COLUMNS: &str = "SELECT c.session_id, c.summary, c.last_modified, c.file_size,
         c.custom_title, c.first_prompt, c.git_branch, coalesce(c.cwd, ?1), c.tag, c.created_at,
         p.key, c.listed, c.ai_title, c.message_count, c.subagent_count, c.source_state,
