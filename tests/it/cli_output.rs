@@ -543,6 +543,38 @@ fn on_a_terminal_titles_are_cut_search_is_coloured_and_messages_are_paged() {
     assert!(!text.contains("PAGED:") && text.contains("── "), "{text:?}");
 }
 
+/// Issue 31: the title people see does not follow the last prompt (the SDK's `summary`,
+/// which changes every turn) when the session has a first prompt; `--json` keeps the SDK's
+/// `summary` as it is.
+#[test]
+fn titles_stay_on_the_first_prompt_not_the_last() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let project = dir.path().join("projects/-w");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let text = crate::support::user_line(S1, "u1", None, "the first question")
+        + &crate::support::assistant_record(S1, "a1", "u1", "an answer")
+        + "\n{\"type\":\"last-prompt\",\"lastPrompt\":\"the latest question\",\"sessionId\":\""
+        + S1
+        + "\"}\n";
+    std::fs::write(project.join(format!("{S1}.jsonl")), text).expect("write");
+    let db = dir.path().join("s.db");
+    let out = run(
+        &db,
+        &["import", &dir.path().join("projects").to_string_lossy()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&run(&db, &["sessions"]));
+    assert!(table.contains("the first question"), "{table}");
+    assert!(!table.contains("the latest question"), "{table}");
+    let info = stdout(&run(&db, &["info", S1]));
+    assert!(info.contains("the first question"), "{info}");
+    let json: Value = serde_json::from_str(&stdout(&run(&db, &["sessions", "--json"]))).unwrap();
+    assert_eq!(
+        json[0]["summary"], "the latest question",
+        "the SDK's field is unchanged"
+    );
+}
+
 /// Issue 28 item 7: a title holding bidirectional controls (an RTL override that makes
 /// `exe.txt` read as `txt.exe`) is listed with them shown as code points, as the web pages
 /// show them; escape sequences become `�`.
