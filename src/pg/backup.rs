@@ -32,6 +32,9 @@ pub struct PgBackupReport {
     pub bytes: u64,
     /// The `pg_dump` that made it (`$PG_DUMP`, else `pg_dump` from `PATH`).
     pub pg_dump: String,
+    /// Temporary files of earlier backups killed before their rename, removed from DEST's
+    /// folder.
+    pub stale_temporaries_removed: u64,
 }
 
 /// Copies the team store at `url` to `dest` (replacing a file there) with `pg_dump`,
@@ -57,10 +60,8 @@ pub fn backup(url: &str, dest: &Path) -> Result<PgBackupReport> {
     };
     // tempfile creates the file with mode 0600 and removes it if anything below fails;
     // pg_dump truncates and writes it, keeping the mode.
-    let tmp = tempfile::Builder::new()
-        .prefix(".sessiondb-backup-")
-        .tempfile_in(&parent)
-        .map_err(|e| Error::io(&parent, e))?;
+    let stale_temporaries_removed = crate::backup::remove_stale_temporaries(&parent);
+    let tmp = crate::backup::temporary(&parent)?;
     let mut command = Command::new(&program);
     command
         .arg("--format=custom")
@@ -116,6 +117,7 @@ pub fn backup(url: &str, dest: &Path) -> Result<PgBackupReport> {
         destination: dest.to_owned(),
         bytes,
         pg_dump: shown_program,
+        stale_temporaries_removed,
     })
 }
 

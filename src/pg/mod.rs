@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod check;
 pub mod export;
 pub mod fork;
+mod history;
 pub mod import;
 pub mod metadata;
 pub mod password;
@@ -498,10 +499,18 @@ fn migrate(client: &mut Client) -> Result<()> {
         return Ok(());
     }
     client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])?;
-    let applied = embedded::migrations::runner()
-        .set_grouped(true)
-        .run(client)
-        .map_err(|e| Error::Migration(e.to_string()))
+    let embedded: Vec<(i64, String)> = embedded::migrations::runner()
+        .get_migrations()
+        .iter()
+        .map(|m| (i64::from(m.version()), m.name().to_owned()))
+        .collect();
+    let applied = history::check(client, &embedded)
+        .and_then(|()| {
+            embedded::migrations::runner()
+                .set_grouped(true)
+                .run(client)
+                .map_err(|e| Error::Migration(e.to_string()))
+        })
         .and_then(|report| {
             // The usage projection (V9) is filled from the stored lines by Rust code.
             let usage = report.applied_migrations().iter().any(|m| m.version() == 9);

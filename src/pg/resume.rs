@@ -165,6 +165,18 @@ const WALK_AND_SEGMENTS: &str = concat!(
          AND c.row_id IN (SELECT id FROM on_walk)"
 );
 
+/// Every row the chain rules may read, for a walk that does not reach a root (see
+/// [`crate::resume::gather`]).
+const ALL_CONVERSATION_ROWS: &str = "SELECT r.ordinal, r.raw FROM rows r
+     WHERE r.transcript_id = $1
+       AND (r.type IN ('user', 'assistant', 'attachment', 'system', 'progress')
+            OR ($2 AND r.id IN (SELECT row_id FROM content_replacements WHERE transcript_id = $1)))
+     ORDER BY r.ordinal";
+
+/// Whether the walk through these rows ended before a root (see the SQLite `WALK_DANGLES`).
+const WALK_DANGLES: &str = "SELECT NOT EXISTS (SELECT 1 FROM rows
+     WHERE id = ANY($1::bigint[]) AND (parent_uuid IS NULL OR parent_uuid = ''))";
+
 /// The rows around the seeds (see the SQLite `NEIGHBOURS`).
 const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT unnest($2::bigint[])),
     groups(id, uuid) AS (
@@ -177,7 +189,7 @@ const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT unnest($2::bigint[
         UNION
         SELECT c.id, c.uuid FROM bridged JOIN rows c
             ON c.transcript_id = $1 AND c.parent_uuid = bridged.uuid
-         WHERE c.type = 'progress' AND c.uuid IS NOT NULL),
+         WHERE c.type IN ('progress', 'attachment', 'system') AND c.uuid IS NOT NULL),
     results(id) AS (
         SELECT r.id FROM rows r WHERE r.transcript_id = $1 AND r.type = 'user'
            AND r.parent_uuid IN (SELECT uuid FROM bridged)
@@ -266,6 +278,20 @@ impl ResumeSource for Pg<'_, '_> {
                 Some(id) => seeds.push(id),
                 None => segments.push((r.get(1), r.get(2))),
             }
+        }
+        let dangles: bool = self
+            .0
+            .query_typed_one(WALK_DANGLES, &[(&seeds, Type::INT8_ARRAY)])?
+            .get(0);
+        if dangles {
+            let rows = self.0.query_typed(
+                ALL_CONVERSATION_ROWS,
+                &[(&transcript, Type::INT8), (&with_replacements, Type::BOOL)],
+            )?;
+            return Ok(rows
+                .iter()
+                .filter_map(|r| jsonl::parse_record(r.get::<_, &[u8]>(1)))
+                .collect());
         }
         for (tail, head) in segments {
             let more = self.0.query_typed(

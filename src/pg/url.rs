@@ -8,6 +8,66 @@ pub fn is_postgres_url(target: &str) -> bool {
     lower.starts_with("postgres://") || lower.starts_with("postgresql://")
 }
 
+/// The parameter names libpq reads in a `key=value` connection string (its "keyword/value"
+/// form), as listed in PostgreSQL's documentation of connection parameters.
+const LIBPQ_KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "require_auth",
+    "channel_binding",
+    "connect_timeout",
+    "client_encoding",
+    "options",
+    "application_name",
+    "fallback_application_name",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_count",
+    "tcp_user_timeout",
+    "replication",
+    "gssencmode",
+    "sslmode",
+    "requiressl",
+    "sslnegotiation",
+    "sslcompression",
+    "sslcert",
+    "sslkey",
+    "sslpassword",
+    "sslcertmode",
+    "sslrootcert",
+    "sslcrl",
+    "sslcrldir",
+    "sslsni",
+    "requirepeer",
+    "ssl_min_protocol_version",
+    "ssl_max_protocol_version",
+    "krbsrvname",
+    "gsslib",
+    "gssdelegation",
+    "service",
+    "target_session_attrs",
+    "load_balance_hosts",
+];
+
+/// The first keyword of `target` when it is written as a libpq `key=value` connection
+/// string (`host=db user=ann password=…`), which sessiondb does not read: such a string must
+/// be neither taken for a SQLite file's name (and created, password and all) nor printed.
+/// `None` for anything else, a `postgres://` URL included.
+pub fn libpq_keyword(target: &str) -> Option<&str> {
+    let (key, _) = target.trim_start().split_once('=')?;
+    let key = key.trim_end();
+    LIBPQ_KEYWORDS
+        .iter()
+        .find(|k| k.eq_ignore_ascii_case(key))
+        .copied()
+}
+
 /// `url` with any password replaced by `***`: the password of the authority
 /// (`user:secret@host`) and a `password=` query parameter. This is the only form of a
 /// connection string that sessiondb prints or logs.
@@ -81,6 +141,17 @@ mod tests {
         let shown = redact("postgres://me:pa/ss?w#rd@db.example:5432/team");
         assert_eq!(shown, "postgres://me:***@db.example:5432/team");
         assert!(!shown.contains("ss") && !shown.contains("rd"), "{shown}");
+    }
+
+    #[test]
+    fn libpq_keyword_strings_are_recognised() {
+        assert_eq!(libpq_keyword("host=db user=ann password=x"), Some("host"));
+        assert_eq!(libpq_keyword("  dbname = s password=x"), Some("dbname"));
+        assert_eq!(libpq_keyword("PASSWORD=x host=db"), Some("password"));
+        assert_eq!(libpq_keyword("postgres://u:p@h/db?host=x"), None);
+        assert_eq!(libpq_keyword("/home/me/sessions.db"), None);
+        assert_eq!(libpq_keyword("./host=db"), None);
+        assert_eq!(libpq_keyword("notes=1.db"), None);
     }
 
     #[test]

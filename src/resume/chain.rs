@@ -20,6 +20,12 @@
 //!   change an oracle result, and older files (2.1.0–2.1.7x) need it.
 //! * Snip removals (spec §5.4) and the >5 MiB dead-branch pruning (§5.2) are
 //!   not modelled: no oracle case needs them.
+//! * A missing parent (spec §5.6: "a missing parent ends the walk"): CLI 2.1.332
+//!   does not stop there. When a record's `parentUuid` names no record, or one
+//!   the walk has already passed (a cycle), it continues from the record of the
+//!   same side written closest before it in time, if that is at most 5 s older
+//!   ([`super::walk_fallback`]). Found by the differential tester's `drop` variants
+//!   (docs/conformance.md).
 //!
 //! Records are `serde_json::Value` objects, one per JSONL line, in file order.
 //! Everything here is pure and deterministic.
@@ -27,6 +33,7 @@
 use serde_json::Value;
 
 use super::util::{blocks, msg_id, rec_type, str_field, truthy, FastMap, FastSet};
+use super::walk_fallback::WalkFallback;
 
 /// Record types that take part in the parentUuid chain (R1).
 pub const CHAIN_TYPES: [&str; 4] = ["user", "assistant", "attachment", "system"];
@@ -42,8 +49,8 @@ pub enum ChainError {
 
 /// What the chain rules read of a record, looked up once: every field lookup in a record
 /// hashes the key, and the rules read the same few fields many times per record.
-struct Facts<'a> {
-    kind: Option<&'a str>,
+pub(super) struct Facts<'a> {
+    pub(super) kind: Option<&'a str>,
     /// A string `uuid`.
     uuid: Option<&'a str>,
     /// A non-empty `parentUuid`.
@@ -56,7 +63,7 @@ struct Facts<'a> {
     tool_result_user: bool,
     /// A non-empty `sourceToolAssistantUUID`.
     source_tool: Option<&'a str>,
-    timestamp: &'a str,
+    pub(super) timestamp: &'a str,
 }
 
 impl<'a> Facts<'a> {
@@ -133,8 +140,8 @@ impl<'a> Bridge<'a> {
 /// Index of the chain records: uuid -> position (a later duplicate replaces the
 /// value but keeps the first place in `order`, like a Python dict / the CLI's Map),
 /// with each record's effective (progress-bridged) parent.
-struct Index<'a> {
-    facts: Vec<Facts<'a>>,
+pub(super) struct Index<'a> {
+    pub(super) facts: Vec<Facts<'a>>,
     order: Vec<&'a str>,
     by_uuid: FastMap<&'a str, usize>,
     parent: FastMap<&'a str, Option<&'a str>>,
@@ -170,7 +177,7 @@ impl<'a> Index<'a> {
     }
 
     /// The uuid of the record at `i`.
-    fn uuid(&self, i: usize) -> &'a str {
+    pub(super) fn uuid(&self, i: usize) -> &'a str {
         self.facts[i].id()
     }
 
@@ -179,7 +186,7 @@ impl<'a> Index<'a> {
         self.parent.get(self.uuid(i)).copied().flatten()
     }
 
-    fn values(&self) -> impl Iterator<Item = usize> + '_ {
+    pub(super) fn values(&self) -> impl Iterator<Item = usize> + '_ {
         self.order.iter().filter_map(|u| self.get(u))
     }
 }
@@ -262,13 +269,20 @@ pub fn chain_positions(
     };
     let mut seen: FastSet<&str> = FastSet::default();
     let mut chain: Vec<usize> = Vec::new();
+    let mut fallback = WalkFallback::default();
     let mut cur = Some(start);
     while let Some(i) = cur {
         if !seen.insert(idx.uuid(i)) {
             break;
         }
         chain.push(i);
-        cur = idx.parent(i).and_then(|p| idx.get(p));
+        cur = match idx.parent(i) {
+            None => None,
+            Some(p) => match idx.get(p) {
+                Some(j) if !seen.contains(idx.uuid(j)) => Some(j),
+                _ => fallback.next(records, &idx, i, &seen),
+            },
+        };
     }
     chain.reverse();
 
@@ -663,6 +677,76 @@ mod tests {
         assert_eq!(
             full,
             build_chain_from(&subset, "r2", false).expect("subset")
+        );
+    }
+
+    /// A record at second `sec` of a fixed minute, with a parsable timestamp.
+    fn at(u: &str, p: Option<&str>, sec: u32) -> Value {
+        json!({"type":"user","uuid":u,"parentUuid":p,
+               "timestamp":format!("2026-01-01T00:00:{sec:02}.000Z"),
+               "message":{"role":"user","content":u}})
+    }
+
+    #[test]
+    fn a_missing_parent_continues_from_the_record_just_before_in_time() {
+        // "c" names "gone", which is not in the file: the CLI goes on with the newest
+        // record not after "c" (here "b", 2 s older), and from there by its parent.
+        let recs = vec![
+            at("a", None, 1),
+            at("b", Some("a"), 3),
+            at("c", Some("gone"), 5),
+        ];
+        assert_eq!(
+            uuids(&build_chain(&recs, Some("c")).expect("chain")),
+            ["a", "b", "c"]
+        );
+    }
+
+    #[test]
+    fn a_missing_parent_ends_the_walk_when_the_gap_is_over_five_seconds() {
+        let recs = vec![at("a", None, 1), at("c", Some("gone"), 7)];
+        assert_eq!(uuids(&build_chain(&recs, Some("c")).expect("chain")), ["c"]);
+        let recs = vec![at("a", None, 2), at("c", Some("gone"), 7)];
+        assert_eq!(
+            uuids(&build_chain(&recs, Some("c")).expect("chain")),
+            ["a", "c"]
+        );
+    }
+
+    #[test]
+    fn the_fallback_skips_walked_records_snapshots_and_other_sides() {
+        let mut snapshot = at("snap", None, 4);
+        snapshot["type"] = json!("system");
+        snapshot["subtype"] = json!("file_snapshot");
+        let mut other_side = at("other", None, 4);
+        other_side["isSidechain"] = json!(false);
+        // Equal times: the first in file order wins ("b1" before "b2").
+        let recs = vec![
+            at("a", None, 1),
+            at("b1", Some("a"), 3),
+            at("b2", Some("a"), 3),
+            snapshot,
+            other_side,
+            at("c", Some("gone"), 5),
+            at("d", Some("c"), 5),
+        ];
+        assert_eq!(
+            uuids(&build_chain(&recs, Some("d")).expect("chain")),
+            ["a", "b1", "c", "d"]
+        );
+    }
+
+    #[test]
+    fn a_cycle_continues_by_time_like_a_missing_parent() {
+        // "c" names "d", already walked: the walk goes on by time instead of stopping.
+        let recs = vec![
+            at("a", None, 1),
+            at("c", Some("d"), 3),
+            at("d", Some("c"), 4),
+        ];
+        assert_eq!(
+            uuids(&build_chain(&recs, Some("d")).expect("chain")),
+            ["a", "c", "d"]
         );
     }
 }

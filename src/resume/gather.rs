@@ -6,6 +6,10 @@
 //! preserved segments of compact boundaries on that walk, every assistant row sharing a
 //! `message.id` with those rows, the user rows hanging off those assistants (tool results),
 //! and the transcript's `content-replacement` rows.
+//!
+//! When the walk does not reach a root (a parent is missing, or the walk comes back to a
+//! record it passed), the CLI goes on by timestamp (see [`super::chain`]), which may reach
+//! any record: then every conversation row of the transcript is gathered instead.
 
 use crate::error::Result;
 use crate::{integrity, jsonl};
@@ -183,6 +187,17 @@ const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT value FROM json_ea
         UNION SELECT id FROM results
         UNION SELECT row_id FROM content_replacements WHERE ?3 AND transcript_id = ?1)";
 
+/// Every row the chain rules may read, for a walk that does not reach a root.
+const ALL_CONVERSATION_ROWS: &str = "SELECT r.ordinal, r.raw, r.id, r.checksum FROM rows r
+     WHERE r.transcript_id = ?1
+       AND (r.type IN ('user', 'assistant', 'attachment', 'system', 'progress')
+            OR (?2 AND r.id IN (SELECT row_id FROM content_replacements WHERE transcript_id = ?1)))";
+
+/// Whether the walk through these rows ended before a root (no row on it without a
+/// parent): at a parent that is not stored, or where it came back to itself.
+const WALK_DANGLES: &str = "SELECT NOT EXISTS (SELECT 1 FROM rows
+     WHERE id IN (SELECT value FROM json_each(?1)) AND (parent_uuid IS NULL OR parent_uuid = ''))";
+
 /// How much of each gathered record is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Records {
@@ -221,6 +236,14 @@ pub fn gather(
             r.get(0)
         })?
         .collect::<rusqlite::Result<_>>()?;
+    let dangles: bool = conn
+        .prepare_cached(WALK_DANGLES)?
+        .query_row([serde_json::to_string(&seeds)?], |r| r.get(0))?;
+    if dangles {
+        let mut stmt = conn.prepare_cached(ALL_CONVERSATION_ROWS)?;
+        let rows = stmt.query(params![transcript, with_replacements])?;
+        return parse_in_file_order(conn, rows, records_as);
+    }
     // Preserved segments of the compact boundaries on the walk (R2).
     let segments: Vec<(String, String)> = {
         let mut stmt = conn.prepare_cached(
@@ -244,7 +267,16 @@ pub fn gather(
     seeds.dedup();
     let ids = serde_json::to_string(&seeds)?;
     let mut stmt = conn.prepare_cached(NEIGHBOURS)?;
-    let mut rows = stmt.query(params![transcript, ids, with_replacements])?;
+    let rows = stmt.query(params![transcript, ids, with_replacements])?;
+    parse_in_file_order(conn, rows, records_as)
+}
+
+/// Checks and parses rows of (ordinal, raw, id, checksum), into file order.
+fn parse_in_file_order(
+    conn: &Connection,
+    mut rows: rusqlite::Rows<'_>,
+    records_as: Records,
+) -> Result<Vec<Value>> {
     let mut records = Vec::new();
     while let Some(row) = rows.next()? {
         let ordinal: i64 = row.get(0)?;

@@ -28,6 +28,7 @@ pub mod render_extra;
 pub mod repair;
 pub(crate) mod util;
 pub mod validate;
+mod walk_fallback;
 
 pub use api::{
     api_view, load_conversation, load_conversation_owned, normalize, normalize_for,

@@ -98,3 +98,55 @@ fn the_backup_verb_copies_and_needs_a_database() {
     let b = sessiondb(&dest, &["sessions", "--json"]);
     assert_eq!(a.stdout, b.stdout, "the copy lists the same sessions");
 }
+
+/// Issue 28 item 16: the temporary files that killed backups leave beside DEST are removed
+/// by the next backup; one a running backup holds (its lock) is kept, and so is a recent
+/// temporary of an older sessiondb, which took no lock.
+#[test]
+fn a_backup_removes_the_temporaries_of_killed_backups() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("s.db");
+    assert!(sessiondb(&db, &["import", &samples().to_string_lossy()])
+        .status
+        .success());
+    let out = dir.path().join("copies");
+    std::fs::create_dir(&out).expect("mkdir");
+    let file = |name: &str| {
+        let path = out.join(name);
+        std::fs::write(&path, b"half a database").expect("write");
+        path
+    };
+    let killed = file(".sessiondb-backup-Ab12Cd.partial");
+    let running = file(".sessiondb-backup-Ef34Gh.partial");
+    let held = std::fs::File::open(&running).expect("open");
+    held.lock().expect("lock, as a running backup does");
+    let old_style = file(".sessiondb-backup-Ij56Kl");
+    std::fs::File::options()
+        .write(true)
+        .open(&old_style)
+        .expect("open")
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(7200))
+        .expect("age it");
+    let recent_old_style = file(".sessiondb-backup-Mn78Op");
+    let unrelated = file("notes.partial");
+
+    let dest = out.join("backup.db");
+    let run = sessiondb(&db, &["backup", &dest.to_string_lossy()]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    assert!(err.contains("removed 2 temporary files"), "{err}");
+    assert!(
+        !killed.exists() && !old_style.exists(),
+        "stale ones removed"
+    );
+    assert!(
+        running.exists() && recent_old_style.exists() && unrelated.exists(),
+        "a running backup's, a recent old-style one and other files kept"
+    );
+    assert!(dest.is_file());
+    drop(held);
+    let run = sessiondb(&db, &["backup", "--json", &dest.to_string_lossy()]);
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).expect("json");
+    assert_eq!(report["stale_temporaries_removed"], 1, "{report}");
+    assert!(!running.exists(), "its lock released, it is stale");
+}

@@ -3,6 +3,12 @@
 //! has an answer both must give the same one. Without a server, the team-store half of
 //! each shows as an ignored twin (see [`postgres_twins`]).
 
+// Only the twins (no server configured) name these.
+#[cfg(not(sessiondb_pg))]
+use crate::resume_dangling::{
+    a_missing_parent_is_walked_past_on_every_backend,
+    a_parent_cycle_is_walked_past_on_every_backend,
+};
 use crate::support::*;
 use serde_json::Value;
 use sessiondb::export::OnDamage;
@@ -84,6 +90,8 @@ postgres_twins! {
     rewritten_and_vanished_files_on_every_backend => rewritten_and_vanished_on_postgres_alone,
     sessions_are_found_by_id_prefix_and_project_on_every_backend => sessions_found_on_postgres_alone,
     a_growing_file_imports_only_its_new_lines_on_every_backend => a_growing_file_on_postgres_alone,
+    a_missing_parent_is_walked_past_on_every_backend => a_missing_parent_on_postgres_alone,
+    a_parent_cycle_is_walked_past_on_every_backend => a_parent_cycle_on_postgres_alone,
 }
 
 impl Backend {

@@ -31,6 +31,7 @@ mod pick;
 mod restore;
 mod resume_attachments;
 mod resume_cli;
+mod resume_dangling;
 mod resume_kinds;
 mod resume_oracle;
 mod resume_props;

@@ -365,3 +365,59 @@ fn a_search_whose_index_cannot_catch_up_still_reads() {
         assert!(stderr(&out).is_empty(), "{}", stderr(&out));
     }
 }
+
+/// Issue 28 item 14: a libpq `key=value` connection string as `--db` or `SESSIONDB_PATH` is
+/// refused, without being repeated (it may hold a password) and without creating a file of
+/// that name; `hooks install` does not write it into the settings.
+#[test]
+fn a_libpq_keyword_string_is_refused_and_never_echoed() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let conninfo = "host=db.example user=ann password=s3cret dbname=sessions";
+    let settings = dir.path().join("settings.json");
+    let run = |args: &[&str], env: bool| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"));
+        if env {
+            command.env("SESSIONDB_PATH", conninfo);
+        } else {
+            command
+                .arg("--db")
+                .arg(conninfo)
+                .env_remove("SESSIONDB_PATH");
+        }
+        command
+            .args(args)
+            .current_dir(dir.path())
+            .env("CLAUDE_CONFIG_DIR", dir.path())
+            .output()
+            .expect("run")
+    };
+    let settings_arg = settings.to_string_lossy().into_owned();
+    for (args, env) in [
+        (vec!["sessions"], false),
+        (vec!["import", "."], false),
+        (vec!["import", "."], true),
+        (vec!["hooks", "install", "--settings", &settings_arg], false),
+        (vec!["hooks", "install", "--settings", &settings_arg], true),
+    ] {
+        let out = run(&args, env);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {all}");
+        assert!(
+            all.contains("key=value") && all.contains("PGPASSWORD"),
+            "{args:?}: {all}"
+        );
+        assert!(
+            !all.contains("s3cret"),
+            "{args:?} echoed the password: {all}"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert!(left.is_empty(), "nothing created: {left:?}");
+}

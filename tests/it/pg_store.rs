@@ -502,3 +502,124 @@ fn rows_follow_their_transcript_as_the_foreign_key_made_them() {
     );
     assert_eq!(count("SELECT count(*) FROM metadata"), 1);
 }
+
+/// Issue 28 item 15: the three migration states refinery reported badly, or panicked on,
+/// are clear errors through the binary (exit 1, never a panic's 101).
+#[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
+fn migration_troubles_are_clear_errors() {
+    let Some(db) = pg_db("migration_troubles_are_clear_errors") else {
+        return;
+    };
+    let run = |url: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+            .arg("--db")
+            .arg(url)
+            .arg("sessions")
+            .env_remove("SESSIONDB_PATH")
+            .output()
+            .expect("run");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let mut admin = postgres::Client::connect(&db.url, postgres::NoTls).expect("connect");
+
+    // A role that may log in but not create tables, on a database without them yet.
+    let role = format!("sessiondb_nocreate_{}", std::process::id());
+    admin
+        .batch_execute(&format!(
+            "DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN;
+             REVOKE CREATE ON SCHEMA public FROM PUBLIC"
+        ))
+        .expect("role");
+    let as_role = db.url.replacen("sessiondb@", &format!("{role}@"), 1);
+    assert_ne!(as_role, db.url, "the test URL names its user");
+    let (code, err) = run(&as_role);
+    admin
+        .batch_execute(&format!("DROP ROLE {role}"))
+        .expect("drop role");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("may not create tables in schema \"public\"")
+            && err.contains("GRANT CREATE ON SCHEMA public"),
+        "{err}"
+    );
+
+    // A database written by a newer sessiondb.
+    PgStore::connect(&db.url).expect("connect");
+    admin
+        .execute(
+            "INSERT INTO refinery_schema_history VALUES (99, 'future', '2030-01-01T00:00:00Z', '1')",
+            &[],
+        )
+        .expect("a newer migration");
+    let (code, err) = run(&db.url);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("this database was written by a newer sessiondb") && err.contains("V99"),
+        "{err}"
+    );
+
+    // History rows refinery could not parse.
+    admin
+        .execute(
+            "DELETE FROM refinery_schema_history WHERE version = 99",
+            &[],
+        )
+        .expect("back");
+    let original = admin
+        .query_one(
+            "SELECT name, applied_on, checksum, (SELECT checksum FROM refinery_schema_history
+                 WHERE version = 1) FROM refinery_schema_history WHERE version = 2",
+            &[],
+        )
+        .expect("row 2");
+    let (name, applied_on, checksum, first): (String, String, String, String) = (
+        original.get(0),
+        original.get(1),
+        original.get(2),
+        original.get(3),
+    );
+    for spoil in [
+        "applied_on = 'yesterday'",
+        "checksum = 'abc'",
+        "applied_on = NULL",
+        "name = NULL",
+    ] {
+        admin
+            .execute(
+                &format!("UPDATE refinery_schema_history SET {spoil} WHERE version = 2"),
+                &[],
+            )
+            .expect("spoil");
+        // The runner reads the history only when something differs: a checksum too.
+        admin
+            .execute(
+                "UPDATE refinery_schema_history SET checksum = '7' WHERE version = 1",
+                &[],
+            )
+            .expect("spoil a checksum");
+        let (code, err) = run(&db.url);
+        admin
+            .execute(
+                "UPDATE refinery_schema_history SET name = $1, applied_on = $2, checksum = $3
+                 WHERE version = 2",
+                &[&name, &applied_on, &checksum],
+            )
+            .expect("restore");
+        admin
+            .execute(
+                "UPDATE refinery_schema_history SET checksum = $1 WHERE version = 1",
+                &[&first],
+            )
+            .expect("restore");
+        assert_eq!(code, Some(1), "{spoil}: {err}");
+        assert!(
+            err.contains("malformed row for version 2"),
+            "{spoil}: {err}"
+        );
+    }
+    assert_eq!(run(&db.url).0, Some(0), "restored, the store opens");
+}

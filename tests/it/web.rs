@@ -568,6 +568,13 @@ fn actions_change_the_store_and_refuse_cross_site_requests() {
     let listed = get(a, "/?tag=walrus").body;
     assert!(listed.contains("Walrus title"), "{listed}");
     assert!(!listed.contains(TAGGED));
+    // An empty tag is refused, as the CLI refuses it (issue 28, item 7); the tag stays.
+    for empty in [r#"{"tag":""}"#, r#"{"tag":"   "}"#] {
+        let refused = post_json(a, &format!("{base}/tag"), empty);
+        assert_eq!(refused.status, 400, "{empty}: {}", refused.body);
+        assert!(refused.body.contains("non-empty"), "{}", refused.body);
+    }
+    assert!(get(a, "/?tag=walrus").body.contains("Walrus title"));
     assert_eq!(
         post_json(a, &format!("{base}/tag"), r#"{"tag":null}"#).status,
         200

@@ -6,7 +6,7 @@ pack's cases), derives variants from each, runs the real CLI offline on every va
 (tools/difftest/cli.py) and compares its first request with sessiondb's view.
 
     python3 tools/difftest/difftest.py --sessiondb target/debug/sessiondb [-n 500] [-j 2]
-        [--seed 1] [--out DIR] [--only SUBSTR] [--cli-version V]
+        [--seed 1] [--out DIR] [--only SUBSTR] [--variant NAME] [--cli-version V]
 
 Variants: `orig`; `swap` (two adjacent records of one API message exchanged); `drop` and
 `dup` (a record removed or written twice); `cut-<type>` (the file ends after a record of
@@ -281,6 +281,8 @@ def main():
     ap.add_argument("--out", default=os.environ.get("DIFFTEST_OUT", "/tmp/difftest"))
     ap.add_argument("--only")
     ap.add_argument("--cli-version")
+    ap.add_argument("--variant", help="of the n chosen variants, run only those of this name "
+                    "(e.g. drop), so that a rerun checks the same ones")
     args = ap.parse_args()
     args.sessiondb = os.path.abspath(args.sessiondb)
     os.makedirs(args.out, exist_ok=True)
@@ -295,6 +297,8 @@ def main():
     rng.shuffle(jobs)
     # made cases and small files first: they run fast
     jobs = jobs[:args.n]
+    if args.variant:
+        jobs = [j for j in jobs if j[4] == args.variant]
     lock = threading.Lock()
     counts = {}
     with cf.ThreadPoolExecutor(args.j) as ex:

@@ -35,9 +35,10 @@ pub struct Cli {
 /// The options every verb takes (`--db`, `--color`, `--quiet`).
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// The database file, or a team store's postgres:// URL (its password from the URL,
-    /// PGPASSWORD or ~/.pgpass) [default: $SESSIONDB_PATH, else
-    /// $XDG_DATA_HOME/sessiondb/sessions.db, else ~/.local/share/sessiondb/sessions.db].
+    /// The database file, or a team store's postgres:// URL (give its password in PGPASSWORD
+    /// or ~/.pgpass: one in the URL is visible to every user in `ps`; libpq's key=value form
+    /// is refused) [default: $SESSIONDB_PATH, else $XDG_DATA_HOME/sessiondb/sessions.db,
+    /// else ~/.local/share/sessiondb/sessions.db].
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
 

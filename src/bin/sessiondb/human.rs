@@ -136,8 +136,8 @@ pub fn unique_prefix_len(id: &str, before: Option<&str>, after: Option<&str>, mi
 }
 
 /// Transcript text made safe for one line of a terminal: line breaks and tabs become
-/// spaces, other control characters (escape sequences included) become `�`, and runs of
-/// spaces collapse.
+/// spaces, other control characters (escape sequences included) become `�`, bidirectional
+/// controls `[U+202E]`, and runs of spaces collapse.
 pub fn one_line(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut space = false;
@@ -145,6 +145,11 @@ pub fn one_line(text: &str) -> String {
         let c = match c {
             '\n' | '\r' | '\t' => ' ',
             c if c.is_control() => '\u{FFFD}',
+            c if is_bidi_control(c) => {
+                push_code_point(&mut out, c);
+                space = false;
+                continue;
+            }
             c => c,
         };
         if c == ' ' {
@@ -161,27 +166,47 @@ pub fn one_line(text: &str) -> String {
 }
 
 /// Transcript text made safe for one line, as it is otherwise (no trimming, no collapsing):
-/// line breaks and tabs become spaces, other control characters `�`.
+/// line breaks and tabs become spaces, other control characters `�`, bidirectional controls
+/// `[U+202E]`.
 pub fn inline(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' | '\r' | '\t' => ' ',
-            c if c.is_control() => '\u{FFFD}',
-            c => c,
-        })
-        .collect()
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if c.is_control() => out.push('\u{FFFD}'),
+            c if is_bidi_control(c) => push_code_point(&mut out, c),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Bidirectional controls, which would reorder the text around them on a terminal (an RTL
+/// override makes `exe.txt` read as `txt.exe`): the set the web pages show as code points
+/// (`serve::web::html`), shown the same way here (issue 28, item 7).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// Appends `c` as visible text: `[U+202E]`.
+fn push_code_point(out: &mut String, c: char) {
+    out.push_str(&format!("[U+{:04X}]", u32::from(c)));
 }
 
 /// Transcript text made safe for a terminal over several lines: line breaks and tabs kept,
-/// other control characters (escape sequences included) shown as `�`.
+/// other control characters (escape sequences included) shown as `�`, bidirectional controls
+/// as `[U+202E]`.
 pub fn safe_text(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' | '\t' => c,
-            c if c.is_control() => '\u{FFFD}',
-            c => c,
-        })
-        .collect()
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => out.push('\u{FFFD}'),
+            c if is_bidi_control(c) => push_code_point(&mut out, c),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Columns `text` takes on a terminal.
@@ -225,6 +250,16 @@ pub fn words(text: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn bidi_controls_are_shown_as_code_points() {
+        assert_eq!(
+            super::one_line(" a\u{202E}txt.exe\u{1b}[0m "),
+            "a[U+202E]txt.exe\u{FFFD}[0m"
+        );
+        assert_eq!(super::inline("x\u{2066}y\n"), "x[U+2066]y ");
+        assert_eq!(super::safe_text("x\u{200F}y\n"), "x[U+200F]y\n");
+    }
+
     use super::*;
 
     #[test]

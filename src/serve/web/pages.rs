@@ -273,12 +273,7 @@ fn session_table(h: &mut Html, list: &[SessionInfo], now: i64) {
         .raw("<th scope=\"col\" class=\"n\">Messages</th><th scope=\"col\" class=\"n\">Sub-agents</th>")
         .raw("<th scope=\"col\">Source</th></tr></thead><tbody>");
     for s in list {
-        let title = s
-            .custom_title
-            .as_deref()
-            .or(s.summary.as_deref())
-            .or(s.first_prompt.as_deref())
-            .unwrap_or(&s.session_id);
+        let title = s.title().unwrap_or(&s.session_id);
         h.raw("<tr><td class=\"title\"><a href=\"");
         super::session_href(h, &s.project, &s.session_id);
         h.raw("\">")
@@ -520,7 +515,7 @@ struct RenameBody {
 
 #[derive(Deserialize)]
 struct TagBody {
-    /// The new tag; empty or absent clears it.
+    /// The new tag; null or absent clears it, an empty one is refused.
     tag: Option<String>,
 }
 
@@ -571,7 +566,8 @@ pub(crate) async fn rename(
     .await
 }
 
-/// `POST /session/P/S/tag {"tag": …}` (empty or null clears).
+/// `POST /session/P/S/tag {"tag": …}` (null clears; an empty tag is refused, as the CLI
+/// refuses it).
 pub(crate) async fn tag(
     State(state): State<WebState>,
     Path(path): Path<(String, String)>,
@@ -580,8 +576,13 @@ pub(crate) async fn tag(
 ) -> Response {
     session_action(state, path, &headers, move |db, session| {
         let body: TagBody = parse(&body)?;
-        let tag = body.tag.as_deref().map(str::trim).filter(|t| !t.is_empty());
-        db.tag_session(session, tag)?;
+        // As the CLI: a tag is not empty (`tag S ""` is refused); null clears.
+        if body.tag.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err(Error::Invalid(
+                "tag must be non-empty (Clear tag removes it)".to_owned(),
+            ));
+        }
+        db.tag_session(session, body.tag.as_deref().map(str::trim))?;
         Ok(serde_json::json!({ "ok": true }))
     })
     .await

@@ -12,6 +12,7 @@ pub fn run(db: &Path, args: BackupArgs) -> anyhow::Result<()> {
         if args.json {
             return print_json(&report);
         }
+        note_stale(report.stale_temporaries_removed);
         eprintln!(
             "backed up {} to {} ({} bytes, pg_dump's custom format: pg_restore reads it back)",
             report.source,
@@ -25,6 +26,7 @@ pub fn run(db: &Path, args: BackupArgs) -> anyhow::Result<()> {
     if args.json {
         return print_json(&report);
     }
+    note_stale(report.stale_temporaries_removed);
     eprintln!(
         "backed up {} to {} ({} bytes)",
         report.source.display(),
@@ -32,4 +34,14 @@ pub fn run(db: &Path, args: BackupArgs) -> anyhow::Result<()> {
         report.bytes
     );
     Ok(())
+}
+
+/// Says when earlier, killed backups' temporary files were removed.
+fn note_stale(removed: u64) {
+    if removed > 0 {
+        eprintln!(
+            "removed {} left beside the destination by a backup that was killed",
+            crate::human::plural(removed, "temporary file", "temporary files")
+        );
+    }
 }

@@ -55,6 +55,14 @@ pub fn run(db: &Path, args: ImportArgs) -> anyhow::Result<()> {
             )
         ));
     }
+    for named in &report.named_by_records {
+        style::note(format_args!(
+            "{}: the file name is not a session id; stored as session {}, the id its records \
+             carry",
+            named.path.display(),
+            named.session_id
+        ));
+    }
     for file in &report.suspicious_files {
         style::warn(format_args!(
             "{}: {} of {} {} not JSON — is this a transcript? (stored as it is)",

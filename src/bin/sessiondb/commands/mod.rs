@@ -92,18 +92,60 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
 /// `sessiondb completions SHELL`: clap_complete's script for the whole grammar.
 fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
     use clap::CommandFactory;
+    // Into memory first: clap_complete panics when a write fails (`| head`).
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "sessiondb", &mut script);
     let mut out = crate::output::stdout();
-    clap_complete::generate(shell, &mut Cli::command(), "sessiondb", &mut out);
+    std::io::Write::write_all(&mut out, &script)?;
     std::io::Write::flush(&mut out)?;
     Ok(())
 }
 
-/// `sessiondb man`: the manual page in roff.
+/// `sessiondb man`: the manual page in roff, every verb in it (clap_mangen's own page
+/// refers to a page per verb, `sessiondb-import(1)`, that nothing ships).
 fn man() -> anyhow::Result<()> {
     use clap::CommandFactory;
+    let cli = Cli::command();
+    let man = clap_mangen::Man::new(cli.clone());
+    let mut page = Vec::new();
+    man.render_title(&mut page)?;
+    man.render_name_section(&mut page)?;
+    man.render_synopsis_section(&mut page)?;
+    man.render_description_section(&mut page)?;
+    man.render_options_section(&mut page)?;
+    page.extend_from_slice(b".SH COMMANDS\n");
+    for verb in cli.get_subcommands().filter(|c| !c.is_hide_set()) {
+        man_verb(&mut page, "sessiondb", verb)?;
+    }
+    man.render_version_section(&mut page)?;
     let mut out = crate::output::stdout();
-    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    std::io::Write::write_all(&mut out, &page)?;
     std::io::Write::flush(&mut out)?;
+    Ok(())
+}
+
+/// One verb of the manual page (and its own verbs, `hooks install`): a subsection with its
+/// synopsis, description and options.
+fn man_verb(page: &mut Vec<u8>, parent: &str, verb: &clap::Command) -> anyhow::Result<()> {
+    let name = format!("{parent} {}", verb.get_name());
+    page.extend_from_slice(format!(".SS \"{name}\"\n").as_bytes());
+    let man = clap_mangen::Man::new(verb.clone().bin_name(&name));
+    let mut part = Vec::new();
+    man.render_synopsis_section(&mut part)?;
+    man.render_description_section(&mut part)?;
+    man.render_options_section(&mut part)?;
+    // The sections' headings become paragraphs inside the subsection.
+    for line in String::from_utf8_lossy(&part).lines() {
+        if line.starts_with(".SH ") {
+            page.extend_from_slice(b".PP\n");
+        } else {
+            page.extend_from_slice(line.as_bytes());
+            page.push(b'\n');
+        }
+    }
+    for inner in verb.get_subcommands().filter(|c| !c.is_hide_set()) {
+        man_verb(page, &name, inner)?;
+    }
     Ok(())
 }
 
@@ -239,8 +281,27 @@ pub fn open_db_read(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
 }
 
 fn database_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    flag.or_else(sessiondb::paths::default_database)
-        .context("no database path: pass --db PATH or set SESSIONDB_PATH (HOME is not set either)")
+    let db = flag.or_else(sessiondb::paths::default_database).context(
+        "no database path: pass --db PATH or set SESSIONDB_PATH (HOME is not set either)",
+    )?;
+    refuse_libpq_string(&db)?;
+    Ok(db)
+}
+
+/// Refuses a libpq `key=value` connection string given as `--db` (or `SESSIONDB_PATH`):
+/// it is not a file's name, and it is not repeated, since it may hold a password.
+pub fn refuse_libpq_string(db: &std::path::Path) -> anyhow::Result<()> {
+    if let Some(keyword) = db.to_str().and_then(sessiondb::pg::url::libpq_keyword) {
+        anyhow::bail!(
+            "--db (or SESSIONDB_PATH) looks like a libpq key=value connection string (it \
+             starts with `{keyword}=`; the rest is not shown, it may hold a password), which \
+             sessiondb does not read. Name a team store by URL, \
+             postgres://USER@HOST:PORT/DBNAME?sslmode=require, and give the password in \
+             PGPASSWORD or ~/.pgpass, not on the command line, where `ps` shows it to every \
+             user of the machine"
+        );
+    }
+    Ok(())
 }
 
 /// Refuses a team store URL where only a SQLite file will do (`capture --checkpoint`, which
