@@ -654,3 +654,29 @@ fn printing_verbs_exit_quietly_on_a_closed_pipe() {
         assert_eq!(stderr(&out), "", "{args:?}");
     }
 }
+
+/// Issue 31: import's summary speaks of lines, records and fields, not of the schema's rows
+/// or "unknown fields".
+#[test]
+fn the_import_summary_has_no_schema_words() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let project = dir.path().join("projects/-w");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/edge/unknown-type.jsonl");
+    std::fs::copy(&fixture, project.join(format!("{S1}.jsonl"))).expect("copy");
+    let db = dir.path().join("s.db");
+    let out = run(
+        &db,
+        &["import", &dir.path().join("projects").to_string_lossy()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("1 record of a kind sessiondb does not know yet, 2 fields sessiondb does not know yet (all kept as written)"),
+        "{text}"
+    );
+    for jargon in ["row", "unknown", "catalog", "schema"] {
+        assert!(!text.contains(jargon), "{jargon}: {text}");
+    }
+}

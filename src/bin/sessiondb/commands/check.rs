@@ -35,13 +35,21 @@ fn print_human(shown: &str, report: &CheckReport) {
     match report.vectors_checked {
         Some(vectors) => outln!(
             "checked {} and {} in {shown}",
-            plural(vectors, "search vector", "search vectors"),
-            plural(report.sessions_checked, "catalog row", "catalog rows"),
+            plural(vectors, "search index entry", "search index entries"),
+            plural(
+                report.sessions_checked,
+                "session listing",
+                "session listings"
+            ),
         ),
         None => outln!(
             "checked {}, {} and the search index in {shown}",
             plural(report.lines_checked, "line", "lines"),
-            plural(report.sessions_checked, "catalog row", "catalog rows"),
+            plural(
+                report.sessions_checked,
+                "session listing",
+                "session listings"
+            ),
         ),
     }
     if report.lines_unsummed > 0 {
@@ -74,7 +82,11 @@ fn print_human(shown: &str, report: &CheckReport) {
         if repair.catalog_rebuilt > 0 {
             outln!(
                 "repaired: {} recomputed",
-                plural(repair.catalog_rebuilt, "catalog row", "catalog rows")
+                plural(
+                    repair.catalog_rebuilt,
+                    "session listing",
+                    "session listings"
+                )
             );
         }
         for left in &repair.not_repaired {
