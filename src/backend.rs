@@ -208,16 +208,20 @@ impl Db {
         agent: Option<&str>,
         ordinal: i64,
     ) -> Result<StoredLine> {
-        let raw = match self {
+        let (raw, damaged) = match self {
             Db::Sqlite(s) => {
                 let conn = s.reader()?;
                 crate::query::session_transcript(&conn, session, agent)?
                     .map(|t| crate::query::transcript_line(&conn, t, ordinal))
                     .transpose()?
             }
+            // A team store keeps no checksums.
             Db::Postgres(p) => p.read(|tx| {
                 crate::pg::query::session_transcript(tx, session, agent)?
-                    .map(|t| crate::pg::query::transcript_line(tx, t, ordinal))
+                    .map(|t| {
+                        crate::pg::query::transcript_line(tx, t, ordinal)
+                            .map(|line| line.map(|raw| (raw, false)))
+                    })
                     .transpose()
             })?,
         }
@@ -225,7 +229,11 @@ impl Db {
         .ok_or_else(|| {
             crate::Error::NotFound(format!("no line {} in this transcript", ordinal + 1))
         })?;
-        Ok(StoredLine { ordinal, raw })
+        Ok(StoredLine {
+            ordinal,
+            raw,
+            damaged,
+        })
     }
 
     /// Whether a project folder of this exact name is stored.

@@ -84,6 +84,9 @@ pub struct ImportReport {
     /// Lines written by sessiondb (append, tag, rename, a SessionStore append) into
     /// transcripts whose source file was found rewritten, carried over to the new version.
     pub local_rows_kept: u64,
+    /// Transcripts named on the command line whose file name is not a session id, stored
+    /// under the id their records carry.
+    pub named_by_records: Vec<NamedByRecords>,
 }
 
 impl ImportReport {
@@ -102,6 +105,7 @@ impl ImportReport {
         let room = MAX_REPORTED_LINES.saturating_sub(self.malformed.len());
         self.malformed.extend(part.malformed.into_iter().take(room));
         self.suspicious_files.extend(part.suspicious_files);
+        self.named_by_records.extend(part.named_by_records);
         self.unknown_types += part.unknown_types;
         self.unknown_fields += part.unknown_fields;
         self.vanished_files += part.vanished_files;
@@ -112,6 +116,16 @@ impl ImportReport {
         self.symlinks_skipped += part.symlinks_skipped;
         self.local_rows_kept += part.local_rows_kept;
     }
+}
+
+/// A transcript named on the command line whose file name is not a session id (`copy.jsonl`),
+/// stored under the session id its records carry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NamedByRecords {
+    /// The source file.
+    pub path: PathBuf,
+    /// The session id it is stored under.
+    pub session_id: String,
 }
 
 /// A file imported whole although most of its lines are not JSON objects: nothing is lost,

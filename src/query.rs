@@ -169,6 +169,18 @@ pub struct SessionInfo {
     pub origin_user: Option<String>,
 }
 
+impl SessionInfo {
+    /// The title people see: the custom (or AI) title, else the first prompt, else
+    /// `summary`. Not `summary` first: the Agent SDK's summary is the *last* prompt of a
+    /// session without a custom title, so a title built on it changes with every turn.
+    pub fn title(&self) -> Option<&str> {
+        self.custom_title
+            .as_deref()
+            .or(self.first_prompt.as_deref())
+            .or(self.summary.as_deref())
+    }
+}
+
 const INFO_COLUMNS: &str = "SELECT c.session_id, c.summary, c.last_modified, c.file_size,
         c.custom_title, c.first_prompt, c.git_branch, coalesce(c.cwd, ?1), c.tag, c.created_at,
         p.key, c.listed, c.ai_title, c.message_count, c.subagent_count, c.source_state,
@@ -541,6 +553,10 @@ pub struct StoredLine {
     pub ordinal: i64,
     /// The line as stored, without its line ending.
     pub raw: Vec<u8>,
+    /// Whether the line no longer matches the checksum stored with it (damaged in the
+    /// database; `sessiondb check --repair` reads it again). Always false on a team store,
+    /// which keeps no checksums.
+    pub damaged: bool,
 }
 
 /// The live lines of one transcript, in file order.
@@ -549,18 +565,24 @@ pub struct StoredLine {
 /// Fails on a database error.
 pub fn transcript_lines(conn: &Connection, transcript_id: i64) -> Result<Vec<StoredLine>> {
     let out = conn
-        .prepare_cached("SELECT ordinal, raw FROM rows WHERE transcript_id = ?1 ORDER BY ordinal")?
+        .prepare_cached(
+            "SELECT ordinal, raw, checksum FROM rows WHERE transcript_id = ?1 ORDER BY ordinal",
+        )?
         .query_map([transcript_id], |r| {
+            let raw: Vec<u8> = r.get(1)?;
+            let damaged = !crate::integrity::verify(&raw, r.get(2)?);
             Ok(StoredLine {
                 ordinal: r.get(0)?,
-                raw: r.get(1)?,
+                raw,
+                damaged,
             })
         })?
         .collect::<rusqlite::Result<_>>()?;
     Ok(out)
 }
 
-/// One line of a transcript by its position.
+/// One line of a transcript by its position, and whether it is damaged (see
+/// [`StoredLine::damaged`]).
 ///
 /// # Errors
 /// Fails on a database error.
@@ -568,10 +590,14 @@ pub fn transcript_line(
     conn: &Connection,
     transcript_id: i64,
     ordinal: i64,
-) -> Result<Option<Vec<u8>>> {
+) -> Result<Option<(Vec<u8>, bool)>> {
     Ok(conn
-        .prepare_cached("SELECT raw FROM rows WHERE transcript_id = ?1 AND ordinal = ?2")?
-        .query_row(params![transcript_id, ordinal], |r| r.get(0))
+        .prepare_cached("SELECT raw, checksum FROM rows WHERE transcript_id = ?1 AND ordinal = ?2")?
+        .query_row(params![transcript_id, ordinal], |r| {
+            let raw: Vec<u8> = r.get(0)?;
+            let damaged = !crate::integrity::verify(&raw, r.get(1)?);
+            Ok((raw, damaged))
+        })
         .optional()?)
 }
 

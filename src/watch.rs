@@ -23,7 +23,7 @@ pub const QUIET: Duration = Duration::from_millis(300);
 pub const MAX_WAIT: Duration = Duration::from_secs(2);
 
 /// Whether a name is a Claude Code session id (spec §1.5: a UUID, any case).
-fn is_session_id(name: &str) -> bool {
+pub(crate) fn is_session_id(name: &str) -> bool {
     let bytes = name.as_bytes();
     bytes.len() == 36
         && bytes.iter().enumerate().all(|(i, b)| match i {

@@ -82,6 +82,9 @@ pub struct Discovery {
     /// Symbolic links inside the scanned folders: never followed, so that a link in a
     /// projects tree cannot pull in `/etc` or a tree elsewhere.
     pub skipped_links: Vec<PathBuf>,
+    /// Transcripts named by path whose file name is not a session id, given the id their
+    /// records carry (see [`discover`]).
+    pub named_by_records: Vec<crate::model::NamedByRecords>,
 }
 
 /// Finds the transcripts and session files under `path`: a `.jsonl` file, a project folder
@@ -94,7 +97,19 @@ pub fn discover(path: &Path) -> Result<Discovery> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     let mut found = Discovery::default();
     if meta.is_file() {
-        found.sources.push(classify_file(path)?);
+        let mut source = classify_file(path)?;
+        // `import copy.jsonl`: Claude Code names a transcript by its session id, and every
+        // record carries it; a file renamed by hand keeps its session.
+        if source.kind == SourceKind::Main && !crate::watch::is_session_id(&source.session) {
+            if let Some(id) = recorded_session_id(&source.path)? {
+                found.named_by_records.push(crate::model::NamedByRecords {
+                    path: source.path.clone(),
+                    session_id: id.clone(),
+                });
+                source.session = id;
+            }
+        }
+        found.sources.push(source);
     } else if is_project_dir(path)? {
         discover_project(path, &mut found)?;
     } else {
@@ -108,6 +123,59 @@ pub fn discover(path: &Path) -> Result<Discovery> {
         }
     }
     Ok(found)
+}
+
+/// Leaves a file named by its records under its own name when another main transcript of
+/// the same import is already that session's (two copies of one session named on one
+/// command line): one file per session transcript.
+pub(crate) fn settle_names(found: &mut Discovery) {
+    let mut named: std::collections::HashSet<(String, String)> = found
+        .sources
+        .iter()
+        .filter(|s| s.kind == SourceKind::Main)
+        .filter(|s| !found.named_by_records.iter().any(|n| n.path == s.path))
+        .map(|s| (s.project.clone(), s.session.clone()))
+        .collect();
+    let mut kept = Vec::new();
+    for source in &mut found.sources {
+        let Some(at) = found
+            .named_by_records
+            .iter()
+            .position(|n| n.path == source.path)
+        else {
+            continue;
+        };
+        if named.insert((source.project.clone(), source.session.clone())) {
+            kept.push(found.named_by_records[at].clone());
+        } else {
+            source.session = file_stem(&source.path);
+        }
+    }
+    found.named_by_records = kept;
+}
+
+/// Keeps a file named by its records in the session an earlier import stored it under
+/// (`stored_under` reads the ledger): a file imported before its first message was written
+/// kept its name, and must not become a second session as it grows.
+pub(crate) fn keep_stored_names(
+    found: &mut Discovery,
+    stored_under: impl Fn(&str) -> Result<Option<String>>,
+) -> Result<()> {
+    let mut kept = Vec::new();
+    for named in std::mem::take(&mut found.named_by_records) {
+        match stored_under(&path_key(&named.path))? {
+            Some(before) if before != named.session_id => {
+                for source in &mut found.sources {
+                    if source.path == named.path {
+                        source.session = before.clone();
+                    }
+                }
+            }
+            _ => kept.push(named),
+        }
+    }
+    found.named_by_records = kept;
+    Ok(())
 }
 
 /// Whether `path` is a folder, not following a symbolic link.
@@ -167,6 +235,35 @@ fn classify_file(path: &Path) -> Result<Source> {
         kind: SourceKind::Main,
         path: abs,
     })
+}
+
+/// The session a transcript's records say they belong to: the `sessionId` of its first user
+/// or assistant record outside sub-agents, when that is a session id. The first, not the
+/// last: it stays the same as the file grows (a transcript continued by an old CLI holds
+/// the older session's records first, then its own).
+fn recorded_session_id(path: &Path) -> Result<Option<String>> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut found = None;
+    for line in std::io::BufReader::new(file).split(b'\n') {
+        let line = line.map_err(|e| Error::io(path, e))?;
+        if memchr::memmem::find(&line, b"\"sessionId\"").is_none() {
+            continue;
+        }
+        let Ok(record) = serde_json::from_slice::<Value>(&line) else {
+            continue;
+        };
+        let kind = record.get("type").and_then(Value::as_str);
+        let sidechain = record.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        match record.get("sessionId").and_then(Value::as_str) {
+            Some(id) if matches!(kind, Some("user" | "assistant")) && !sidechain => {
+                found = Some(id.to_owned());
+                break;
+            }
+            _ => {}
+        }
+    }
+    Ok(found.filter(|id| crate::watch::is_session_id(id)))
 }
 
 fn file_stem(path: &Path) -> String {
@@ -536,10 +633,24 @@ pub fn import_paths_with(
         let more = discover(path)?;
         found.sources.extend(more.sources);
         found.skipped_links.extend(more.skipped_links);
+        found.named_by_records.extend(more.named_by_records);
         if path.is_dir() {
             scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
         }
     }
+    settle_names(&mut found);
+    keep_stored_names(&mut found, |path| {
+        Ok(store
+            .reader()?
+            .prepare_cached(
+                "SELECT s.session_id FROM source_files f
+                 JOIN transcripts t ON t.id = f.transcript_id
+                 JOIN sessions s ON s.id = t.session_id
+                 WHERE f.path = ?1 ORDER BY f.rowid DESC LIMIT 1",
+            )?
+            .query_row([path], |r| r.get(0))
+            .optional()?)
+    })?;
     let how = How {
         limits,
         inline: false,
@@ -716,6 +827,7 @@ fn import_sources(
     let mut report = ImportReport {
         files: found.sources.len() as u64,
         symlinks_skipped: found.skipped_links.len() as u64,
+        named_by_records: found.named_by_records.clone(),
         ..ImportReport::default()
     };
     let mut sources = Vec::with_capacity(found.sources.len());

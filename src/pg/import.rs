@@ -46,10 +46,25 @@ pub fn import_paths(
         let more = import::discover(path)?;
         found.sources.extend(more.sources);
         found.skipped_links.extend(more.skipped_links);
+        found.named_by_records.extend(more.named_by_records);
         if path.is_dir() {
             scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
         }
     }
+    import::settle_names(&mut found);
+    let host = store.origin().host.clone();
+    import::keep_stored_names(&mut found, |path| {
+        store.read(|tx| {
+            let stmt = prepared(
+                tx,
+                "SELECT s.session_id FROM source_files f
+                 JOIN transcripts t ON t.id = f.transcript_id
+                 JOIN sessions s ON s.id = t.session_id
+                 WHERE f.host = $1 AND f.path = $2 LIMIT 1",
+            )?;
+            Ok(tx.query_opt(&stmt, &[&host, &path])?.map(|r| r.get(0)))
+        })
+    })?;
     let mut report = import_discovered(store, &found, progress)?;
     report.vanished_files = mark_vanished(store, &gone_under(store, &scanned_dirs)?)?;
     Ok(finished(report, started, progress))
@@ -89,6 +104,7 @@ fn import_discovered(
     let sources = &found.sources;
     let mut report = ImportReport {
         symlinks_skipped: found.skipped_links.len() as u64,
+        named_by_records: found.named_by_records.clone(),
         files: sources.len() as u64,
         ..ImportReport::default()
     };

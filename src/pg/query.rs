@@ -385,6 +385,7 @@ pub fn transcript_lines(tx: &mut Transaction<'_>, transcript: i64) -> Result<Vec
         .map(|r| StoredLine {
             ordinal: r.get(0),
             raw: r.get(1),
+            damaged: false,
         })
         .collect())
 }

@@ -334,3 +334,39 @@ fn every_writer_stores_checksums_and_lines_from_before_v10_are_summed_by_repair(
     assert_eq!(report["lines_checked"], total);
     assert_eq!(report["lines_unsummed"], 0);
 }
+
+/// Issue 28 item 18: the viewer's transcript page and the line's own page mark a line whose
+/// checksum fails and say how to repair it (download, resume and the API refuse it).
+#[test]
+fn the_viewer_marks_a_damaged_line_and_says_how_to_repair_it() {
+    let f = Fixture::new();
+    // A byte changed inside the second line, its checksum kept: what a bad disk does.
+    let changed = f
+        .sql()
+        .execute(
+            "UPDATE rows SET raw = CAST(replace(CAST(raw AS TEXT), '\"user\"', '\"usEr\"') AS BLOB)
+             WHERE ordinal = 1 AND transcript_id = (SELECT t.id FROM transcripts t
+                 JOIN sessions s ON s.id = t.session_id
+                 WHERE s.session_id = ?1 AND t.subpath = '')",
+            [SESSION],
+        )
+        .expect("damage");
+    assert_eq!(changed, 1);
+    let store = sessiondb::Store::open(&f.db).expect("open");
+    let server = crate::serve::Server::start(store, sessiondb::serve::http::Config::default());
+    let session = format!("/session/{PROJECT}/{SESSION}");
+    let mark = "does not match its checksum";
+    let page = crate::web::get(server.addr, &session);
+    assert_eq!(page.status, 200);
+    assert_eq!(page.body.matches(mark).count(), 1, "{}", page.body);
+    assert!(page.body.contains("Line 2 does not match"), "{}", page.body);
+    assert!(page.body.contains("sessiondb check --repair"));
+    let record = crate::web::get(server.addr, &format!("{session}/record/1"));
+    assert_eq!(record.status, 200);
+    assert!(record.body.contains(mark) && record.body.contains("check --repair"));
+    let fold = crate::web::get(server.addr, &format!("{session}/record/1?fragment=1"));
+    assert!(fold.body.contains(mark), "{}", fold.body);
+    // Another line of the same session is not marked.
+    let other = crate::web::get(server.addr, &format!("{session}/record/0"));
+    assert!(!other.body.contains(mark));
+}

@@ -475,6 +475,14 @@ fn completions_man_page_and_version() {
         &text[..text.len().min(300)]
     );
     assert!(text.contains("completions"));
+    // Every verb in the one page (issue 31), its own verbs too; no page it does not ship.
+    for verb in ["import", "search", "hooks install", "config get", "stats"] {
+        assert!(
+            text.contains(&format!(".SS \"sessiondb {verb}\"")),
+            "{verb}"
+        );
+    }
+    assert!(!text.contains("sessiondb\\-"), "refers to per-verb pages");
     let out = bin().arg("--version").output().expect("run");
     let text = stdout(&out);
     let (schema, _) = sessiondb::schema::newest_known();
@@ -543,6 +551,38 @@ fn on_a_terminal_titles_are_cut_search_is_coloured_and_messages_are_paged() {
     assert!(!text.contains("PAGED:") && text.contains("── "), "{text:?}");
 }
 
+/// Issue 31: the title people see does not follow the last prompt (the SDK's `summary`,
+/// which changes every turn) when the session has a first prompt; `--json` keeps the SDK's
+/// `summary` as it is.
+#[test]
+fn titles_stay_on_the_first_prompt_not_the_last() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let project = dir.path().join("projects/-w");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let text = crate::support::user_line(S1, "u1", None, "the first question")
+        + &crate::support::assistant_record(S1, "a1", "u1", "an answer")
+        + "\n{\"type\":\"last-prompt\",\"lastPrompt\":\"the latest question\",\"sessionId\":\""
+        + S1
+        + "\"}\n";
+    std::fs::write(project.join(format!("{S1}.jsonl")), text).expect("write");
+    let db = dir.path().join("s.db");
+    let out = run(
+        &db,
+        &["import", &dir.path().join("projects").to_string_lossy()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&run(&db, &["sessions"]));
+    assert!(table.contains("the first question"), "{table}");
+    assert!(!table.contains("the latest question"), "{table}");
+    let info = stdout(&run(&db, &["info", S1]));
+    assert!(info.contains("the first question"), "{info}");
+    let json: Value = serde_json::from_str(&stdout(&run(&db, &["sessions", "--json"]))).unwrap();
+    assert_eq!(
+        json[0]["summary"], "the latest question",
+        "the SDK's field is unchanged"
+    );
+}
+
 /// Issue 28 item 7: a title holding bidirectional controls (an RTL override that makes
 /// `exe.txt` read as `txt.exe`) is listed with them shown as code points, as the web pages
 /// show them; escape sequences become `�`.
@@ -565,4 +605,78 @@ fn sessions_show_bidi_and_control_characters_escaped() {
     assert!(text.contains("report[U+202E]txt.exe"), "{text}");
     assert!(!text.contains('\u{202E}'), "{text}");
     assert!(!text.contains('\u{1b}'), "{text}");
+}
+
+/// Issue 31: a printing verb whose reader went away (`| head -c1`) exits 0 and prints
+/// nothing on stderr (no panic, no "Broken pipe"). The pipe's reading end is closed before
+/// the verb starts, so every write fails, whatever the size of the output.
+#[test]
+fn printing_verbs_exit_quietly_on_a_closed_pipe() {
+    let (dir, db) = samples_at(OLD);
+    let db = db.to_string_lossy().into_owned();
+    let verbs: &[&[&str]] = &[
+        &["completions", "bash"],
+        &["completions", "zsh"],
+        &["completions", "fish"],
+        &["completions", "powershell"],
+        &["man"],
+        &["--help"],
+        &["sessions"],
+        &["sessions", "--json"],
+        &["info", S1],
+        &["info", S1, "--json"],
+        &["messages", S1, "--no-pager"],
+        &["messages", S1, "--json"],
+        &["agents", S2],
+        &["search", "forecast"],
+        &["search", "forecast", "--json"],
+        &["resume", S1],
+        &["resume", S1, "--api"],
+        &["export", S1],
+        &["check"],
+        &["stats"],
+        &["config", "get", "write_back"],
+        &["config", "path"],
+        &["hooks", "status"],
+    ];
+    for args in verbs {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let out = bin()
+            .args(["--db", &db])
+            .args(*args)
+            .env("CLAUDE_CONFIG_DIR", dir.path().join("claude"))
+            .env("XDG_CONFIG_HOME", dir.path().join("config"))
+            .stdout(writer)
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{args:?}");
+    }
+}
+
+/// Issue 31: import's summary speaks of lines, records and fields, not of the schema's rows
+/// or "unknown fields".
+#[test]
+fn the_import_summary_has_no_schema_words() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let project = dir.path().join("projects/-w");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/edge/unknown-type.jsonl");
+    std::fs::copy(&fixture, project.join(format!("{S1}.jsonl"))).expect("copy");
+    let db = dir.path().join("s.db");
+    let out = run(
+        &db,
+        &["import", &dir.path().join("projects").to_string_lossy()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("1 record of a kind sessiondb does not know yet, 2 fields sessiondb does not know yet (all kept as written)"),
+        "{text}"
+    );
+    for jargon in ["row", "unknown", "catalog", "schema"] {
+        assert!(!text.contains(jargon), "{jargon}: {text}");
+    }
 }

@@ -76,8 +76,12 @@ fn unknown_types_and_fields_are_counted_and_kept() {
     let report = import(&store, &[&file]);
     assert_eq!(report.unknown_types, 1);
     assert_eq!(report.unknown_fields, 2);
+    // Stored under the session its records carry (the file name is not a session id).
+    let [named] = report.named_by_records.as_slice() else {
+        panic!("{:?}", report.named_by_records)
+    };
     assert_eq!(
-        export_main(&store, "unknown-type"),
+        export_main(&store, &named.session_id),
         std::fs::read(&file).expect("read")
     );
 }
@@ -490,4 +494,58 @@ fn a_line_session_id_is_projected_only_when_it_is_another_session() {
         .collect();
     assert_eq!(projected, want);
     assert_eq!(export_main(&store, "s1"), text.as_bytes());
+}
+
+/// `import copy.jsonl` (issue 31): a file named by hand keeps the session its records name
+/// (the first user or assistant record's `sessionId`; a progress record of another session
+/// before it does not count), and says so; a file whose records name none keeps its name;
+/// the bytes are stored as they are.
+#[test]
+fn a_file_not_named_by_a_session_id_takes_the_id_its_records_carry() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("s.db");
+    let old = "0f0f0f0f-0000-4000-8000-000000000001";
+    let id = "7c7c7c7c-0000-4000-8000-000000000002";
+    let copy = dir.path().join("copy.jsonl");
+    let progress = serde_json::json!({"type": "progress", "sessionId": old, "uuid": "p0"});
+    let text = progress.to_string()
+        + "\n"
+        + &user_line(id, "u2", None, "the question")
+        + &assistant_record(id, "a3", "u2", "answer")
+        + "\n";
+    std::fs::write(&copy, &text).expect("write");
+    let notes = dir.path().join("notes.jsonl");
+    std::fs::write(
+        &notes,
+        "{\"type\":\"summary\",\"summary\":\"no session here\"}\n",
+    )
+    .expect("write");
+    for (file, expected) in [(&copy, id), (&notes, "notes")] {
+        let out = sessiondb(&db, &[Path::new("import"), file.as_path()]);
+        assert_success(&out);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            err.contains(&format!("stored as session {id}, the id its records carry")),
+            expected == id,
+            "{err}"
+        );
+        let listed: Vec<serde_json::Value> =
+            serde_json::from_slice(&sessiondb_ok(&db, &["sessions", "--all", "--json"]))
+                .expect("json");
+        assert!(
+            listed.iter().any(|s| s["session_id"] == expected),
+            "{expected} not among {listed:?}"
+        );
+    }
+    let exported = sessiondb_ok(&db, &["export", id]);
+    assert_eq!(exported, text.as_bytes());
+    let listed = String::from_utf8(sessiondb_ok(&db, &["sessions", "--all", "--json"])).unwrap();
+    assert!(!listed.contains("\"copy\""), "{listed}");
+    // A file imported under its name (no message yet) keeps that session as it grows.
+    let mut grown = std::fs::read(&notes).expect("read");
+    grown.extend_from_slice(user_line(id, "u9", None, "later").as_bytes());
+    std::fs::write(&notes, &grown).expect("write");
+    let out = sessiondb(&db, &[Path::new("import"), notes.as_path()]);
+    assert_success(&out);
+    assert_eq!(sessiondb_ok(&db, &["export", "notes"]), grown);
 }

@@ -314,3 +314,29 @@ fn reindex_rebuilds_the_projection_to_the_same_answers() {
         assert!(before["session"].as_array().is_some_and(|a| !a.is_empty()));
     }
 }
+
+/// A session with no billed response costs `$0.00`, not `$-0.00` (a float sum of nothing
+/// is negative zero).
+#[test]
+fn statusline_prints_no_cost_as_zero() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("s.db");
+    sessiondb_ok(&db, &["import", samples().to_str().expect("path")]);
+    let mut child = sessiondb_command(&db)
+        .arg("statusline")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run statusline");
+    std::io::Write::write_all(
+        child.stdin.as_mut().expect("stdin"),
+        br#"{"session_id":"ffffffff-0000-4000-8000-000000000000"}"#,
+    )
+    .expect("write stdin");
+    drop(child.stdin.take());
+    let out = child.wait_with_output().expect("statusline ends");
+    let line = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(out.status.success(), "{line}");
+    assert!(line.starts_with("$0.00 session · "), "{line}");
+    assert!(!line.contains("$-"), "{line}");
+}

@@ -158,8 +158,12 @@ fn write_back_refuses_when_the_file_moved_on_and_changes_nothing() {
 #[test]
 fn config_write_back_makes_it_the_default() {
     let s = Setup::new();
+    // Unset is not `false` (issue 31): the verbs then write back when the file is there.
     let out = s.run(&["config", "get", "write_back"], b"");
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "false");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "unset: rename, tag and fork write back when the session's file is there; append does not"
+    );
     assert_success(&s.run(&["config", "set", "write_back", "true"], b""));
     let out = s.run(&["config", "get", "write_back"], b"");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "true");

@@ -45,6 +45,27 @@ pub fn stdout() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
     std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock())
 }
 
+/// `println!` for a verb's output, but a reader that went away (`| head`) ends the process
+/// quietly with status 0, as with every other write of a verb's output (see
+/// [`is_broken_pipe`]); `println!` would panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::output::print_line(format_args!($($arg)*))
+    };
+}
+pub(crate) use outln;
+
+/// One line on stdout (see [`outln`]).
+pub fn print_line(text: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(text).and_then(|()| out.write_all(b"\n")) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        panic!("failed printing to stdout: {e}");
+    }
+}
+
 /// Exit status 1 with no message: a search that found nothing (as grep and ripgrep do).
 #[derive(Debug)]
 pub struct NothingFound;

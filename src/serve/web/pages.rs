@@ -273,12 +273,7 @@ fn session_table(h: &mut Html, list: &[SessionInfo], now: i64) {
         .raw("<th scope=\"col\" class=\"n\">Messages</th><th scope=\"col\" class=\"n\">Sub-agents</th>")
         .raw("<th scope=\"col\">Source</th></tr></thead><tbody>");
     for s in list {
-        let title = s
-            .custom_title
-            .as_deref()
-            .or(s.summary.as_deref())
-            .or(s.first_prompt.as_deref())
-            .unwrap_or(&s.session_id);
+        let title = s.title().unwrap_or(&s.session_id);
         h.raw("<tr><td class=\"title\"><a href=\"");
         super::session_href(h, &s.project, &s.session_id);
         h.raw("\">")

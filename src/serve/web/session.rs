@@ -70,6 +70,7 @@ pub(crate) async fn page_handler(
                         value: Some(m.clone()),
                         raw: None,
                         ordinal: None,
+                        damaged: false,
                     })
                     .collect(),
                 Err(_) => Vec::new(),
@@ -539,6 +540,11 @@ pub(crate) async fn record_page(
             match &records[0].value {
                 Some(v) => renderer.record_fold_body(&mut h, 0, v),
                 None => {
+                    if records[0].damaged {
+                        h.raw("<p class=\"damaged\">This line")
+                            .raw(super::render::DAMAGED)
+                            .raw("</p>");
+                    }
                     h.raw("<pre>");
                     let raw = records[0].raw.as_deref().unwrap_or(b"");
                     renderer.cut_text(
@@ -552,6 +558,7 @@ pub(crate) async fn record_page(
             }
             return Ok(fragment_answer(h));
         }
+        let damaged = line.damaged;
         let raw = line.raw;
         if params.raw.is_some() {
             let mut response = raw.into_response();
@@ -602,6 +609,11 @@ pub(crate) async fn record_page(
             .raw(" bytes · <a download href=\"")
             .append(&link)
             .raw("raw=1\">Download the line</a></p>");
+        if damaged {
+            h.raw("<p class=\"damaged\">This line")
+                .raw(super::render::DAMAGED)
+                .raw("</p>");
+        }
         let pager = |h: &mut Html| {
             if parts > 1 {
                 h.raw("<nav class=\"pager\" aria-label=\"Parts\">");

@@ -2,6 +2,7 @@
 
 use crate::cli::CheckArgs;
 use crate::human::plural;
+use crate::output::outln;
 use crate::output::print_json;
 use sessiondb::check::CheckReport;
 use std::path::Path;
@@ -32,29 +33,37 @@ pub fn run(db: &Path, args: CheckArgs) -> anyhow::Result<()> {
 
 fn print_human(shown: &str, report: &CheckReport) {
     match report.vectors_checked {
-        Some(vectors) => println!(
+        Some(vectors) => outln!(
             "checked {} and {} in {shown}",
-            plural(vectors, "search vector", "search vectors"),
-            plural(report.sessions_checked, "catalog row", "catalog rows"),
+            plural(vectors, "search index entry", "search index entries"),
+            plural(
+                report.sessions_checked,
+                "session listing",
+                "session listings"
+            ),
         ),
-        None => println!(
+        None => outln!(
             "checked {}, {} and the search index in {shown}",
             plural(report.lines_checked, "line", "lines"),
-            plural(report.sessions_checked, "catalog row", "catalog rows"),
+            plural(
+                report.sessions_checked,
+                "session listing",
+                "session listings"
+            ),
         ),
     }
     if report.lines_unsummed > 0 {
-        println!(
+        outln!(
             "{} stored before checksums existed were not checked (check --repair sums them)",
             plural(report.lines_unsummed, "line", "lines")
         );
     }
     for problem in &report.problems {
-        println!("problem: {problem}");
+        outln!("problem: {problem}");
     }
     if let Some(repair) = &report.repair {
         for restored in &repair.restored {
-            println!(
+            outln!(
                 "repaired: line {} of {} read again from {}",
                 restored.line.line,
                 restored.line.file,
@@ -62,30 +71,34 @@ fn print_human(shown: &str, report: &CheckReport) {
             );
         }
         if repair.summed > 0 {
-            println!(
+            outln!(
                 "repaired: {} given a checksum",
                 plural(repair.summed, "line", "lines")
             );
         }
         if repair.search_index_rebuilt {
-            println!("repaired: search index rebuilt");
+            outln!("repaired: search index rebuilt");
         }
         if repair.catalog_rebuilt > 0 {
-            println!(
+            outln!(
                 "repaired: {} recomputed",
-                plural(repair.catalog_rebuilt, "catalog row", "catalog rows")
+                plural(
+                    repair.catalog_rebuilt,
+                    "session listing",
+                    "session listings"
+                )
             );
         }
         for left in &repair.not_repaired {
-            println!("not repaired: {}: {}", left.problem, left.reason);
+            outln!("not repaired: {}: {}", left.problem, left.reason);
         }
     }
     if let Some(remaining) = &report.remaining {
         for problem in remaining {
-            println!("still: {problem}");
+            outln!("still: {problem}");
         }
     }
     if report.ok {
-        println!("ok");
+        outln!("ok");
     }
 }

@@ -1,6 +1,7 @@
 //! `sessiondb config set KEY VALUE | get KEY | path`.
 
 use crate::cli::{ConfigAction, ConfigArgs};
+use crate::output::outln;
 use anyhow::Context;
 use sessiondb::config;
 
@@ -15,14 +16,19 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<()> {
         ConfigAction::Get { key } => {
             let loaded = config::load(&path)?;
             match key.as_str() {
-                "write_back" => println!("{}", loaded.write_back),
+                "write_back" if loaded.write_back_set => outln!("{}", loaded.write_back),
+                // Unset is not `false`: the verbs then write back when they can.
+                "write_back" => outln!(
+                    "unset: rename, tag and fork write back when the session's file is there; \
+                     append does not"
+                ),
                 _ => anyhow::bail!(
                     "unknown setting {key:?} (known: {})",
                     config::KEYS.join(", ")
                 ),
             }
         }
-        ConfigAction::Path => println!("{}", path.display()),
+        ConfigAction::Path => outln!("{}", path.display()),
     }
     Ok(())
 }

@@ -43,7 +43,7 @@ pub fn run(db: &Path, args: DeleteArgs) -> anyhow::Result<()> {
         report.session_id,
         super::shown(db),
         plural(report.transcripts as u64, "transcript", "transcripts"),
-        plural(report.rows as u64, "row", "rows"),
+        plural(report.rows as u64, "line", "lines"),
         plural(report.files as u64, "file", "files")
     ));
     Ok(())

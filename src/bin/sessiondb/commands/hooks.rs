@@ -1,6 +1,7 @@
 //! `sessiondb hooks install | uninstall | status`.
 
 use crate::cli::{HooksAction, HooksArgs};
+use crate::output::outln;
 use crate::output::print_json;
 use anyhow::Context;
 use sessiondb::{capture, hooks};
@@ -186,23 +187,23 @@ fn status(path: &std::path::Path, settings: &serde_json::Value, json: bool) -> a
     for warning in &warnings {
         crate::style::warn(format_args!("{warning}"));
     }
-    println!("settings: {}", path.display());
+    outln!("settings: {}", path.display());
     for hook in &installed {
         match &hook.command {
-            Some(command) => println!("{:<13} installed: {command}", hook.event),
-            None => println!("{:<13} not installed", hook.event),
+            Some(command) => outln!("{:<13} installed: {command}", hook.event),
+            None => outln!("{:<13} not installed", hook.event),
         }
     }
     match (&state.last_run, &state.last_event) {
-        (Some(at), event) => println!(
+        (Some(at), event) => outln!(
             "last capture: {at} ({})",
             event.as_deref().unwrap_or("no payload")
         ),
-        (None, _) => println!("last capture: never"),
+        (None, _) => outln!("last capture: never"),
     }
     match (&state.last_failure, &state.last_error) {
-        (Some(at), Some(error)) => println!("last failure: {at}: {}", error.escape_debug()),
-        _ => println!("last failure: never"),
+        (Some(at), Some(error)) => outln!("last failure: {at}: {}", error.escape_debug()),
+        _ => outln!("last failure: never"),
     }
     Ok(())
 }

@@ -55,6 +55,14 @@ pub fn run(db: &Path, args: ImportArgs) -> anyhow::Result<()> {
             )
         ));
     }
+    for named in &report.named_by_records {
+        style::note(format_args!(
+            "{}: the file name is not a session id; stored as session {}, the id its records \
+             carry",
+            named.path.display(),
+            named.session_id
+        ));
+    }
     for file in &report.suspicious_files {
         style::warn(format_args!(
             "{}: {} of {} {} not JSON — is this a transcript? (stored as it is)",
@@ -127,27 +135,33 @@ fn summary(out: &mut impl Write, r: &ImportReport, db: &str) -> std::io::Result<
     if r.unknown_types > 0 {
         odd.push(human::plural(
             r.unknown_types,
-            "record of an unknown type",
-            "records of unknown types",
+            "record of a kind sessiondb does not know yet",
+            "records of kinds sessiondb does not know yet",
         ));
     }
     if r.unknown_fields > 0 {
         odd.push(human::plural(
             r.unknown_fields,
-            "unknown field",
-            "unknown fields",
+            "field sessiondb does not know yet",
+            "fields sessiondb does not know yet",
         ));
     }
+    // Said in the words of the transcripts (lines, records, fields), not of the schema.
+    let kept = if r.unknown_types + r.unknown_fields > 0 {
+        " (all kept as written)"
+    } else {
+        ""
+    };
     writeln!(
         out,
-        "{}, {} new; {}",
-        human::plural(r.rows, "row", "rows"),
+        "{}, {} new; {}{kept}",
+        human::plural(r.rows, "line", "lines"),
         r.new_rows,
         odd.join(", ")
     )?;
     let vanished = if r.vanished_files > 0 {
         format!(
-            "; {} vanished (rows kept)",
+            "; {} gone from disk (their lines are kept)",
             human::plural(r.vanished_files, "source file", "source files")
         )
     } else {

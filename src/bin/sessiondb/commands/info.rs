@@ -25,7 +25,7 @@ fn show(store: &sessiondb::Db, db: &Path, args: InfoArgs) -> anyhow::Result<()> 
     let mut lines = vec![
         ("session", info.session_id.clone()),
         ("project", info.project.clone()),
-        ("title", opt(&info.summary)),
+        ("title", opt(&info.title().map(str::to_owned))),
         ("custom title", opt(&info.custom_title)),
         ("AI title", opt(&info.ai_title)),
         ("first prompt", opt(&info.first_prompt)),

@@ -2,6 +2,7 @@
 //! restore, then hand the session to Claude Code.
 
 use crate::cli::LaunchArgs;
+use crate::output::outln;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
@@ -56,7 +57,7 @@ pub fn run(db: &Path, args: LaunchArgs) -> anyhow::Result<()> {
             .iter()
             .map(|w| sessiondb::hooks::shell_quote(w))
             .collect();
-        println!(
+        outln!(
             "cd {} && {}",
             sessiondb::hooks::shell_quote(&real.to_string_lossy()),
             words.join(" ")

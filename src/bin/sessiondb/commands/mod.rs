@@ -92,18 +92,60 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
 /// `sessiondb completions SHELL`: clap_complete's script for the whole grammar.
 fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
     use clap::CommandFactory;
+    // Into memory first: clap_complete panics when a write fails (`| head`).
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "sessiondb", &mut script);
     let mut out = crate::output::stdout();
-    clap_complete::generate(shell, &mut Cli::command(), "sessiondb", &mut out);
+    std::io::Write::write_all(&mut out, &script)?;
     std::io::Write::flush(&mut out)?;
     Ok(())
 }
 
-/// `sessiondb man`: the manual page in roff.
+/// `sessiondb man`: the manual page in roff, every verb in it (clap_mangen's own page
+/// refers to a page per verb, `sessiondb-import(1)`, that nothing ships).
 fn man() -> anyhow::Result<()> {
     use clap::CommandFactory;
+    let cli = Cli::command();
+    let man = clap_mangen::Man::new(cli.clone());
+    let mut page = Vec::new();
+    man.render_title(&mut page)?;
+    man.render_name_section(&mut page)?;
+    man.render_synopsis_section(&mut page)?;
+    man.render_description_section(&mut page)?;
+    man.render_options_section(&mut page)?;
+    page.extend_from_slice(b".SH COMMANDS\n");
+    for verb in cli.get_subcommands().filter(|c| !c.is_hide_set()) {
+        man_verb(&mut page, "sessiondb", verb)?;
+    }
+    man.render_version_section(&mut page)?;
     let mut out = crate::output::stdout();
-    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    std::io::Write::write_all(&mut out, &page)?;
     std::io::Write::flush(&mut out)?;
+    Ok(())
+}
+
+/// One verb of the manual page (and its own verbs, `hooks install`): a subsection with its
+/// synopsis, description and options.
+fn man_verb(page: &mut Vec<u8>, parent: &str, verb: &clap::Command) -> anyhow::Result<()> {
+    let name = format!("{parent} {}", verb.get_name());
+    page.extend_from_slice(format!(".SS \"{name}\"\n").as_bytes());
+    let man = clap_mangen::Man::new(verb.clone().bin_name(&name));
+    let mut part = Vec::new();
+    man.render_synopsis_section(&mut part)?;
+    man.render_description_section(&mut part)?;
+    man.render_options_section(&mut part)?;
+    // The sections' headings become paragraphs inside the subsection.
+    for line in String::from_utf8_lossy(&part).lines() {
+        if line.starts_with(".SH ") {
+            page.extend_from_slice(b".PP\n");
+        } else {
+            page.extend_from_slice(line.as_bytes());
+            page.push(b'\n');
+        }
+    }
+    for inner in verb.get_subcommands().filter(|c| !c.is_hide_set()) {
+        man_verb(page, &name, inner)?;
+    }
     Ok(())
 }
 
@@ -312,11 +354,12 @@ pub fn project_key(arg: &str) -> String {
     sessiondb::paths::project_argument(arg).0
 }
 
-/// The project folder Claude Code uses for a directory: its real path, sanitized. A
-/// directory that does not exist on this machine (a session made elsewhere) is taken as
-/// written, made absolute: only its sanitized form matters.
+/// The project folder Claude Code uses for a directory: its real path, sanitized, or the
+/// name `CLAUDE_CODE_PROJECT_DIR_NAME` gives (`paths::project_folder_for`). A directory
+/// that does not exist on this machine (a session made elsewhere) is taken as written, made
+/// absolute: only its sanitized form matters.
 pub fn project_key_of_dir(dir: &std::path::Path) -> anyhow::Result<String> {
-    Ok(sessiondb::paths::sanitize_path(
+    Ok(sessiondb::paths::project_folder_for(
         &absolute_dir(dir)?.to_string_lossy(),
     ))
 }

@@ -13,7 +13,11 @@ pub fn run(db: &Path, args: ReindexArgs) -> anyhow::Result<()> {
     crate::style::note(format_args!(
         "{} indexed, {} recomputed in {}",
         crate::human::plural(report.indexed as u64, "record", "records"),
-        crate::human::plural(report.sessions as u64, "catalog entry", "catalog entries"),
+        crate::human::plural(
+            report.sessions as u64,
+            "session listing",
+            "session listings"
+        ),
         super::shown(db)
     ));
     Ok(())

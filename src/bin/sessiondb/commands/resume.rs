@@ -64,7 +64,7 @@ fn show(store: &Db, db: &Path, session: &SessionRef, view: &ResumeView) -> anyho
     let title = store
         .session_info(session, None)
         .ok()
-        .and_then(|info| info.summary);
+        .and_then(|info| info.title().map(str::to_owned));
     summary(&resumed, title.as_deref(), &super::shown(db))
 }
 

@@ -208,7 +208,7 @@ fn table(sessions: &[SessionInfo], ids: &[String]) -> anyhow::Result<()> {
     writeln!(out, "{}", style::paint("1", &format!("{head}TITLE")))?;
     for (row, s) in rows.iter().zip(sessions) {
         let start = line(row);
-        let title = human::one_line(s.summary.as_deref().unwrap_or("-"));
+        let title = human::one_line(s.title().unwrap_or("-"));
         let title = match room {
             Some(cols) => human::fit(&title, cols.saturating_sub(human::width(&start)).max(1)),
             None => title,

@@ -36,10 +36,11 @@ pub fn run(db: &Path, args: StatuslineArgs) -> anyhow::Result<()> {
         breakdown: false,
         now_ms: now,
     };
+    // Folded from +0.0: a float `sum()` of nothing is -0.0, printed "$-0.00".
     let cost = |rows: &[UsageRow]| -> f64 {
         rows.iter()
             .map(|r| report::cost_of(r, CostMode::Auto, &pricing).0)
-            .sum()
+            .fold(0.0, |sum, c| sum + c)
     };
     let today_rows: Vec<UsageRow> = recent
         .iter()

@@ -27,33 +27,47 @@ pub(super) const CUT: usize = 10_000;
 /// Characters of a bookkeeping record (progress, snapshots, …) shown in its fold.
 pub(super) const CUT_RECORD: usize = 1_000;
 
-/// One record to render: its parsed JSON (or why it has none), where it is stored, and
-/// whether the resume's repair pass added it.
+/// One record to render: its parsed JSON (or why it has none), where it is stored,
+/// whether the resume's repair pass added it, and whether it no longer matches its checksum.
 pub(super) struct Rec {
     pub(super) value: Option<Value>,
     pub(super) raw: Option<Vec<u8>>,
     pub(super) ordinal: Option<i64>,
     pub(super) synthetic: bool,
+    pub(super) damaged: bool,
 }
 
 impl Rec {
+    /// A stored line. A damaged one is shown as its bytes, marked, never read as a message
+    /// (issue 28, item 18): download, resume and the API refuse it.
     pub(super) fn from_line(line: StoredLine) -> Rec {
-        match serde_json::from_slice::<Value>(&line.raw) {
-            Ok(v) if v.is_object() => Rec {
-                value: Some(v),
-                raw: None,
-                ordinal: Some(line.ordinal),
-                synthetic: false,
-            },
-            _ => Rec {
-                value: None,
-                raw: Some(line.raw),
-                ordinal: Some(line.ordinal),
-                synthetic: false,
-            },
+        let value = if line.damaged {
+            None
+        } else {
+            serde_json::from_slice::<Value>(&line.raw)
+                .ok()
+                .filter(Value::is_object)
+        };
+        let raw = if value.is_some() {
+            None
+        } else {
+            Some(line.raw)
+        };
+        Rec {
+            value,
+            raw,
+            ordinal: Some(line.ordinal),
+            synthetic: false,
+            damaged: line.damaged,
         }
     }
 }
+
+/// What the pages say about a line that fails its checksum, and how to repair it.
+pub(super) const DAMAGED: &str = " does not match its checksum: its bytes were damaged in \
+    the database after it was stored. <code>sessiondb check --repair</code> reads it again \
+    from its source file, when that file still holds it; download, resume and the API \
+    refuse the session until then.";
 
 fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
@@ -342,9 +356,18 @@ impl<'a> Renderer<'a> {
         let rec = &self.records[i];
         let Some(v) = &rec.value else {
             let raw = rec.raw.as_deref().unwrap_or(b"");
-            h.raw("<div class=\"event bad\"><span class=\"kind\">Line ")
-                .num(rec.ordinal.unwrap_or(0) + 1)
-                .raw(" is not a JSON object (or is nested too deeply to read)</span><pre>");
+            h.raw(if rec.damaged {
+                "<div class=\"event bad damaged\"><span class=\"kind\">Line "
+            } else {
+                "<div class=\"event bad\"><span class=\"kind\">Line "
+            })
+            .num(rec.ordinal.unwrap_or(0) + 1)
+            .raw(if rec.damaged {
+                DAMAGED
+            } else {
+                " is not a JSON object (or is nested too deeply to read)"
+            })
+            .raw("</span><pre>");
             self.cut_text(h, &String::from_utf8_lossy(raw), CUT_RECORD, rec.ordinal);
             h.raw("</pre></div>");
             return;

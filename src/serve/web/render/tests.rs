@@ -19,6 +19,7 @@ fn render_with(lines: &[&str], lazy: bool) -> String {
             Rec::from_line(StoredLine {
                 ordinal: i as i64,
                 raw: l.as_bytes().to_vec(),
+                damaged: false,
             })
         })
         .collect();

@@ -1,8 +1,9 @@
 //! The picker's screen: the typed line, the list of sessions, the preview of the selected
 //! one, and a line of keys (or the newest problem). Every transcript string (titles,
 //! prompts, messages, project names and paths) is made safe before it is drawn: control
-//! characters and bidirectional-text controls become `�`, so that a transcript cannot move
-//! the cursor, recolour the screen or reorder what is shown.
+//! characters become `�` and bidirectional-text controls their code points (`[U+202E]`),
+//! so that a transcript cannot move the cursor, recolour the screen or reorder what is
+//! shown.
 
 use super::app::{App, Row};
 use crate::human;
@@ -20,18 +21,10 @@ pub struct Context {
     pub home: Option<String>,
 }
 
-/// Transcript text made safe for one line of the screen.
+/// Transcript text made safe for one line of the screen, as every verb shows it (see
+/// [`human::one_line`]).
 pub fn clean(text: &str) -> String {
     human::one_line(text)
-        .chars()
-        .map(|c| if is_bidi_control(c) { '\u{FFFD}' } else { c })
-        .collect()
-}
-
-/// The characters that change the order text is shown in (Unicode's bidi embeddings,
-/// overrides, isolates and marks): a title holding them could show as another title.
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// A path as a prompt shows it: `~/…` under the home folder, else whole.
@@ -167,7 +160,7 @@ fn row_text(app: &App, row: &Row, width: usize, cx: &Context) -> String {
         |cwd| short_path(cwd, cx.home.as_deref()),
     );
     let title = info
-        .and_then(|s| s.custom_title.as_deref().or(s.summary.as_deref()))
+        .and_then(|s| s.title())
         .or_else(|| hit.and_then(|h| h.title.as_deref()))
         .unwrap_or("-");
     let mut text = format!(
@@ -194,11 +187,7 @@ fn draw_preview(f: &mut Frame, app: &App, area: Rect, cx: &Context) {
     let mut head: Vec<Line> = Vec::new();
     let info = row.info.map(|i| &app.pool[i]);
     if let Some(s) = info {
-        let title = s
-            .custom_title
-            .as_deref()
-            .or(s.summary.as_deref())
-            .unwrap_or("-");
+        let title = s.title().unwrap_or("-");
         head.push(Line::from(human::fit(&clean(title), width)).bold());
         let place = s.cwd.as_deref().map_or_else(
             || clean(&s.project),
@@ -316,10 +305,12 @@ mod tests {
         let hostile = "a\u{1b}[2Jb\u{202E}cba\u{2066}d\re\u{7}";
         let shown = clean(hostile);
         assert!(
-            !shown.chars().any(|c| c.is_control() || is_bidi_control(c)),
+            !shown
+                .chars()
+                .any(|c| c.is_control() || human::is_bidi_control(c)),
             "{shown:?}"
         );
-        assert_eq!(shown, "a\u{FFFD}[2Jb\u{FFFD}cba\u{FFFD}d e\u{FFFD}");
+        assert_eq!(shown, "a\u{FFFD}[2Jb[U+202E]cba[U+2066]d e\u{FFFD}");
     }
 
     #[test]
