@@ -24,15 +24,43 @@ pub fn sanitize_path(name: &str) -> String {
     out
 }
 
+/// The project folder name a host chose with `CLAUDE_CODE_PROJECT_DIR_NAME` (Claude Code
+/// 2.1.234+), as Claude Code takes it: only when `CLAUDE_CONFIG_DIR` is set too, and only a
+/// name of 1 to 64 characters from `[A-Za-z0-9_-]` that is not a reserved Windows device
+/// name (`con`, `prn`, `aux`, `nul`, `com0`–`com9`, `lpt0`–`lpt9`, any case); anything else
+/// is ignored, as Claude Code ignores it. Claude Code then keeps the transcripts of every
+/// folder it runs in under `projects/<that name>/`.
+pub fn project_dir_name_override() -> Option<String> {
+    non_empty_env("CLAUDE_CONFIG_DIR")?;
+    let name = non_empty_env("CLAUDE_CODE_PROJECT_DIR_NAME")?;
+    let allowed = name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    let lower = name.to_ascii_lowercase();
+    let reserved = matches!(lower.as_str(), "con" | "prn" | "aux" | "nul")
+        || ((lower.starts_with("com") || lower.starts_with("lpt"))
+            && lower.len() == 4
+            && lower.as_bytes()[3].is_ascii_digit());
+    (allowed && !reserved).then_some(name)
+}
+
+/// The project folder Claude Code keeps a directory's sessions in: the name
+/// [`project_dir_name_override`] gives, else the directory's path sanitized.
+pub fn project_folder_for(dir: &str) -> String {
+    project_dir_name_override().unwrap_or_else(|| sanitize_path(dir))
+}
+
 /// A project argument (`--project`, `project=`) as a project folder name: a folder name is
-/// taken as it is; a path is resolved (symlinks too, when it exists) and sanitized as Claude
-/// Code does, and is returned beside it (the SDK's `directory`).
+/// taken as it is; a path is resolved (symlinks too, when it exists) and named as Claude
+/// Code names its folder ([`project_folder_for`]), and is returned beside it (the SDK's
+/// `directory`).
 pub fn project_argument(arg: &str) -> (String, Option<String>) {
     if arg.contains('/') || arg.contains('\\') {
         let real = std::fs::canonicalize(arg)
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_else(|_| arg.to_owned());
-        (sanitize_path(&real), Some(real))
+        (project_folder_for(&real), Some(real))
     } else {
         (arg.to_owned(), None)
     }

@@ -192,9 +192,13 @@ pub(crate) fn restore_from(
                 from,
                 to: to.clone(),
             });
-            (crate::paths::sanitize_path(&to), rewrite)
+            (crate::paths::project_folder_for(&to), rewrite)
         }
-        None => (session.project.clone(), None),
+        // Claude Code with CLAUDE_CODE_PROJECT_DIR_NAME reads every session from that folder.
+        None => (
+            crate::paths::project_dir_name_override().unwrap_or_else(|| session.project.clone()),
+            None,
+        ),
     };
     let project_dir = options
         .config_dir

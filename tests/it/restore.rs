@@ -413,3 +413,75 @@ fn a_session_claude_code_deleted_comes_back_where_it_was() {
     let info: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(info["source_state"], "present", "{info}");
 }
+
+/// `CLAUDE_CODE_PROJECT_DIR_NAME` (Claude Code 2.1.234+, honoured with `CLAUDE_CONFIG_DIR`):
+/// Claude Code keeps every session under `projects/<that name>/`, so `restore` writes there,
+/// `import` with no path and `continue` find sessions there; a name Claude Code would ignore
+/// (not `[A-Za-z0-9_-]{1,64}`, or a Windows device name) is ignored.
+#[test]
+fn a_host_chosen_project_folder_name_is_honoured() {
+    let s = Setup::new();
+    let config = s.config("claude");
+    let config_arg = config.to_string_lossy().into_owned();
+    let name = "host-chosen_1";
+    let env = |name: &'static str| {
+        [
+            ("CLAUDE_CONFIG_DIR", config.clone()),
+            ("CLAUDE_CODE_PROJECT_DIR_NAME", PathBuf::from(name)),
+        ]
+    };
+    let run = |args: &[&str], env: &[(&str, PathBuf)]| {
+        let env: Vec<(&str, &Path)> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+        s.sessiondb(args, &env)
+    };
+    let out = run(&["restore", PLAIN, "--config-dir", &config_arg], &env(name));
+    assert_success(&out);
+    let projects = config.join("projects");
+    assert!(
+        projects.join(name).join(format!("{PLAIN}.jsonl")).is_file(),
+        "restored under the chosen name: {:?}",
+        read_tree(&projects).keys().collect::<Vec<_>>()
+    );
+    for ignored in ["a.b", "con", "LPT1"] {
+        let other = s.config(&format!("other-{ignored}"));
+        let other_arg = other.to_string_lossy().into_owned();
+        let env = [
+            ("CLAUDE_CONFIG_DIR", other.clone()),
+            ("CLAUDE_CODE_PROJECT_DIR_NAME", PathBuf::from(ignored)),
+        ];
+        assert_success(&run(&["restore", PLAIN, "--config-dir", &other_arg], &env));
+        assert!(
+            other
+                .join("projects")
+                .join(PROJECT)
+                .join(format!("{PLAIN}.jsonl"))
+                .is_file(),
+            "{ignored} is ignored"
+        );
+    }
+
+    // A session Claude Code wrote under the chosen name: imported with no path, and the one
+    // `continue` finds from any folder.
+    let id = "0d0d0d0d-0000-4000-8000-000000000001";
+    let line = format!(
+        "{{\"parentUuid\":null,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"hi\"}},\"uuid\":\"0d0d0d0d-0000-4000-8000-0000000000aa\",\"timestamp\":\"2026-12-04T10:00:00.000Z\",\"sessionId\":\"{id}\",\"cwd\":\"/srv/app\"}}\n"
+    );
+    std::fs::write(projects.join(name).join(format!("{id}.jsonl")), line).expect("write");
+    assert_success(&run(&["import"], &env(name)));
+    let out = run(&["continue", "--cwd", "/srv/app"], &env(name));
+    assert_success(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("{name}/{id}")), "{text}");
+    // Without CLAUDE_CONFIG_DIR, Claude Code ignores the name: so does continue.
+    let mut plain = sessiondb_command(&s.db);
+    plain
+        .args(["continue", "--cwd", "/srv/app"])
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("CLAUDE_CODE_PROJECT_DIR_NAME", name);
+    let out = plain.output().expect("run");
+    assert!(
+        !out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

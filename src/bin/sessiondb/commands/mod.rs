@@ -354,11 +354,12 @@ pub fn project_key(arg: &str) -> String {
     sessiondb::paths::project_argument(arg).0
 }
 
-/// The project folder Claude Code uses for a directory: its real path, sanitized. A
-/// directory that does not exist on this machine (a session made elsewhere) is taken as
-/// written, made absolute: only its sanitized form matters.
+/// The project folder Claude Code uses for a directory: its real path, sanitized, or the
+/// name `CLAUDE_CODE_PROJECT_DIR_NAME` gives (`paths::project_folder_for`). A directory
+/// that does not exist on this machine (a session made elsewhere) is taken as written, made
+/// absolute: only its sanitized form matters.
 pub fn project_key_of_dir(dir: &std::path::Path) -> anyhow::Result<String> {
-    Ok(sessiondb::paths::sanitize_path(
+    Ok(sessiondb::paths::project_folder_for(
         &absolute_dir(dir)?.to_string_lossy(),
     ))
 }
