@@ -46,6 +46,17 @@ mod embedded {
 /// create its tables.
 const MIGRATION_LOCK: i64 = 0x5e55_10db;
 
+/// The store's write lock (`pg_advisory_xact_lock`, number 0x5e55_0027): every write
+/// transaction takes it shared as its first statement, before any row lock; a rebuild of the
+/// usage projection takes it exclusively ([`PgStore::write_alone`]). A rebuild locks a
+/// session's row and then the projection's rows of other sessions' copies of its responses,
+/// while a fork, append, import or delete holds those rows and then asks for a session's
+/// row (a fork's `forks` entry checks its source's) — the two orders deadlocked
+/// (pg_search_queue's stress test). Taken first by everyone, this lock keeps the rebuild
+/// and the writers apart; writers still run beside each other.
+const SHARED_WRITE_LOCK: &str = "SELECT pg_advisory_xact_lock_shared(1582628903)";
+const EXCLUSIVE_WRITE_LOCK: &str = "SELECT pg_advisory_xact_lock(1582628903)";
+
 /// An open PostgreSQL team store.
 pub struct PgStore {
     /// Boxed: the connection settings are large, and a [`crate::Db`] holds either store.
@@ -174,9 +185,32 @@ impl PgStore {
     /// # Errors
     /// Whatever `f` returns, or a database error; the transaction is rolled back.
     pub fn write<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
+        self.write_with(SHARED_WRITE_LOCK, f)
+    }
+
+    /// Runs `f` in one transaction while no other write transaction runs: it waits for
+    /// those running to end, and those that begin meanwhile wait for it (the write lock,
+    /// [`SHARED_WRITE_LOCK`]). For the usage projection's rebuild, one session at a time.
+    ///
+    /// # Errors
+    /// Whatever `f` returns, or a database error; the transaction is rolled back.
+    pub(crate) fn write_alone<T>(
+        &self,
+        f: impl FnOnce(&mut Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
+        self.write_with(EXCLUSIVE_WRITE_LOCK, f)
+    }
+
+    fn write_with<T>(
+        &self,
+        lock: &str,
+        f: impl FnOnce(&mut Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
         let mut client = self.pool.take(&self.shown)?;
         let _held = Held::enter(client.statements());
         let mut tx = client.transaction()?;
+        // The simple protocol: one round trip.
+        tx.batch_execute(lock)?;
         let out = f(&mut tx)?;
         tx.commit()?;
         Ok(out)
@@ -482,6 +516,7 @@ fn migrate(client: &mut Client) -> Result<()> {
             let usage = report.applied_migrations().iter().any(|m| m.version() == 9);
             if usage {
                 let mut tx = client.transaction()?;
+                tx.batch_execute(EXCLUSIVE_WRITE_LOCK)?;
                 crate::usage::pg::rebuild(&mut tx)?;
                 tx.commit()?;
             }

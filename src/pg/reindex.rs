@@ -1,6 +1,7 @@
 //! `reindex` on a team store, and the rebuilds `check --repair` makes: each line's search
 //! vector computed again from its stored bytes (by the reader import uses) and each catalog
-//! row recomputed from all its session's lines.
+//! row recomputed from all its session's lines; `reindex` also rebuilds the usage projection,
+//! session by session, while no other write runs (see [`super::PgStore::write_alone`]).
 //!
 //! One transaction per session, holding the session's row lock as every writer does: a
 //! concurrent import or `append` of that session waits for it, other sessions go on, and a
@@ -35,10 +36,16 @@ pub fn reindex(store: &PgStore) -> Result<ReindexReport> {
             Ok(())
         })?;
     }
-    // The usage projection is not rebuilt here on a team store: it is kept by every write
-    // (and filled once after its migration), and a store-wide rebuild beside running
-    // writers deadlocked with deletes and forks (pg_search_queue's stress test). SQLite's
-    // reindex, with its one writer, still rebuilds it.
+    // The usage projection, session by session, each alone (see `PgStore::write_alone`):
+    // its upserts take other sessions' rows, which running writers take in other orders.
+    for key in &usage_order(store)? {
+        store.write_alone(|tx| {
+            if lock_session(tx, *key)? {
+                crate::usage::pg::rebuild_session(tx, *key)?;
+            }
+            Ok(())
+        })?;
+    }
     let indexed: i64 = store.read(|tx| {
         Ok(tx
             .query_one("SELECT count(*) FROM rows WHERE search IS NOT NULL", &[])?
@@ -55,6 +62,23 @@ pub(crate) fn session_keys(store: &PgStore) -> Result<Vec<i64>> {
     store.read(|tx| {
         Ok(tx
             .query("SELECT id FROM sessions ORDER BY id", &[])?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
+    })
+}
+
+/// Every session's key in (project, session id) order: the order in which the usage
+/// projection is rebuilt, so that a response several sessions hold goes to the first of them
+/// (see [`crate::usage::record::replaces`]) however often it changes hands on the way.
+fn usage_order(store: &PgStore) -> Result<Vec<i64>> {
+    store.read(|tx| {
+        Ok(tx
+            .query(
+                "SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id
+                 ORDER BY p.key COLLATE \"C\", s.session_id COLLATE \"C\"",
+                &[],
+            )?
             .iter()
             .map(|r| r.get(0))
             .collect())

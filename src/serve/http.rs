@@ -283,6 +283,17 @@ where
         .map_err(|e| ApiError::internal(&e))?
 }
 
+/// [`blocking`] for work that holds a whole session in memory: one of [`super::heavy`]'s
+/// bounded places.
+async fn heavy<F>(f: F) -> ApiResult
+where
+    F: FnOnce() -> ApiResult + Send + 'static,
+{
+    super::heavy::run(f)
+        .await
+        .map_err(|e| ApiError::internal(&e))?
+}
+
 async fn health() -> Response {
     json_response(StatusCode::OK, br#"{"ok":true}"#.to_vec())
 }
@@ -552,7 +563,7 @@ async fn resume(
     q: std::result::Result<Query<ResumeQuery>, QueryRejection>,
 ) -> ApiResult {
     let Query(q) = q.map_err(query_error)?;
-    blocking(move || {
+    heavy(move || {
         let session = resolve(&state.store, &q.session)?;
         let options = ResumeOptions {
             at: q.at,

@@ -24,6 +24,7 @@
 pub mod auth;
 pub mod connections;
 pub mod guard;
+pub mod heavy;
 pub mod http;
 pub mod idle_index;
 pub mod response;

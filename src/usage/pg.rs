@@ -120,6 +120,36 @@ pub(crate) fn rebuild(tx: &mut Transaction<'_>) -> Result<i64> {
         .get(0))
 }
 
+/// Rebuilds the responses of one session (`key`, the `sessions.id`) from its stored lines:
+/// the rows it owns are deleted, then its lines are stored again in row order by the same
+/// upsert as at import, so that each response ends with the session first in (project,
+/// session id) order among those holding it, and within it the final counts — what a
+/// store-wide rebuild gives, when every session has been rebuilt. Responses another copy
+/// held and lost with that copy's deletion come back here too.
+///
+/// The caller holds the store's write lock exclusively ([`crate::pg::PgStore::write_alone`])
+/// and the session's row lock: the upserts take the rows of other sessions' copies, which
+/// no writer may hold in another order meanwhile.
+pub(crate) fn rebuild_session(tx: &mut Transaction<'_>, key: i64) -> Result<()> {
+    tx.execute("DELETE FROM usage_responses WHERE session_id = $1", &[&key])?;
+    let lines: Vec<(i64, i64, Vec<u8>)> = tx
+        .query(
+            "SELECT r.id, r.transcript_id, r.raw FROM rows r
+             JOIN transcripts t ON t.id = r.transcript_id
+             WHERE t.session_id = $1 AND r.status = 0 AND r.type IN ('assistant', 'progress')
+             ORDER BY r.id",
+            &[&key],
+        )?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    for (id, transcript, raw) in &lines {
+        let (_, env) = Envelope::parse(raw);
+        store(tx, *transcript, *id, raw, &env)?;
+    }
+    Ok(())
+}
+
 /// The stored responses in `scope` with their session, project, tag and machine, oldest
 /// first.
 pub(crate) fn read(tx: &mut Transaction<'_>, scope: &Scope) -> Result<Vec<UsageRow>> {

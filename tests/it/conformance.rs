@@ -3,6 +3,8 @@
 //! has an answer both must give the same one. Without a server, the team-store half of
 //! each shows as an ignored twin (see [`postgres_twins`]).
 
+// Only the twins (no server configured) name these.
+#[cfg(not(sessiondb_pg))]
 use crate::resume_dangling::{
     a_missing_parent_is_walked_past_on_every_backend,
     a_parent_cycle_is_walked_past_on_every_backend,

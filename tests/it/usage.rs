@@ -315,6 +315,129 @@ fn reindex_rebuilds_the_projection_to_the_same_answers() {
     }
 }
 
+#[test]
+fn reindex_gives_a_deleted_copys_responses_to_the_next_copy() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let copy = "bbbbbbbb-0000-4000-8000-000000000002";
+    let at = |s: u32| format!("2026-01-01T10:0{s}:00.000Z");
+    let shared = [
+        assistant(MAIN, "msg_1", Some("req_1"), &at(0), 10, 100),
+        assistant(MAIN, "msg_2", Some("req_2"), &at(1), 20, 200),
+    ];
+    write(
+        &dir.path().join("-w-app").join(format!("{MAIN}.jsonl")),
+        &shared,
+    );
+    // A resumed copy: the same responses, then one of its own.
+    let mut lines = shared.to_vec();
+    lines.push(assistant(copy, "msg_3", Some("req_3"), &at(2), 5, 50));
+    write(
+        &dir.path().join("-w-app").join(format!("{copy}.jsonl")),
+        &lines,
+    );
+    let got: Vec<(&str, Value)> = backends("the usage deleted-copy case")
+        .into_iter()
+        .map(|b| {
+            sessiondb_ok(&b.target(), &["import", &dir.path().to_string_lossy()]);
+            // The shared responses are the first session's (first in session id order).
+            let mut before = counts(&stats(&b, &["session"]));
+            before.sort();
+            assert_eq!(
+                before,
+                [(MAIN.to_owned(), 30, 300), (copy.to_owned(), 5, 50)],
+                "{}",
+                b.name
+            );
+            // Deleted, it takes them along; the copy gets them on the next reindex.
+            sessiondb_ok(&b.target(), &["delete", &format!("-w-app/{MAIN}"), "-y"]);
+            assert_eq!(
+                counts(&stats(&b, &["session"])),
+                [(copy.to_owned(), 5, 50)],
+                "{}",
+                b.name
+            );
+            sessiondb_ok(&b.target(), &["reindex"]);
+            (b.name, stats(&b, &["session"]))
+        })
+        .collect();
+    let v = same_on_every_backend(&got);
+    assert_eq!(counts(&v), [(copy.to_owned(), 35, 350)]);
+}
+
+/// One session's lines: `n` responses, each streamed as three records whose output grows.
+fn streamed_session(session: &str, n: usize) -> Vec<String> {
+    (0..n)
+        .flat_map(|i| {
+            let at = format!("2026-02-01T{:02}:{:02}:00.000Z", i / 60, i % 60);
+            let (id, req) = (format!("msg_{session}_{i}"), format!("req_{session}_{i}"));
+            [1, 40, 400].map(|out| assistant(session, &id, Some(&req), &at, 3, out))
+        })
+        .collect()
+}
+
+#[test]
+fn machines_importing_one_session_at_once_count_it_once() {
+    // The same sessions under the folder each machine gives them, imported by three
+    // processes at once: each response is upserted by all three in the same moments.
+    let dir = tempfile::tempdir().expect("tmp");
+    let sessions: Vec<String> = (0..12)
+        .map(|i| format!("cccccccc-0000-4000-8000-{i:012}"))
+        .collect();
+    let machines = ["-home-alice-app", "-Users-alice-app", "-home-ci-app"];
+    for machine in machines {
+        for s in &sessions {
+            write(
+                &dir.path()
+                    .join(machine)
+                    .join(machine)
+                    .join(format!("{s}.jsonl")),
+                &streamed_session(s, 30),
+            );
+        }
+    }
+    for mut b in backends("the usage parallel-import case") {
+        for round in 0..3 {
+            b.reset();
+            let target = b.target();
+            let running: Vec<_> = machines
+                .iter()
+                .map(|m| {
+                    sessiondb_command(&target)
+                        .args(["import", &dir.path().join(m).to_string_lossy()])
+                        .stdout(std::process::Stdio::null())
+                        .stderr(std::process::Stdio::piped())
+                        .spawn()
+                        .expect("spawn import")
+                })
+                .collect();
+            for (child, m) in running.into_iter().zip(machines) {
+                let out = child.wait_with_output().expect("import ends");
+                assert!(
+                    out.status.success(),
+                    "{} round {round}: import of {m}: {}",
+                    b.name,
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            // Once each, all under the machine first in project order.
+            let monthly = counts(&stats(&b, &["monthly"]));
+            assert_eq!(
+                monthly,
+                [("2026-02".to_owned(), 12 * 30 * 3, 12 * 30 * 400)],
+                "{} round {round}",
+                b.name
+            );
+            let projects = counts(&stats(&b, &["project"]));
+            assert_eq!(
+                projects,
+                [("-Users-alice-app".to_owned(), 12 * 30 * 3, 12 * 30 * 400)],
+                "{} round {round}",
+                b.name
+            );
+        }
+    }
+}
+
 /// A session with no billed response costs `$0.00`, not `$-0.00` (a float sum of nothing
 /// is negative zero).
 #[test]

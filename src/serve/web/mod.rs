@@ -264,6 +264,22 @@ where
     }
 }
 
+/// [`blocking_page`] for a render that holds a whole session in memory: it waits for one of
+/// [`crate::serve::heavy`]'s bounded places.
+pub(crate) async fn heavy_page<F>(f: F) -> Response
+where
+    F: FnOnce() -> Result<Response, Error> + Send + 'static,
+{
+    match crate::serve::heavy::run(f).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => {
+            let status = status_of(&e);
+            error_page(status, &client_message(status, &e))
+        }
+        Err(e) => error_page(StatusCode::INTERNAL_SERVER_ERROR, &internal(&e)),
+    }
+}
+
 /// Runs store work on the blocking pool; a library error becomes `{"error": …}`.
 pub(crate) async fn blocking_json<F>(f: F) -> Response
 where

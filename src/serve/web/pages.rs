@@ -482,7 +482,7 @@ pub(crate) async fn download(
     State(state): State<WebState>,
     Path((project, session_id)): Path<(String, String)>,
 ) -> Response {
-    blocking_page(move || {
+    super::heavy_page(move || {
         let session = find_session(state.db(), &project, &session_id)?;
         let mut out = Vec::new();
         state

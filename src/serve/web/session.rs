@@ -8,7 +8,7 @@ use super::html::Html;
 use super::pages::{clip, home, short_path, time_element, LIVE_MS};
 use super::render::{thousands, Rec, Renderer, CUT_RECORD};
 use super::usage::SessionUsage;
-use super::{blocking_page, find_session, page, session_href, Nav, WebState};
+use super::{find_session, heavy_page, page, session_href, Nav, WebState};
 use crate::backend::Db;
 use crate::error::Error;
 use crate::model::SessionRef;
@@ -42,7 +42,7 @@ pub(crate) async fn page_handler(
     session_id: String,
     params: ViewParams,
 ) -> Response {
-    blocking_page(move || {
+    heavy_page(move || {
         let resume_view = params.view.as_deref() == Some("resume");
         let db = state.db();
         let session = find_session(db, &project, &session_id)?;
@@ -393,7 +393,7 @@ pub(crate) async fn agent_page(
         Ok(Query(p)) => p.fragment.is_some(),
         Err(e) => return super::bad_query(&e),
     };
-    blocking_page(move || {
+    heavy_page(move || {
         let db = state.db();
         let session = find_session(db, &project, &session_id)?;
         let lines = db
@@ -476,7 +476,7 @@ pub(crate) async fn tool_fragment(
         Ok(Query(p)) => p,
         Err(e) => return super::bad_query(&e),
     };
-    blocking_page(move || {
+    heavy_page(move || {
         let db = state.db();
         let session = find_session(db, &project, &session_id)?;
         let agent = params.agent.as_deref();
@@ -527,7 +527,7 @@ pub(crate) async fn record_page(
         Ok(Query(p)) => p,
         Err(e) => return super::bad_query(&e),
     };
-    blocking_page(move || {
+    heavy_page(move || {
         let agent = params.agent;
         let session = find_session(state.db(), &project, &session_id)?;
         let line = state

@@ -1,7 +1,7 @@
 //! The picker's state: the typed line, the sessions listed, the search hits, the rows
 //! shown and which one is selected, the preview; and what each key does to it.
 
-use super::typed::{fuzzy_score, FilterKey, Typed};
+use super::typed::{fuzzy_candidate, fuzzy_score, FilterKey, Typed};
 use super::worker::{Reply, Request};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use sessiondb::query::{SessionFilter, SessionInfo};
@@ -61,6 +61,10 @@ pub struct App {
     /// Pool positions by (project, session id).
     index: HashMap<(String, String), usize>,
     pub pool_done: bool,
+    /// The pooled sessions that can still match the words (see [`fuzzy_candidate`]): the
+    /// words, the positions, and how much of the pool they cover. Typing more only narrows
+    /// them, so a key scores these instead of every session.
+    narrowed: Option<(Vec<String>, Vec<usize>, usize)>,
     /// The hits of the newest search answered, and its text.
     pub hits: Vec<Hit>,
     hits_text: Option<String>,
@@ -87,6 +91,7 @@ impl App {
             haystacks: Vec::new(),
             index: HashMap::new(),
             pool_done: false,
+            narrowed: None,
             hits: Vec::new(),
             hits_text: None,
             search_sent: None,
@@ -110,6 +115,7 @@ impl App {
         self.pool.clear();
         self.haystacks.clear();
         self.index.clear();
+        self.narrowed = None;
         self.pool_done = false;
         let filter = SessionFilter {
             limit: None,
@@ -210,12 +216,29 @@ impl App {
                 hit: None,
             }));
         } else {
-            let mut scored: Vec<(u32, usize)> = self
-                .haystacks
+            let candidates: Vec<usize> = match self.narrowed.take() {
+                Some((before, found, upto))
+                    if before.len() <= words.len()
+                        && before
+                            .iter()
+                            .zip(&words)
+                            .all(|(b, w)| w.starts_with(b.as_str())) =>
+                {
+                    found
+                        .into_iter()
+                        .chain(upto..self.pool.len())
+                        .filter(|&i| fuzzy_candidate(&self.haystacks[i], &words))
+                        .collect()
+                }
+                _ => (0..self.pool.len())
+                    .filter(|&i| fuzzy_candidate(&self.haystacks[i], &words))
+                    .collect(),
+            };
+            let mut scored: Vec<(u32, usize)> = candidates
                 .iter()
-                .enumerate()
-                .filter_map(|(i, hay)| fuzzy_score(hay, &words).map(|s| (s, i)))
+                .filter_map(|&i| fuzzy_score(&self.haystacks[i], &words).map(|s| (s, i)))
                 .collect();
+            self.narrowed = Some((words.clone(), candidates, self.pool.len()));
             scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             rows.extend(scored.into_iter().map(|(_, i)| Row {
                 project: self.pool[i].project.clone(),

@@ -211,6 +211,8 @@ fn draw_preview(f: &mut Frame, app: &App, area: Rect, cx: &Context) {
     head.push(Line::from(human::fit(&clean(&row.session_id), width)).dim());
     let room = (inner.height as usize).saturating_sub(head.len() + 1);
     let mut body: Vec<Line> = Vec::new();
+    // Where each message starts in `body`.
+    let mut starts: Vec<usize> = Vec::new();
     match &app.preview {
         Some(p) if p.project == row.project && p.session_id == row.session_id => {
             for m in &p.messages {
@@ -219,6 +221,7 @@ fn draw_preview(f: &mut Frame, app: &App, area: Rect, cx: &Context) {
                     "assistant" => ("claude", Style::default().green().bold()),
                     other => (other, Style::default().bold()),
                 };
+                starts.push(body.len());
                 body.push(Line::from(Span::styled(clean(label), style)));
                 for text in message_lines(&m.message) {
                     for piece in wrap(&text, width) {
@@ -232,8 +235,10 @@ fn draw_preview(f: &mut Frame, app: &App, area: Rect, cx: &Context) {
         }
         _ => body.push(Line::from("…").dim()),
     }
-    // The last messages: the end of the conversation, as much as fits.
-    let skip = body.len().saturating_sub(room);
+    // The last messages: the end of the conversation, as much as fits, from the start of a
+    // message (unless the last one alone is longer than the pane).
+    let cut = body.len().saturating_sub(room);
+    let skip = starts.into_iter().find(|&at| at >= cut).unwrap_or(cut);
     let mut lines = head;
     lines.push(Line::from(""));
     lines.extend(body.into_iter().skip(skip));

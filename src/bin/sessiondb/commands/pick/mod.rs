@@ -114,7 +114,9 @@ impl Screen {
             } else {
                 POLL_IDLE
             };
-            if event::poll(wait)? {
+            // Every key already typed (a paste, fast typing) before the next draw.
+            let mut ready = event::poll(wait)?;
+            while ready {
                 match event::read()? {
                     Event::Key(key) if key.kind != KeyEventKind::Release => {
                         let page = self.terminal.size()?.height.saturating_sub(3) as usize;
@@ -126,6 +128,7 @@ impl Screen {
                     Event::Resize(..) => dirty = true,
                     _ => {}
                 }
+                ready = event::poll(Duration::ZERO)?;
             }
             app.tick();
         }

@@ -122,32 +122,62 @@ fn word_score(text: &str, word: &str) -> Option<u32> {
     if inside {
         return Some(20);
     }
-    subsequence_span(text, word)
-        .filter(|span| *span <= 3 * word.chars().count())
+    let letters = word.chars().count();
+    subsequence_span(text, word, 3 * letters)
         .map(|span| 10u32.saturating_sub(span as u32 / 4).max(1))
 }
 
-/// The shortest stretch of `text` (in characters) holding the characters of `word` in
-/// order, when one does.
-fn subsequence_span(text: &str, word: &str) -> Option<usize> {
-    let text: Vec<char> = text.chars().collect();
-    let word: Vec<char> = word.chars().collect();
-    let first = *word.first()?;
+/// Whether the characters of `word` occur in `text` in order, however far apart: what a
+/// longer query can only narrow (see [`fuzzy_candidate`]).
+pub fn is_subsequence(text: &str, word: &str) -> bool {
+    let mut want = word.chars().peekable();
+    for c in text.chars() {
+        if want.peek().is_none() {
+            break;
+        }
+        if want.peek() == Some(&c) {
+            want.next();
+        }
+    }
+    want.peek().is_none()
+}
+
+/// Whether `text` can match `words` at all: every word's characters in order. A query
+/// that only adds characters or words matches a subset of what this admits, so the picker
+/// narrows the sessions it scores as the user types.
+pub fn fuzzy_candidate(text: &str, words: &[String]) -> bool {
+    words.iter().all(|w| is_subsequence(text, w))
+}
+
+/// The shortest stretch of `text` (in characters), at most `limit`, holding the characters
+/// of `word` in order, when one does.
+fn subsequence_span(text: &str, word: &str, limit: usize) -> Option<usize> {
+    let mut chars = word.chars();
+    let first = chars.next()?;
+    let rest: Vec<char> = chars.collect();
     let mut best: Option<usize> = None;
-    for start in (0..text.len()).filter(|&i| text[i] == first) {
-        let mut at = start;
-        let mut matched = 1;
-        while matched < word.len() {
-            at += 1;
-            match text.get(at) {
-                Some(c) if *c == word[matched] => matched += 1,
-                Some(_) => {}
-                None => break,
+    for (start, _) in text.char_indices().filter(|(_, c)| *c == first) {
+        let mut want = rest.iter().peekable();
+        let mut span = 1;
+        if want.peek().is_some() {
+            for c in text[start..].chars().skip(1) {
+                span += 1;
+                if span > limit {
+                    break;
+                }
+                if want.peek() == Some(&&c) {
+                    want.next();
+                    if want.peek().is_none() {
+                        break;
+                    }
+                }
             }
         }
-        if matched == word.len() {
-            let span = at - start + 1;
+        if want.peek().is_none() && span <= limit {
             best = Some(best.map_or(span, |b| b.min(span)));
+            if span == rest.len() + 1 {
+                break;
+            }
         }
     }
     best
