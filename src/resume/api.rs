@@ -128,6 +128,8 @@ fn repair_chain(
 ) -> Conversation {
     let interruption = detect_interruption(&chain);
     let mut repairs = strip_invalid_permission_modes(&mut chain);
+    let (chain, reps) = super::unanswered::drop_unanswered_mid_conversation(chain);
+    repairs.extend(reps);
     if opts.resume_interrupted_turn {
         if let Some((rewound, reps)) = rewind_interrupted_turn(&chain) {
             repairs.extend(reps);

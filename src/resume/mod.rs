@@ -26,6 +26,7 @@ pub mod legacy;
 pub mod model;
 pub mod render_extra;
 pub mod repair;
+pub mod unanswered;
 pub(crate) mod util;
 pub mod validate;
 mod walk_fallback;

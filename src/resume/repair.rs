@@ -9,8 +9,10 @@
 //! oracle (CLI 2.1.332) disagree, the oracle wins:
 //!
 //! * §6.3 `filterUnresolvedToolUses` (drop assistant records whose tool_uses
-//!   are all unanswered) is **not** applied: 2.1.332 keeps them and
-//!   synthesises an error tool_result instead (R11, `interrupt__step-05`).
+//!   are all unanswered) applies only where the conversation goes on past
+//!   such a record ([`super::unanswered`], run before this pass); at the
+//!   conversation's end 2.1.332 keeps it and synthesises an error tool_result
+//!   instead (R11, `interrupt__step-05`).
 //! * §6.4 thinking-only and §6.5 whitespace-only assistant filters are **not**
 //!   applied by default: the oracle passes every case without them (R20:
 //!   thinking replayed verbatim). They exist as opt-in functions
@@ -94,6 +96,9 @@ pub enum RepairKind {
     /// Spec §6.5 (opt-in, not applied by default): a whitespace-only
     /// assistant record was dropped.
     WhitespaceOnlyDropped,
+    /// Spec §6.3, except at the conversation's end: a reply whose tool calls were
+    /// never answered was dropped ([`super::unanswered`]).
+    UnansweredToolUseDropped,
 }
 
 impl RepairKind {

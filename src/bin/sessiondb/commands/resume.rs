@@ -146,5 +146,8 @@ fn repair_words(repair: &Repair) -> String {
         }
         RepairKind::ThinkingOnlyDropped => "dropped an orphaned thinking-only reply".to_owned(),
         RepairKind::WhitespaceOnlyDropped => "dropped a whitespace-only reply".to_owned(),
+        RepairKind::UnansweredToolUseDropped => {
+            "dropped an earlier reply whose tool calls were never answered".to_owned()
+        }
     }
 }
