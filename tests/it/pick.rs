@@ -119,7 +119,9 @@ impl Picker {
     }
 
     fn tmux(&self, args: &[&str]) -> std::process::Output {
+        // -u: UTF-8 whatever the locale (CI's may be C), so that `…` and `�` come back.
         let out = Command::new("tmux")
+            .arg("-u")
             .arg("-S")
             .arg(&self.socket)
             .args(args)

@@ -75,7 +75,7 @@ def main() -> None:
     binary, db, query, png = sys.argv[1:5]
     with tempfile.TemporaryDirectory() as tmp:
         sock = os.path.join(tmp, "sock")
-        tmux = ["tmux", "-S", sock]
+        tmux = ["tmux", "-u", "-S", sock]
         subprocess.run(tmux + ["new-session", "-d", "-x", str(COLS), "-y", str(ROWS),
                                "-e", "TZ=UTC", f"{binary} --db {db} pick; sleep 60"],
                        check=True)

@@ -1,0 +1,85 @@
+//! The Rust library's own time for what the Python package calls (issue 29's yardstick).
+//! Built as an example of the Python package's crate, so that it links the library exactly
+//! as the wheel does (same dependencies, features and profile):
+//!
+//! ```sh
+//! cargo run --release --manifest-path packages/python/Cargo.toml --example library_speed -- DB [--session ID] [--runs N]
+//! ```
+//!
+//! On a store (a SQLite file or a PostgreSQL URL), for one session (default: the largest
+//! transcript, as `../shared/bench/perf.sh` picks it), it times, warm, what
+//! `sessiondb.Store.messages()` and `sessiondb.SessionStore.load()` run under the hood:
+//!
+//! * `messages`: [`SessionDb::session`] then [`SessionDb::messages`];
+//! * `load`: [`sessiondb::serve::streams::load`] of the session's main stream;
+//!
+//! and prints one JSON object (`session`, `project`, `messages_ms`, `load_ms`: medians of
+//! `--runs`, default 50) for `tools/bench/python_package.py`, which sets it beside the Python
+//! calls in the same run. Not a test: the figures depend on the machine's load.
+
+use sessiondb::query::SessionFilter;
+use sessiondb::serve::streams::{self, StreamKey};
+use sessiondb::SessionDb;
+use std::time::Instant;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (mut db, mut session, mut runs) = (None, None, 50usize);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--session" => session = args.next(),
+            "--runs" => runs = args.next().and_then(|n| n.parse().ok()).expect("--runs N"),
+            _ => db = Some(a),
+        }
+    }
+    let Some(db) = db else {
+        eprintln!("usage: library_speed DB [--session ID] [--runs N]");
+        std::process::exit(2);
+    };
+    let store = SessionDb::open_read(&db).expect("the store opens");
+    let id = session.unwrap_or_else(|| {
+        store
+            .sessions(&SessionFilter::default())
+            .expect("sessions list")
+            .into_iter()
+            .max_by_key(|s| s.file_size)
+            .expect("a store with sessions")
+            .session_id
+    });
+    let found = store.session(&id).expect("the session resolves");
+    let key = StreamKey {
+        project_key: found.project.clone(),
+        session_id: found.session_id.clone(),
+        subpath: None,
+    };
+    let messages_ms = median(runs, || {
+        let s = store.session(&id).expect("resolves");
+        assert!(!store.messages(&s).expect("messages").is_empty());
+    });
+    let load_ms = median(runs, || {
+        assert!(streams::load(store.db(), &key).expect("load").is_some());
+    });
+    println!(
+        "{}",
+        serde_json::json!({
+            "session": found.session_id,
+            "project": found.project,
+            "messages_ms": messages_ms,
+            "load_ms": load_ms,
+        })
+    );
+}
+
+/// The median of `runs` timed calls of `f` (after one untimed), in ms.
+fn median(runs: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut ms: Vec<f64> = (0..runs.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    ms[ms.len() / 2]
+}
