@@ -169,8 +169,13 @@ fn escape_reminder_tags(text: &str) -> String {
 pub(super) fn escape_reminder_close(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for (i, c) in text.char_indices() {
-        let rest = &text[i + 1..];
-        if c == '<' && rest.trim_start().starts_with('/') && opens_reminder_tag(rest) {
+        // Only after a `<` (one byte) is `i + 1` sure to start a character: the text after
+        // any other character was sliced here, a panic inside a multi-byte one (fuzzing).
+        let closes = c == '<' && {
+            let rest = &text[i + 1..];
+            rest.trim_start().starts_with('/') && opens_reminder_tag(rest)
+        };
+        if closes {
             out.push_str("&lt;");
         } else {
             out.push(c);
