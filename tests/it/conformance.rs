@@ -148,8 +148,18 @@ fn corpus_round_trips_and_lists_alike_on_every_backend() {
     for b in backends("corpus_round_trips_and_lists_alike_on_every_backend") {
         let first = import_all(&b, &files);
         assert_eq!(first.files_failed, 0, "{}: {:?}", b.name, first.errors);
+        // A file named on the command line whose name is not a session id is stored under
+        // the id its records carry (issue 31).
+        let named: std::collections::HashMap<&Path, &str> = first
+            .named_by_records
+            .iter()
+            .map(|n| (n.path.as_path(), n.session_id.as_str()))
+            .collect();
         for file in &files {
-            let id = file.file_stem().expect("stem").to_string_lossy();
+            let id = named.get(file.as_path()).map_or_else(
+                || file.file_stem().expect("stem").to_string_lossy(),
+                |id| std::borrow::Cow::Borrowed(*id),
+            );
             let session =
                 b.db.resolve_session(&format!("claude-code/{id}"))
                     .unwrap_or_else(|e| panic!("{}: {id}: {e}", b.name));

@@ -24,7 +24,7 @@ pub fn run(db: &Path, args: DeleteArgs) -> anyhow::Result<()> {
             "Delete {}/{} ({}; {}, {}) from {}? [y/N] ",
             session.project,
             session.session_id,
-            crate::human::one_line(info.summary.as_deref().unwrap_or("untitled")),
+            crate::human::one_line(info.title().unwrap_or("untitled")),
             plural(info.message_count as u64, "message", "messages"),
             plural(info.subagent_count as u64, "sub-agent", "sub-agents"),
             super::shown(db)
