@@ -680,3 +680,36 @@ fn the_import_summary_has_no_schema_words() {
         assert!(!text.contains(jargon), "{jargon}: {text}");
     }
 }
+
+/// The line naming a session in search's text output shows the title `sessions` shows (the
+/// first prompt of an untitled session), not the catalog's summary, which is its last prompt
+/// (issue 31).
+#[test]
+fn search_names_a_session_by_its_first_prompt_not_its_last() {
+    use crate::support::{assistant_record, user_record};
+    let dir = tempfile::tempdir().expect("tmp");
+    let project = dir.path().join("projects").join("-w");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let lines = [
+        user_record(S1, "u1", None, "plan the vegetable garden"),
+        assistant_record(S1, "a1", "u1", "Here is a plan."),
+        user_record(S1, "u2", Some("a1"), "water the zucchini twice"),
+        assistant_record(S1, "a2", "u2", "Noted."),
+        serde_json::json!({"type": "last-prompt", "lastPrompt": "water the zucchini twice",
+                           "leafUuid": "a2", "sessionId": S1})
+        .to_string(),
+    ];
+    std::fs::write(project.join(format!("{S1}.jsonl")), lines.join("\n") + "\n").expect("write");
+    let db = dir.path().join("s.db");
+    let out = run(
+        &db,
+        &["import", &dir.path().join("projects").to_string_lossy()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sessions = stdout(&run(&db, &["sessions"]));
+    assert!(sessions.contains("plan the vegetable garden"), "{sessions}");
+    let text = stdout(&run(&db, &["search", "zucchini"]));
+    let first = text.lines().next().unwrap_or("");
+    assert!(first.contains("plan the vegetable garden"), "{text}");
+    assert!(!first.contains("zucchini"), "{text}");
+}

@@ -51,7 +51,7 @@ pub fn run(db: &Path, args: SearchArgs) -> anyhow::Result<()> {
     if args.json {
         print_json(&hits)?;
     } else {
-        print_grouped(&hits)?;
+        print_grouped(&store, &hits)?;
     }
     if hits.is_empty() {
         if !args.json && (std::io::stdout().is_terminal() || std::io::stderr().is_terminal()) {
@@ -67,8 +67,11 @@ pub fn run(db: &Path, args: SearchArgs) -> anyhow::Result<()> {
 
 /// The hits grouped by session, in the order of each session's best hit: a line naming
 /// the session (short id, project, title), then its hits, each a time, what matched (a
-/// title, a user or assistant message) and the text around the match.
-fn print_grouped(hits: &[sessiondb::search::Hit]) -> anyhow::Result<()> {
+/// title, a user or assistant message) and the text around the match. The title is the
+/// one `sessions` shows ([`sessiondb::query::SessionInfo::title`]), not the hit's `title`
+/// field, which is the catalog's summary (the last prompt of an untitled session) and stays
+/// so in `--json`.
+fn print_grouped(store: &sessiondb::Db, hits: &[sessiondb::search::Hit]) -> anyhow::Result<()> {
     let tz = human::time_zone();
     let mut out = crate::output::stdout();
     let mut order: Vec<(&str, &str)> = Vec::new();
@@ -83,7 +86,15 @@ fn print_grouped(hits: &[sessiondb::search::Hit]) -> anyhow::Result<()> {
             .iter()
             .filter(|h| h.project == project && h.session_id == session)
             .collect();
-        let title = group.iter().find_map(|h| h.title.as_deref()).unwrap_or("-");
+        let info = store
+            .find_exact_session(project, session)
+            .and_then(|s| store.session_info(&s, None))
+            .ok();
+        let title = info
+            .as_ref()
+            .and_then(|i| i.title())
+            .or_else(|| group.iter().find_map(|h| h.title.as_deref()))
+            .unwrap_or("-");
         writeln!(
             out,
             "{}  {}  {}",
