@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import threading
 import time
@@ -68,12 +69,18 @@ def cli_json(db: Path, *args: str):
 
 @pytest.fixture(scope="module")
 def corpus_db(tmp_path_factory):
-    """The sample sessions imported by `Store.import_paths`."""
+    """The sample sessions imported by `Store.import_paths`, as a project folder: a file
+    named on its own whose name is not a session id would be stored under the id its
+    records carry, and these tests find each session's file by its id."""
     if not CORPUS.is_dir():
         missing(f"{CORPUS} is missing (../shared beside the checkout)")
     db = tmp_path_factory.mktemp("corpus") / "s.db"
+    folder = tmp_path_factory.mktemp("tree") / "claude-code"
+    folder.mkdir()
+    for name in SAMPLE:
+        shutil.copyfile(CORPUS / name, folder / name)
     store = sessiondb.Store(db)
-    report = store.import_paths([CORPUS / name for name in SAMPLE])
+    report = store.import_paths([folder])
     assert report["sessions"] == len(SAMPLE) and not report["errors"], report
     return db, store
 
