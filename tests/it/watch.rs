@@ -232,6 +232,9 @@ fn watch_finds_files_that_sent_no_event() {
     // kernel merges only an event equal to the one before it), then sessions are written
     // whose events are all dropped.
     signal("-STOP");
+    // SIGSTOP takes effect asynchronously: a watcher thread still running would read events
+    // and keep the queue from overflowing, so wait until every thread is stopped.
+    wait_until_stopped(&pid);
     {
         let mut a = std::fs::File::create(project.join("a.txt")).expect("a");
         let mut b = std::fs::File::create(project.join("b.txt")).expect("b");
@@ -243,6 +246,13 @@ fn watch_finds_files_that_sent_no_event() {
     write_sessions(&project, 2, 30);
     signal("-CONT");
     let stored = wait_for(10 + 20 * 25 + 30);
+    // The rescan's line is printed after its import commits: give it time to arrive.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while rescanned(&printed) == 0 && std::time::Instant::now() < deadline {
+        if let Ok(line) = lines.recv_timeout(Duration::from_millis(200)) {
+            printed.push(line);
+        }
+    }
     printed.extend(lines.try_iter());
     signal("-INT");
     let status = child.0.wait().expect("wait");
@@ -253,4 +263,27 @@ fn watch_finds_files_that_sent_no_event() {
         last(&printed)
     );
     assert!(status.success(), "{status}");
+}
+
+/// Waits until every thread of the process is in the stopped state (`T` in `/proc`).
+#[cfg(target_os = "linux")]
+fn wait_until_stopped(pid: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("the watcher's threads");
+        let all_stopped = tasks.flatten().all(|task| {
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            // The state follows the command name, which is in parentheses.
+            let state = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
+            matches!(state, Some(Some('T' | 't')))
+        });
+        if all_stopped {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the watcher did not stop on SIGSTOP"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
