@@ -3,6 +3,7 @@
 //! `postgresql://` is a team store; anything else a file). Each method is a store verb;
 //! callers never branch on the backend.
 
+use crate::checkpoint::Checkpointer;
 use crate::error::Result;
 use crate::export::{ExportReport, OnDamage};
 use crate::fork::{ForkOptions, ForkOrigin, Forked};
@@ -11,10 +12,12 @@ use crate::pg::{url::is_postgres_url, PgStore};
 use crate::query::{SessionFilter, SessionInfo, StoredLine};
 use crate::resume::{ResumeOptions, Resumed};
 use crate::sdk::{SessionMessage, StoredMessage};
+use crate::streams::{StreamStore, StreamTx};
 use crate::Store;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// An open store of either kind.
 pub enum Db {
@@ -637,5 +640,66 @@ impl Db {
             rows.unwrap_or(0),
             modified.unwrap_or(0)
         ))
+    }
+}
+
+impl Db {
+    /// Starts the upkeep a long-running server needs: WAL checkpoints on a thread of their
+    /// own for a SQLite store ([`Checkpointer`]); a team store needs none (`None`).
+    ///
+    /// # Errors
+    /// When the checkpoint thread cannot start.
+    pub fn start_upkeep(&self, period: Duration) -> Result<Option<Checkpointer>> {
+        match self {
+            Db::Sqlite(s) => Ok(Some(Checkpointer::start(s, Some(period))?)),
+            Db::Postgres(_) => Ok(None),
+        }
+    }
+
+    /// Stops what [`Db::start_upkeep`] started, after a last checkpoint.
+    ///
+    /// # Errors
+    /// When the last checkpoint fails.
+    pub fn stop_upkeep(&self, upkeep: Checkpointer) -> Result<()> {
+        match self {
+            Db::Sqlite(s) => upkeep.stop(s),
+            Db::Postgres(_) => Ok(()),
+        }
+    }
+
+    /// Whether searches are indexed by a queue that a server drains while idle (a team
+    /// store). A SQLite store catches its index up inside the search itself, in one write
+    /// transaction that would hold appends back, so it has no idle work.
+    pub fn indexes_while_idle(&self) -> bool {
+        matches!(self, Db::Postgres(_))
+    }
+
+    /// Indexes one batch of the search queue (see [`Db::indexes_while_idle`]): the lines
+    /// indexed, or `None` when no batch was free (always `None` on SQLite).
+    ///
+    /// # Errors
+    /// On a database error; the batch's lines stay queued.
+    pub fn index_idle_batch(&self) -> Result<Option<u64>> {
+        match self {
+            Db::Sqlite(_) => Ok(None),
+            Db::Postgres(p) => crate::pg::search_queue::index_some(p),
+        }
+    }
+}
+
+/// The SessionStore protocol's transactions, on whichever engine the store is.
+impl StreamStore for Db {
+    fn write_streams<T>(&self, f: impl FnOnce(&mut dyn StreamTx) -> Result<T>) -> Result<T> {
+        match self {
+            Db::Sqlite(s) => s.write_streams(f),
+            Db::Postgres(p) => p.write_streams(f),
+        }
+    }
+
+    fn read_streams<T>(&self, f: impl FnOnce(&mut dyn StreamTx) -> Result<T>) -> Result<T> {
+        match self {
+            Db::Sqlite(s) => s.read_streams(f),
+            Db::Postgres(p) => p.read_streams(f),
+        }
     }
 }

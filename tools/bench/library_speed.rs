@@ -11,14 +11,14 @@
 //! `sessiondb.Store.messages()` and `sessiondb.SessionStore.load()` run under the hood:
 //!
 //! * `messages`: [`SessionDb::session`] then [`SessionDb::messages`];
-//! * `load`: [`sessiondb::serve::streams::load`] of the session's main stream;
+//! * `load`: [`sessiondb::streams::load`] of the session's main stream;
 //!
 //! and prints one JSON object (`session`, `project`, `messages_ms`, `load_ms`: medians of
 //! `--runs`, default 50) for `tools/bench/python_package.py`, which sets it beside the Python
 //! calls in the same run. Not a test: the figures depend on the machine's load.
 
 use sessiondb::query::SessionFilter;
-use sessiondb::serve::streams::{self, StreamKey};
+use sessiondb::streams::{self, StreamKey};
 use sessiondb::SessionDb;
 use std::time::Instant;
 

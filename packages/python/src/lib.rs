@@ -19,7 +19,7 @@ use sessiondb::fork::ForkOptions;
 use sessiondb::query::SessionFilter;
 use sessiondb::resume::ResumeOptions;
 use sessiondb::search::SearchQuery;
-use sessiondb::serve::streams::{self, StreamKey, SummaryPut};
+use sessiondb::streams::{self, StreamKey, SummaryPut};
 use sessiondb::{Error, SessionDb};
 use std::path::PathBuf;
 
@@ -321,7 +321,7 @@ impl Store {
         Ok(PyBytes::new(py, &bytes))
     }
 
-    // --- the Agent SDK's SessionStore protocol (see sessiondb::serve::streams) ----------
+    // --- the Agent SDK's SessionStore protocol (see sessiondb::streams) ----------
 
     /// `append`: stores a batch (JSON text of a list); returns `(appended, duplicates)`.
     #[pyo3(signature = (project_key, session_id, subpath, entries))]
