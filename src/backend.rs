@@ -352,14 +352,30 @@ impl Db {
         &self,
         q: &crate::search::SearchQuery,
     ) -> Result<(Vec<crate::search::Hit>, Option<crate::Error>)> {
+        self.search_narrowed(q, &crate::search::Narrowing::default())
+    }
+
+    /// [`Db::search`], keeping only the hits `n` keeps (the MCP `find` tool's filters; see
+    /// [`crate::search::search_narrowed`]).
+    ///
+    /// # Errors
+    /// On a database error (never on what the user typed).
+    pub fn search_narrowed(
+        &self,
+        q: &crate::search::SearchQuery,
+        n: &crate::search::Narrowing,
+    ) -> Result<(Vec<crate::search::Hit>, Option<crate::Error>)> {
         match self {
             Db::Sqlite(s) => {
                 let caught_up = crate::search::catch_up(s).err();
-                Ok((crate::search::search(&*s.reader()?, q)?, caught_up))
+                Ok((
+                    crate::search::search_narrowed(&*s.reader()?, q, n)?,
+                    caught_up,
+                ))
             }
             Db::Postgres(p) => {
                 let caught_up = crate::pg::search_queue::catch_up(p).err();
-                Ok((crate::pg::search::search(p, q)?, caught_up))
+                Ok((crate::pg::search::search_narrowed(p, q, n)?, caught_up))
             }
         }
     }
