@@ -1,7 +1,7 @@
 //! The usage projection on SQLite: the hook that stores a line's responses in the
 //! transaction that stores the line, the rebuild, and the one read the reports need.
 
-use super::record::{self, Response};
+use super::record::{self, Fold, Response};
 use super::{Scope, UsageRow};
 use crate::error::Result;
 use crate::jsonl::Envelope;
@@ -29,6 +29,15 @@ pub(crate) fn store(
         .query_row([transcript], |r| r.get(0))?;
     for response in &found {
         insert(tx, session, row, response)?;
+    }
+    Ok(())
+}
+
+/// Stores the folded responses of lines of `session` (the import's path: one upsert per
+/// response, the session known; see [`record::Fold`]).
+pub(crate) fn store_folded(tx: &Transaction<'_>, session: i64, fold: &Fold) -> Result<()> {
+    for (row, response) in fold.responses() {
+        insert(tx, session, *row, response)?;
     }
     Ok(())
 }
