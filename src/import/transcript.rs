@@ -5,10 +5,12 @@
 //! Each engine answers the narrow questions of [`TranscriptTx`] inside its write
 //! transaction; nothing here knows which engine it is.
 
+use super::load::Lines;
 use super::{Ahead, FileView, Fingerprint, LineTally, Parsed, Source, SourceKind};
 use crate::error::Result;
 use crate::jsonl::{self, Envelope, LineStatus};
 use crate::model::ImportReport;
+use crate::usage::record::{self, Fold};
 use std::collections::HashSet;
 
 /// Where a source file was read (its ledger key), its size and mtime.
@@ -81,14 +83,18 @@ pub(crate) trait TranscriptTx {
     ) -> Result<Vec<i64>>;
     /// Sets the project's working folder unless it has one.
     fn set_project_cwd(&mut self, session: i64, cwd: &str) -> Result<()>;
-    /// Fills the side tables of a record stored as `row`.
-    fn project_record(
+    /// Fills the side tables of a record stored as `row` (metadata, compactions, content
+    /// replacements, file history; not the usage projection, see [`Self::store_usage`]).
+    fn project_sides(
         &mut self,
         transcript: i64,
         row: i64,
         bytes: &[u8],
         env: &Envelope<'_>,
     ) -> Result<()>;
+    /// Stores the responses of lines of `session` just stored, folded by the dedupe rule
+    /// (one upsert per response: docs/usage.md).
+    fn store_usage(&mut self, session: i64, usage: &Fold) -> Result<()>;
     /// Copies the session file `relpath` (a sub-agent's `.meta.json`) onto the transcript.
     fn copy_sidecar(&mut self, session: i64, relpath: &str, transcript: i64) -> Result<()>;
     /// Records that the file of `stamp` was imported up to `imported` bytes, which `file`
@@ -224,7 +230,7 @@ pub(crate) fn import_transcript<T: TranscriptTx>(
     let mut ordinal = 0i64;
     // The version a rewritten file replaces, and what the new content holds.
     let mut replaced = None;
-    let (transcript, mut lines) = match (live, state) {
+    let (transcript, Lines { mut lines, usage }) = match (live, state) {
         (Some(id), Some(state)) if appends => {
             start = state.imported_bytes;
             ordinal = state.next_ordinal;
@@ -241,7 +247,7 @@ pub(crate) fn import_transcript<T: TranscriptTx>(
             // Read whole (base is 0): every line, to see what the new content holds.
             let lines = ahead.lines_from(file.bytes, 0);
             let mut held = Held::default();
-            for (line, _, env, _) in &lines {
+            for (line, _, env, _) in &lines.lines {
                 held.note(line.bytes, env);
             }
             // Lines of the live version no ledger of this machine accounts for came from
@@ -267,22 +273,28 @@ pub(crate) fn import_transcript<T: TranscriptTx>(
         report.files_unchanged += 1;
     }
     let mut tally = LineTally::new(&source.path);
+    let mut fold = Fold::default();
+    let mut usage = usage.into_iter();
     for chunk in lines.chunks_mut(T::BATCH) {
         let ids = tx.insert_lines(transcript, ordinal, chunk, own, false)?;
-        for ((line, status, env, _), row) in chunk.iter().zip(ids) {
+        for (((line, status, env, _), row), found) in chunk.iter().zip(ids).zip(&mut usage) {
             let before = || super::newlines_before(&source.path, &file, start);
             if let Some(cwd) = tally.line(report, line, *status, env, before)? {
                 tx.set_project_cwd(session, cwd)?;
             }
             if *status == LineStatus::Record {
-                tx.project_record(transcript, row, line.bytes, env)?;
+                tx.project_sides(transcript, row, line.bytes, env)?;
+                fold.add(row, found);
             }
         }
         ordinal += chunk.len() as i64;
     }
     tally.finish(report);
     if let Some((old, held)) = &replaced {
-        report.local_rows_kept += carry_local_rows(tx, *old, transcript, own, held)?;
+        report.local_rows_kept += carry_local_rows(tx, *old, transcript, own, held, &mut fold)?;
+    }
+    if !fold.is_empty() {
+        tx.store_usage(session, &fold)?;
     }
     if let Some(sidecar) = agent_id.map(|_| format!("{subpath}.meta.json")) {
         tx.copy_sidecar(session, &sidecar, transcript)?;
@@ -368,6 +380,7 @@ pub(crate) fn carry_local_rows<T: TranscriptTx>(
     new: i64,
     own: &str,
     held: &Held<'_>,
+    fold: &mut Fold,
 ) -> Result<u64> {
     let local = tx.lines_of(old, true)?;
     let mut missing: Vec<Parsed<'_>> = local
@@ -407,7 +420,8 @@ pub(crate) fn carry_local_rows<T: TranscriptTx>(
         let ids = tx.insert_lines(new, ordinal, chunk, own, true)?;
         for ((line, status, env, _), row) in chunk.iter().zip(ids) {
             if *status == LineStatus::Record {
-                tx.project_record(new, row, line.bytes, env)?;
+                tx.project_sides(new, row, line.bytes, env)?;
+                fold.add(row, record::responses(line.bytes, env));
             }
         }
         ordinal += chunk.len() as i64;
