@@ -296,15 +296,19 @@ async def test_load_reads_entries_as_json_loads(tmp_path):
         0.30000000000000004, 1e300, 5e-324, 0.07513349999999999, 1.2345678901234567e-7,
         True, False, None, "", "plain", "esc \" \\ \n \t \u00e9 caf\u00e9 \U0001f984 \x00 \x1f",
         {"k": {"k": []}, "": [{}]}, [[[]]],
+        # Each character that ends a run of plain bytes, at every place in a word of 8.
+        *("x" * k + c + "y" * (17 - k) for k in range(18)
+          for c in ('"', "\\", "\x01", "\x1f", "\x7f", " ", "\u00e9", "\U0001f984")),
     ]
     # Each of these makes the whole stream go to json.loads.
     unusual = ["lone \ud800 surrogate", deep, 2**130]
-    for n, values in enumerate([plain, *([v] for v in unusual)]):
-        key = {"project_key": "-odd", "session_id": f"6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a{n:02d}"}
-        entries = [{"type": "x", "uuid": f"u{i}", "value": v} for i, v in enumerate(values)]
+    # One stream each, so that a value the parser gives up on cannot hide another's error.
+    for n, value in enumerate([*plain, *unusual]):
+        key = {"project_key": "-odd", "session_id": f"6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f{n:04d}"}
+        entries = [{"type": "x", "uuid": "u1", "value": value}, {"type": "x", "uuid": "u2"}]
         await adapter.append(key, entries)
         loaded = await adapter.load(key)
-        assert repr(loaded) == repr(json.loads(json.dumps(entries))), n
+        assert repr(loaded) == repr(json.loads(json.dumps(entries))), (n, value)
     # Number forms json.dumps never writes, as an imported file may hold them.
     sid = "1a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d"
     project = tmp_path / "projects" / "-imported"
