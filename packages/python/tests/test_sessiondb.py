@@ -323,6 +323,41 @@ async def test_load_reads_entries_as_json_loads(tmp_path):
     assert repr(loaded[0]["n"]) == repr(json.loads(numbers))
 
 
+def test_native_dumps_writes_what_json_dumps_writes():
+    """The in-process append serializes a batch natively: the bytes must be `json.dumps`'s
+    (compact, not ASCII-only), and what it does not write goes to `json.dumps`."""
+    from enum import IntEnum
+    from sessiondb._native import dumps_compact
+
+    class Kind(IntEnum):
+        USER = 1
+
+    class Text(str):
+        pass
+
+    deep: object = 0
+    for _ in range(150):
+        deep = [deep]
+    cyclic: list = []
+    cyclic.append(cyclic)
+    written = [
+        None, True, False, 0, -1, 2**63, -(2**200), 1.5, -0.0, 1e16, 1e-7, 0.1 + 0.2, 5e-324,
+        "", "caf\u00e9 \U0001f984 \u2028 \x7f", "\x00\x01\x08\x09\x0a\x0b\x0c\x0d\x1f \" \\ /",
+        *("x" * k + c + "y" * (17 - k) for k in range(18) for c in ('"', "\\", "\x01", "\n")),
+        [], {}, (1, "two", [3.0]), {"b": 1, "a": [None, {"": ""}]},
+        {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}},
+    ]
+    for value in written:
+        expected = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        assert dumps_compact(value) == expected.encode("utf-8"), value
+    left = [
+        "lone \ud800", float("nan"), float("inf"), {1: "int key"}, Kind.USER, Text("s"),
+        object(), deep, cyclic, [1, {"x": float("-inf")}],
+    ]
+    for value in left:
+        assert dumps_compact(value) is None, value
+
+
 @pytest.mark.anyio
 async def test_mirrored_session_is_a_sessiondb_session(tmp_path):
     """What the SDK mirrors lists, searches and resumes like an imported session, and the
