@@ -14,6 +14,9 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use std::collections::HashMap;
 
+mod mentions;
+pub use mentions::{each_line, mentions, Mention};
+
 /// Lines longer than this (8 MiB) are not taken apart for the index: their first
 /// [`INDEXED_PREFIX`] bytes of JSON text are indexed as their `body` (migration V9), which
 /// bounds the memory of indexing and of every snippet (a 100 MB line took 1.8 GB).

@@ -10,7 +10,7 @@
 
 use super::PgStore;
 use crate::error::Result;
-use crate::search::{Hit, Narrowing, SearchQuery};
+use crate::search::{Hit, Mention, Narrowing, SearchQuery};
 use postgres::types::Type;
 use unicode_general_category::{get_general_category, GeneralCategory};
 use unicode_normalization::UnicodeNormalization;
@@ -82,38 +82,9 @@ pub fn search(store: &PgStore, q: &SearchQuery) -> Result<Vec<Hit>> {
 pub fn search_narrowed(store: &PgStore, q: &SearchQuery, n: &Narrowing) -> Result<Vec<Hit>> {
     let text = q.text.replace('\0', " ");
     let typed = crate::search::query_words(&text);
-    let mut terms: Vec<String> = Vec::new();
-    let mut prefixes: Vec<bool> = Vec::new();
-    for (word, prefix) in &typed {
-        let w = words(word);
-        if !w.trim().is_empty() {
-            terms.push(w);
-            prefixes.push(*prefix);
-        }
-    }
-    if terms.is_empty() {
+    let Some((query, terms)) = tsquery(&typed, 9) else {
         return Ok(Vec::new());
-    }
-    // Each word is a phrase (as FTS5's quoted phrases: "foo-bar" is foo followed by bar),
-    // all must match; a word typed with a trailing `*` ends in a prefix (`checkp:*`). Only
-    // the number of words and which are prefixes shape the SQL text; the words are bound.
-    for (term, prefix) in terms.iter_mut().zip(&prefixes) {
-        if *prefix {
-            // Letters and digits only (see `words`): quoted as tsquery lexemes, followed.
-            let parts: Vec<String> = term.split_whitespace().map(|w| format!("'{w}'")).collect();
-            *term = format!("{}:*", parts.join(" <-> "));
-        }
-    }
-    let query = (0..terms.len())
-        .map(|i| {
-            if prefixes[i] {
-                format!("to_tsquery('simple', ${})", i + 9)
-            } else {
-                format!("phraseto_tsquery('simple', ${})", i + 9)
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" && ");
+    };
     let column = if q.tools {
         "r.search"
     } else {
@@ -228,6 +199,115 @@ pub fn search_narrowed(store: &PgStore, q: &SearchQuery, n: &Narrowing) -> Resul
             });
         }
         Ok(hits)
+    })
+}
+
+/// The `tsquery` of typed words (see [`crate::search::query_words`]) as SQL, its words
+/// bound from `$first` on, and those words; `None` when no word has a letter or digit.
+///
+/// Each word is a phrase (as FTS5's quoted phrases: "foo-bar" is foo followed by bar), all
+/// must match; a word typed with a trailing `*` ends in a prefix (`checkp:*`). Only the
+/// number of words and which are prefixes shape the SQL text; the words are bound.
+fn tsquery(typed: &[(&str, bool)], first: usize) -> Option<(String, Vec<String>)> {
+    let mut terms: Vec<String> = Vec::new();
+    let mut prefixes: Vec<bool> = Vec::new();
+    for (word, prefix) in typed {
+        let w = words(word);
+        if !w.trim().is_empty() {
+            terms.push(w);
+            prefixes.push(*prefix);
+        }
+    }
+    if terms.is_empty() {
+        return None;
+    }
+    for (term, prefix) in terms.iter_mut().zip(&prefixes) {
+        if *prefix {
+            // Letters and digits only (see `words`): quoted as tsquery lexemes, followed.
+            let parts: Vec<String> = term.split_whitespace().map(|w| format!("'{w}'")).collect();
+            *term = format!("{}:*", parts.join(" <-> "));
+        }
+    }
+    let query = (0..terms.len())
+        .map(|i| {
+            if prefixes[i] {
+                format!("to_tsquery('simple', ${})", i + first)
+            } else {
+                format!("phraseto_tsquery('simple', ${})", i + first)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" && ");
+    Some((query, terms))
+}
+
+/// The lines that name a phrase, newest first (see [`crate::search::mentions`]).
+///
+/// # Errors
+/// Fails on a database error (never on what the user typed).
+pub fn mentions(
+    store: &PgStore,
+    text: &str,
+    project: Option<&str>,
+    cap: usize,
+) -> Result<Vec<Mention>> {
+    let text = text.replace('\0', " ");
+    let typed = crate::search::query_words(&text);
+    let Some((query, terms)) = tsquery(&typed, 3) else {
+        return Ok(Vec::new());
+    };
+    let sql = format!(
+        "WITH q AS (SELECT ({query}) AS q)
+         SELECT r.id, s.session_id, p.key, c.summary, t.agent_id, r.type, r.timestamp, r.uuid
+         FROM q, rows r
+         JOIN transcripts t ON t.id = r.transcript_id AND t.superseded_at IS NULL
+         JOIN sessions s ON s.id = t.session_id
+         JOIN projects p ON p.id = s.project_id
+         LEFT JOIN catalog c ON c.session_key = s.id
+         WHERE r.search @@ q.q
+           AND ($1::text IS NULL OR p.key = $1
+                OR (length($1) > 200 AND starts_with(p.key, $1)))
+         ORDER BY r.id DESC
+         LIMIT $2"
+    );
+    let cap = i64::try_from(cap).unwrap_or(i64::MAX);
+    store.read_single(|c| {
+        let mut params: Vec<(&(dyn postgres::types::ToSql + Sync), Type)> =
+            vec![(&project, Type::TEXT), (&cap, Type::INT8)];
+        for w in &terms {
+            params.push((w, Type::TEXT));
+        }
+        Ok(c.query_typed(&sql, &params)?
+            .into_iter()
+            .map(|r| Mention {
+                line: r.get(0),
+                session_id: r.get(1),
+                project: r.get(2),
+                title: r.get(3),
+                agent_id: r.get(4),
+                role: r.get(5),
+                timestamp: r.get(6),
+                uuid: r.get(7),
+            })
+            .collect())
+    })
+}
+
+/// Calls `each` with the stored bytes of each of these lines that exists (see
+/// [`crate::search::each_line`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn each_line(store: &PgStore, lines: &[i64], each: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+    store.read_single(|c| {
+        let rows = c.query_typed(
+            "SELECT id, raw FROM rows WHERE id = ANY($1)",
+            &[(&lines, Type::INT8_ARRAY)],
+        )?;
+        for r in rows {
+            each(r.get(0), r.get(1));
+        }
+        Ok(())
     })
 }
 

@@ -168,3 +168,70 @@ pub fn narrowed_searches_answer_as_the_whole_search_filtered_on_every_backend() 
         }
     }
 }
+
+/// The lines that name a phrase (the MCP `files` tool's walk) are the lines a search with
+/// tool text finds, newest stored first, the cap keeping the newest, on every backend.
+#[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
+pub fn mentions_are_the_lines_a_search_finds_newest_first_on_every_backend() {
+    let Some(shared) = shared_dir("the mentions walk") else {
+        return;
+    };
+    let files = corpus_files(&shared);
+    for b in backends("mentions_are_the_lines_a_search_finds_newest_first_on_every_backend") {
+        b.db.import_paths(&files, &NoProgress)
+            .unwrap_or_else(|e| panic!("{}: import: {e}", b.name));
+        for text in ["README.md", "package.json", "CLAUDE.md"] {
+            let all = b.db.mentions(text, None, 1_000_000).expect("mentions");
+            assert!(
+                all.len() > 20,
+                "{}: {text:?} is named {} times",
+                b.name,
+                all.len()
+            );
+            assert!(
+                all.windows(2).all(|w| w[0].line > w[1].line),
+                "{}: newest first",
+                b.name
+            );
+            let (hits, _) =
+                b.db.search(&SearchQuery {
+                    text: text.to_owned(),
+                    tools: true,
+                    limit: Some(1_000_000),
+                    ..SearchQuery::default()
+                })
+                .expect("search");
+            let mut want: Vec<(String, Option<String>)> = hits
+                .into_iter()
+                .filter(|h| h.role != sessiondb::search::TITLE_ROLE)
+                .map(|h| (h.session_id, h.uuid))
+                .collect();
+            let mut got: Vec<(String, Option<String>)> = all
+                .iter()
+                .map(|m| (m.session_id.clone(), m.uuid.clone()))
+                .collect();
+            want.sort();
+            got.sort();
+            assert_eq!(got, want, "{}: {text:?}", b.name);
+            let newest = b.db.mentions(text, None, 7).expect("capped");
+            assert_eq!(newest, all[..7], "{}: {text:?}", b.name);
+            let project = &all[0].project;
+            let within =
+                b.db.mentions(text, Some(project), 1_000_000)
+                    .expect("project");
+            assert_eq!(
+                within,
+                all.iter()
+                    .filter(|m| &m.project == project)
+                    .cloned()
+                    .collect::<Vec<_>>()
+            );
+            assert!(b
+                .db
+                .mentions(text, Some("-no-such-project"), 10)
+                .expect("none")
+                .is_empty());
+        }
+    }
+}
