@@ -25,10 +25,12 @@ mod load;
 mod sqlite;
 mod tally;
 pub(crate) mod transcript;
+#[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
 pub(crate) use load::{read_from, Parsed};
 use sqlite::SqliteTx;
 pub(crate) use tally::LineTally;
 use transcript::Incoming;
+#[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
 pub(crate) use transcript::{FileStamp, Held};
 
 /// What a source file is to its session.
