@@ -352,15 +352,68 @@ impl Db {
         &self,
         q: &crate::search::SearchQuery,
     ) -> Result<(Vec<crate::search::Hit>, Option<crate::Error>)> {
+        self.search_narrowed(q, &crate::search::Narrowing::default())
+    }
+
+    /// [`Db::search`], keeping only the hits `n` keeps (the MCP `find` tool's filters; see
+    /// [`crate::search::search_narrowed`]).
+    ///
+    /// # Errors
+    /// On a database error (never on what the user typed).
+    pub fn search_narrowed(
+        &self,
+        q: &crate::search::SearchQuery,
+        n: &crate::search::Narrowing,
+    ) -> Result<(Vec<crate::search::Hit>, Option<crate::Error>)> {
         match self {
             Db::Sqlite(s) => {
                 let caught_up = crate::search::catch_up(s).err();
-                Ok((crate::search::search(&*s.reader()?, q)?, caught_up))
+                Ok((
+                    crate::search::search_narrowed(&*s.reader()?, q, n)?,
+                    caught_up,
+                ))
             }
             Db::Postgres(p) => {
                 let caught_up = crate::pg::search_queue::catch_up(p).err();
-                Ok((crate::pg::search::search(p, q)?, caught_up))
+                Ok((crate::pg::search::search_narrowed(p, q, n)?, caught_up))
             }
+        }
+    }
+
+    /// The newest `cap` lines whose indexed text names a phrase, unranked (see
+    /// [`crate::search::mentions`]). Lines still queued for the index are indexed first,
+    /// as for [`Db::search`].
+    ///
+    /// # Errors
+    /// On a database error (never on what the user typed).
+    pub fn mentions(
+        &self,
+        text: &str,
+        project: Option<&str>,
+        cap: usize,
+    ) -> Result<Vec<crate::search::Mention>> {
+        match self {
+            Db::Sqlite(s) => {
+                // As a search: a failed catch-up leaves the newest lines unseen, no more.
+                let _ = crate::search::catch_up(s);
+                crate::search::mentions(&*s.reader()?, text, project, cap)
+            }
+            Db::Postgres(p) => {
+                let _ = crate::pg::search_queue::catch_up(p);
+                crate::pg::search::mentions(p, text, project, cap)
+            }
+        }
+    }
+
+    /// Calls `each` with the stored bytes of each of these lines (keys from
+    /// [`Db::mentions`]) that exists (see [`crate::search::each_line`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn each_line(&self, lines: &[i64], each: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+        match self {
+            Db::Sqlite(s) => crate::search::each_line(&*s.reader()?, lines, each),
+            Db::Postgres(p) => crate::pg::search::each_line(p, lines, each),
         }
     }
 

@@ -10,9 +10,12 @@ use crate::catalog;
 use crate::error::Result;
 use crate::jsonl::{Envelope, LineStatus, SearchText};
 use crate::store::Store;
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use std::collections::HashMap;
+
+mod mentions;
+pub use mentions::{each_line, mentions, Mention};
 
 /// Lines longer than this (8 MiB) are not taken apart for the index: their first
 /// [`INDEXED_PREFIX`] bytes of JSON text are indexed as their `body` (migration V9), which
@@ -108,33 +111,169 @@ pub fn fts_query(text: &str, tools: bool) -> Option<String> {
     })
 }
 
-const SEARCH: &str = "SELECT s.session_id, p.key, t.agent_id, r.uuid, r.timestamp, r.type,
-        c.summary, snippet(rows_fts, -1, ?5, ?6, '…', 24), bm25(rows_fts, 1.0, 0.5)
-     FROM rows_fts
-     JOIN rows r ON r.id = rows_fts.rowid
+/// Every match of an FTS5 query with its BM25 score (body 1.0, tool text 0.5), best first,
+/// ties in line order: FTS5 ranks alone, before any join, so that a hit costs its joins and
+/// its snippet only when it is shown. Ranking must still score every match (BM25 needs
+/// each one's column sizes): that is the floor of a search (docs/performance.md).
+const RANKED: &str = "SELECT rowid, bm25(rows_fts, 1.0, 0.5) FROM rows_fts
+     WHERE rows_fts MATCH ?1 ORDER BY 2, 1";
+
+/// One ranked line as a hit, when it passes the filters (`?1` the line's id): its session,
+/// project, sub-agent, uuid, time, role, the session's title and last change.
+const HIT_ROW: &str = "SELECT s.session_id, p.key, t.agent_id, r.uuid, r.timestamp, r.type,
+        c.summary, c.last_modified
+     FROM rows r
      JOIN transcripts t ON t.id = r.transcript_id AND t.superseded_at IS NULL
      JOIN sessions s ON s.id = t.session_id
      JOIN projects p ON p.id = s.project_id
      LEFT JOIN catalog c ON c.session_key = s.id
-     WHERE rows_fts MATCH ?1
+     WHERE r.id = ?1
        AND (?2 IS NULL OR p.key = ?2
             OR (length(?2) > 200 AND substr(p.key, 1, length(?2)) = ?2))
        AND (?3 IS NULL OR c.tag = ?3)
        AND (?4 IS NULL OR r.type = ?4)
-     ORDER BY bm25(rows_fts, 1.0, 0.5), r.id";
+       AND (?5 IS NULL OR c.git_branch = ?5)
+       AND (?6 = 0 OR t.agent_id IS NULL)
+       AND (?7 IS NULL OR s.session_id <> ?7)";
+
+/// The line ids of the transcripts the session filters keep, as one range per transcript
+/// (its first and last line id; lines of other transcripts may lie inside it): lets a
+/// selective filter skip the lines it drops without reading them.
+const KEPT_RANGES: &str = "SELECT (SELECT min(id) FROM rows WHERE transcript_id = t.id),
+        (SELECT max(id) FROM rows WHERE transcript_id = t.id)
+     FROM sessions s
+     JOIN projects p ON p.id = s.project_id
+     LEFT JOIN catalog c ON c.session_key = s.id
+     JOIN transcripts t ON t.session_id = s.id AND t.superseded_at IS NULL
+     WHERE (?1 IS NULL OR p.key = ?1
+            OR (length(?1) > 200 AND substr(p.key, 1, length(?1)) = ?1))
+       AND (?2 IS NULL OR c.tag = ?2)
+       AND (?3 IS NULL OR c.git_branch = ?3)
+       AND (?4 = 0 OR t.agent_id IS NULL)
+       AND (?5 IS NULL OR s.session_id <> ?5)";
+
+/// A shown hit's snippet (`?4` its line id).
+const SNIPPET: &str = "SELECT snippet(rows_fts, -1, ?2, ?3, '…', 24) FROM rows_fts
+     WHERE rows_fts MATCH ?1 AND rowid = ?4";
+
+/// Lines a search may find and drop before it looks up which lines its session filters
+/// keep at all (see [`KEPT_RANGES`]): few enough that an unselective filter, whose first
+/// lines already fill the answer, never pays for the lookup.
+const DROPS_BEFORE_RANGES: usize = 64;
+
+/// What a search keeps beyond a [`SearchQuery`]'s own filters: those of the MCP `find`
+/// tool. Applied while hits are ranked, so that a selective one reads only the hits it
+/// keeps and the answer is never short of hits that exist. The default keeps everything.
+#[derive(Debug, Clone, Default)]
+pub struct Narrowing {
+    /// Only sessions on this git branch (the catalog's).
+    pub branch: Option<String>,
+    /// Only sessions that came from this host (a team store's; a SQLite store records no
+    /// host, so there nothing matches).
+    pub host: Option<String>,
+    /// Only records from this time on (epoch ms): the record's own timestamp, else (none,
+    /// or not a date) its session's last change.
+    pub since: Option<i64>,
+    /// Only records up to this time (epoch ms), as `since`.
+    pub until: Option<i64>,
+    /// Leave out sub-agent transcripts.
+    pub main_only: bool,
+    /// Leave out this session id (the caller's own).
+    pub without_session: Option<String>,
+}
+
+impl Narrowing {
+    /// Whether a hit of this time (its record's timestamp) in a session last changed at
+    /// `last_modified` passes `since` and `until`.
+    pub fn keeps_time(&self, timestamp: Option<&str>, last_modified: Option<i64>) -> bool {
+        if self.since.is_none() && self.until.is_none() {
+            return true;
+        }
+        let Some(when) = timestamp
+            .and_then(crate::time::parse_iso8601_ms)
+            .or(last_modified)
+        else {
+            return true;
+        };
+        self.since.is_none_or(|s| when >= s) && self.until.is_none_or(|u| when <= u)
+    }
+
+    /// Whether it limits which sessions are searched (what [`KEPT_RANGES`] can apply).
+    fn narrows_sessions(&self, q: &SearchQuery) -> bool {
+        q.project.is_some() || q.tag.is_some() || self.branch.is_some()
+    }
+}
+
+/// Sorted, merged line-id ranges.
+struct Ranges(Vec<(i64, i64)>);
+
+impl Ranges {
+    fn kept(conn: &Connection, q: &SearchQuery, n: &Narrowing) -> Result<Self> {
+        let mut ranges: Vec<(i64, i64)> = conn
+            .prepare_cached(KEPT_RANGES)?
+            .query_map(
+                params![q.project, q.tag, n.branch, n.main_only, n.without_session],
+                |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)),
+            )?
+            .filter_map(|r| match r {
+                Ok((Some(a), Some(b))) => Some(Ok((a, b))),
+                Ok(_) => None,
+                Err(e) => Some(Err(e)),
+            })
+            .collect::<rusqlite::Result<_>>()?;
+        ranges.sort_unstable();
+        let mut merged: Vec<(i64, i64)> = Vec::with_capacity(ranges.len());
+        for (a, b) in ranges {
+            match merged.last_mut() {
+                Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        Ok(Ranges(merged))
+    }
+
+    fn contains(&self, id: i64) -> bool {
+        let at = self.0.partition_point(|(a, _)| *a <= id);
+        at > 0 && id <= self.0[at - 1].1
+    }
+}
 
 /// The title of a session a search matched by its title (custom, AI-made, or the one the
 /// listing shows), as a hit: `role` "title", no uuid, the title as its snippet with the
 /// words marked, and ranked before every message (titles are what people remember).
 pub const TITLE_ROLE: &str = "title";
 
-/// The SQL condition "the session's titles hold every word" for `words` parameters from
-/// `?first` (SQLite) on: case-insensitive, a word anywhere (a prefix word too).
+/// The SQL condition "the session's titles hold every word" for `words` `LIKE` patterns
+/// (see [`like_pattern`]) bound from `?first` on: case-insensitive for ASCII as SQLite's
+/// `lower` is, a word anywhere in the custom title, the AI title, or the summary when it is
+/// not the first prompt. Each column is tested where it is stored, which costs a quarter of
+/// lower-casing and joining them for every session; a word holds no newline, so it is in
+/// their newline-joined text exactly when it is in one of them.
 fn title_condition(words: usize, first: usize) -> String {
     (0..words)
-        .map(|i| format!("instr(t.titles, lower(?{})) > 0", first + i))
+        .map(|i| {
+            let k = first + i;
+            format!(
+                "(c.custom_title LIKE ?{k} ESCAPE '\\' OR c.ai_title LIKE ?{k} ESCAPE '\\'
+                  OR (c.summary IS NOT c.first_prompt AND c.summary LIKE ?{k} ESCAPE '\\'))"
+            )
+        })
         .collect::<Vec<_>>()
         .join(" AND ")
+}
+
+/// The `LIKE` pattern (escape character `\`) that finds `word` anywhere.
+fn like_pattern(word: &str) -> String {
+    let mut p = String::with_capacity(word.len() + 2);
+    p.push('%');
+    for c in word.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            p.push('\\');
+        }
+        p.push(c);
+    }
+    p.push('%');
+    p
 }
 
 /// Whether `titles` (lower-cased) holds every word as a word: starting where a word starts
@@ -185,40 +324,56 @@ pub fn mark_title(title: &str, words: &[(&str, bool)], (open, close): (&str, &st
 
 /// Sessions whose titles hold every word of the query, newest first, as hits (see
 /// [`TITLE_ROLE`]). None when the search is limited to a role.
-fn title_hits(conn: &Connection, q: &SearchQuery, marks: (&str, &str)) -> Result<Vec<Hit>> {
+fn title_hits(
+    conn: &Connection,
+    q: &SearchQuery,
+    n: &Narrowing,
+    marks: (&str, &str),
+) -> Result<Vec<Hit>> {
     let text = q.text.replace('\0', " ");
     let words = query_words(&text);
     if words.is_empty() || q.role.is_some() {
         return Ok(Vec::new());
     }
-    let limit = q.limit.filter(|n| *n > 0).unwrap_or(20);
+    // Times are tested here, after the statement: it may then not stop at the limit.
+    let limit = if n.since.is_some() || n.until.is_some() {
+        -1
+    } else {
+        q.limit.filter(|n| *n > 0).unwrap_or(20)
+    };
     let sql = format!(
-        "SELECT * FROM (
-            SELECT c.session_id, p.key, c.last_timestamp,
-                coalesce(c.custom_title, c.ai_title, c.summary) AS shown,
-                lower(coalesce(c.custom_title, '') || char(10) || coalesce(c.ai_title, '')
-                      || char(10) || coalesce(CASE WHEN c.summary IS NOT c.first_prompt
-                                                   THEN c.summary END, '')) AS titles,
-                c.last_modified
-            FROM catalog c JOIN projects p ON p.id = c.project_id
-            WHERE (?1 IS NULL OR p.key = ?1
-                   OR (length(?1) > 200 AND substr(p.key, 1, length(?1)) = ?1))
-              AND (?2 IS NULL OR c.tag = ?2)) t
-         WHERE {}
-         ORDER BY t.last_modified DESC, t.session_id LIMIT {limit}",
-        title_condition(words.len(), 3)
+        "SELECT c.session_id, p.key, c.last_timestamp,
+            coalesce(c.custom_title, c.ai_title, c.summary) AS shown,
+            lower(coalesce(c.custom_title, '') || char(10) || coalesce(c.ai_title, '')
+                  || char(10) || coalesce(CASE WHEN c.summary IS NOT c.first_prompt
+                                               THEN c.summary END, '')) AS titles,
+            c.last_modified
+         FROM catalog c JOIN projects p ON p.id = c.project_id
+         WHERE (?1 IS NULL OR p.key = ?1
+                OR (length(?1) > 200 AND substr(p.key, 1, length(?1)) = ?1))
+           AND (?2 IS NULL OR c.tag = ?2)
+           AND (?3 IS NULL OR c.git_branch = ?3)
+           AND (?4 IS NULL OR c.session_id <> ?4)
+           AND {}
+         ORDER BY c.last_modified DESC, c.session_id LIMIT {limit}",
+        title_condition(words.len(), 5)
     );
-    let mut params: Vec<&dyn rusqlite::ToSql> = vec![&q.project, &q.tag];
-    for (word, _) in &words {
-        params.push(word);
+    let patterns: Vec<String> = words.iter().map(|(w, _)| like_pattern(w)).collect();
+    let mut params: Vec<&dyn rusqlite::ToSql> =
+        vec![&q.project, &q.tag, &n.branch, &n.without_session];
+    for p in &patterns {
+        params.push(p);
     }
-    let mut stmt = conn.prepare(&sql)?;
+    let mut stmt = conn.prepare_cached(&sql)?;
     let hits = stmt
         .query_map(params.as_slice(), |r| {
             let shown: Option<String> = r.get(3)?;
             let titles: String = r.get(4)?;
-            let (session_id, project, timestamp) = (r.get(0)?, r.get(1)?, r.get(2)?);
-            Ok(titles_match(&titles, &words).then(|| Hit {
+            let (session_id, project, timestamp): (String, String, Option<String>) =
+                (r.get(0)?, r.get(1)?, r.get(2)?);
+            let kept =
+                titles_match(&titles, &words) && n.keeps_time(timestamp.as_deref(), r.get(5)?);
+            Ok(kept.then(|| Hit {
                 session_id,
                 project,
                 agent_id: None,
@@ -242,42 +397,104 @@ fn title_hits(conn: &Connection, q: &SearchQuery, marks: (&str, &str)) -> Result
 /// # Errors
 /// Fails on a database error (never on what the user typed).
 pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<Hit>> {
+    search_narrowed(conn, q, &Narrowing::default())
+}
+
+/// [`search`], keeping only the hits that `n` keeps.
+///
+/// The matches are ranked by FTS5 alone ([`RANKED`]); each is then looked up with the
+/// filters ([`HIT_ROW`]), best first, until the limit is reached, and only the hits kept
+/// get a snippet. When a session filter has dropped [`DROPS_BEFORE_RANGES`] lines, the
+/// line ranges of the sessions it keeps are read once ([`KEPT_RANGES`]), and lines outside
+/// them are skipped unread. The hits are those of one statement joining, filtering and
+/// ordering by BM25 then line id, as before; only the work is less.
+///
+/// # Errors
+/// Fails on a database error (never on what the user typed).
+pub fn search_narrowed(conn: &Connection, q: &SearchQuery, n: &Narrowing) -> Result<Vec<Hit>> {
     let Some(query) = fts_query(&q.text, q.tools) else {
         return Ok(Vec::new());
     };
+    if n.host.is_some() {
+        // A SQLite store records no host: no session comes from the one asked for.
+        return Ok(Vec::new());
+    }
     let (open, close) = q
         .marks
         .clone()
         .unwrap_or_else(|| ("**".to_owned(), "**".to_owned()));
-    let limit = q.limit.filter(|n| *n > 0).unwrap_or(20);
-    let mut hits = title_hits(conn, q, (&open, &close))?;
-    // The limit is written into the statement: a bound LIMIT makes SQLite compile the
-    // statement again with its value the first time it runs.
-    let messages: Vec<Hit> = conn
-        .prepare_cached(&format!("{SEARCH} LIMIT {limit}"))?
-        .query_map(params![query, q.project, q.tag, q.role, open, close], |r| {
-            Ok(Hit {
-                session_id: r.get(0)?,
-                project: r.get(1)?,
-                agent_id: r.get(2)?,
-                uuid: r.get(3)?,
-                timestamp: r.get(4)?,
-                role: r.get(5)?,
-                title: r.get(6)?,
-                // A lone surrogate escape in a line becomes invalid UTF-8 in SQLite's
-                // text; show it as U+FFFD rather than failing the search.
-                snippet: match r.get_ref(7)? {
+    let limit = usize::try_from(q.limit.filter(|n| *n > 0).unwrap_or(20)).unwrap_or(usize::MAX);
+    let mut hits = title_hits(conn, q, n, (&open, &close))?;
+    hits.truncate(limit);
+    let mut ranked = conn.prepare_cached(RANKED)?;
+    let mut ranked = ranked.query([&query])?;
+    let mut row = conn.prepare_cached(HIT_ROW)?;
+    let mut ranges: Option<Ranges> = None;
+    let mut dropped = 0;
+    let mut found: Vec<(i64, Hit)> = Vec::new();
+    while hits.len() + found.len() < limit {
+        let Some(r) = ranked.next()? else { break };
+        let (id, rank): (i64, f64) = (r.get(0)?, r.get(1)?);
+        if ranges.as_ref().is_some_and(|k| !k.contains(id)) {
+            continue;
+        }
+        let hit = row
+            .query_row(
+                params![
+                    id,
+                    q.project,
+                    q.tag,
+                    q.role,
+                    n.branch,
+                    n.main_only,
+                    n.without_session
+                ],
+                |r| {
+                    let last_modified: Option<i64> = r.get(7)?;
+                    let hit = Hit {
+                        session_id: r.get(0)?,
+                        project: r.get(1)?,
+                        agent_id: r.get(2)?,
+                        uuid: r.get(3)?,
+                        timestamp: r.get(4)?,
+                        role: r.get(5)?,
+                        title: r.get(6)?,
+                        snippet: String::new(),
+                        rank,
+                    };
+                    Ok(n.keeps_time(hit.timestamp.as_deref(), last_modified)
+                        .then_some(hit))
+                },
+            )
+            .optional()?
+            .flatten();
+        match hit {
+            Some(hit) => found.push((id, hit)),
+            None => {
+                dropped += 1;
+                if ranges.is_none() && dropped >= DROPS_BEFORE_RANGES && n.narrows_sessions(q) {
+                    ranges = Some(Ranges::kept(conn, q, n)?);
+                }
+            }
+        }
+    }
+    let mut snippet = conn.prepare_cached(SNIPPET)?;
+    for (id, mut hit) in found {
+        // A lone surrogate escape in a line becomes invalid UTF-8 in SQLite's text; show
+        // it as U+FFFD rather than failing the search.
+        hit.snippet = snippet
+            .query_row(params![query, open, close, id], |r| {
+                Ok(match r.get_ref(0)? {
                     rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
                         String::from_utf8_lossy(t).into_owned()
                     }
                     _ => String::new(),
-                },
-                rank: r.get(8)?,
+                })
             })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    hits.extend(messages);
-    hits.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+            .optional()?
+            .unwrap_or_default();
+        hits.push(hit);
+    }
     Ok(hits)
 }
 

@@ -11,6 +11,7 @@ use super::{path_key, read_ledger, ImportLimits, Source, SourceKind};
 use crate::error::{Error, Result};
 use crate::jsonl::{self, Envelope, LineStatus, SearchText};
 use crate::store::Store;
+use crate::usage::record::{self, Response};
 use std::time::UNIX_EPOCH;
 
 /// A source file made ready for the writer.
@@ -68,6 +69,9 @@ pub(crate) struct ParsedLine {
     pub envelope: Envelope<'static>,
     /// The searchable text, for a line the search triggers queue.
     pub search: Option<SearchText>,
+    /// The billed API responses the record holds (usage projection, docs/usage.md), read
+    /// here so that the writer does not parse the line again.
+    pub usage: Vec<Response>,
 }
 
 /// A line of the file being written, with its parse.
@@ -78,13 +82,20 @@ pub(crate) type Parsed<'a> = (
     Option<SearchText>,
 );
 
+/// The lines of a file from some point on, with the responses each one holds
+/// (`usage[i]` for `lines[i]`).
+pub(crate) struct Lines<'a> {
+    pub lines: Vec<Parsed<'a>>,
+    pub usage: Vec<Vec<Response>>,
+}
+
 impl Ahead {
     /// The lines of `bytes` from `start` on: the ones parsed ahead when they begin at
     /// `start`, else parsed now.
-    pub(crate) fn lines_from(self, bytes: &[u8], start: usize) -> Vec<Parsed<'_>> {
+    pub(crate) fn lines_from(self, bytes: &[u8], start: usize) -> Lines<'_> {
         let aligned = start == bytes.len() || self.lines.iter().any(|l| l.start == start);
         if self.from <= start && aligned {
-            return self
+            let (lines, usage) = self
                 .lines
                 .into_iter()
                 .filter(|l| l.start >= start)
@@ -93,9 +104,10 @@ impl Ahead {
                         bytes: &bytes[l.start..l.start + l.len],
                         terminated: l.terminated,
                     };
-                    (line, l.status, l.envelope, l.search)
+                    ((line, l.status, l.envelope, l.search), l.usage)
                 })
-                .collect();
+                .unzip();
+            return Lines { lines, usage };
         }
         parse_ahead(bytes, start).lines_from(bytes, start)
     }
@@ -290,6 +302,11 @@ pub(crate) fn parse_ahead(bytes: &[u8], from: usize) -> Ahead {
         } else {
             None
         };
+        let usage = if status == LineStatus::Record {
+            record::responses(line.bytes, &env)
+        } else {
+            Vec::new()
+        };
         lines.push(ParsedLine {
             start: at,
             len,
@@ -297,6 +314,7 @@ pub(crate) fn parse_ahead(bytes: &[u8], from: usize) -> Ahead {
             status,
             envelope: env.into_owned(),
             search,
+            usage,
         });
     }
     Ahead { from, lines }
@@ -311,21 +329,22 @@ mod tests {
         let bytes = b"{\"type\":\"user\",\"uuid\":\"a\"}\n{\"type\":\"x\"}\nnot json";
         let second = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
         // Parsed from the second line on, asked from there: the parse is reused.
-        let got = parse_ahead(bytes, second).lines_from(bytes, second);
+        let got = parse_ahead(bytes, second).lines_from(bytes, second).lines;
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].0.bytes, b"{\"type\":\"x\"}");
         assert_eq!(got[1].1, LineStatus::Malformed);
         assert!(!got[1].0.terminated);
         // Asked from the start, which was not parsed ahead: parsed now, all three lines.
-        let got = parse_ahead(bytes, second).lines_from(bytes, 0);
+        let got = parse_ahead(bytes, second).lines_from(bytes, 0).lines;
         assert_eq!(got.len(), 3);
         assert_eq!(got[0].2.uuid.as_deref(), Some("a"));
         // Asked from inside a line parsed ahead: parsed now from there.
-        let got = parse_ahead(bytes, 0).lines_from(bytes, 3);
+        let got = parse_ahead(bytes, 0).lines_from(bytes, 3).lines;
         assert_eq!(got[0].0.bytes, &bytes[3..second - 1]);
         // Nothing new.
         assert!(parse_ahead(bytes, 0)
             .lines_from(bytes, bytes.len())
+            .lines
             .is_empty());
     }
 

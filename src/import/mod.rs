@@ -1742,8 +1742,8 @@ pub(crate) fn side_of(bytes: &[u8], env: &Envelope<'_>) -> Option<Side> {
     })
 }
 
-/// Fills the side tables for the records that have one: metadata, compactions, content
-/// replacements and file history (see [`side_of`]).
+/// Stores a record's usage (line by line: import folds a file's first, see
+/// [`transcript::TranscriptTx::store_usage`]) and fills its side tables.
 pub(crate) fn project_record(
     tx: &Transaction<'_>,
     transcript: i64,
@@ -1752,6 +1752,18 @@ pub(crate) fn project_record(
     env: &Envelope<'_>,
 ) -> Result<()> {
     crate::usage::sqlite::store(tx, transcript, row, bytes, env)?;
+    project_sides(tx, transcript, row, bytes, env)
+}
+
+/// Fills the side tables for the records that have one: metadata, compactions, content
+/// replacements and file history (see [`side_of`]).
+pub(crate) fn project_sides(
+    tx: &Transaction<'_>,
+    transcript: i64,
+    row: i64,
+    bytes: &[u8],
+    env: &Envelope<'_>,
+) -> Result<()> {
     let Some(kind) = env.kind.as_deref() else {
         return Ok(());
     };

@@ -7,6 +7,7 @@ use super::{FileView, Fingerprint, Origin, Parsed, ROW_BATCH, STATEMENT_CACHE};
 use crate::error::Result;
 use crate::jsonl::Envelope;
 use crate::search::PendingTexts;
+use crate::usage::record::Fold;
 use rusqlite::{params, OptionalExtension, Transaction};
 
 /// A SQLite write transaction, as the importer of a transcript uses it.
@@ -167,14 +168,18 @@ impl TranscriptTx for SqliteTx<'_, '_> {
         super::set_project_cwd(self.tx, session, cwd)
     }
 
-    fn project_record(
+    fn project_sides(
         &mut self,
         transcript: i64,
         row: i64,
         bytes: &[u8],
         env: &Envelope<'_>,
     ) -> Result<()> {
-        super::project_record(self.tx, transcript, row, bytes, env)
+        super::project_sides(self.tx, transcript, row, bytes, env)
+    }
+
+    fn store_usage(&mut self, session: i64, usage: &Fold) -> Result<()> {
+        crate::usage::sqlite::store_folded(self.tx, session, usage)
     }
 
     fn copy_sidecar(&mut self, session: i64, relpath: &str, transcript: i64) -> Result<()> {

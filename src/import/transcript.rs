@@ -5,10 +5,12 @@
 //! Each engine answers the narrow questions of [`TranscriptTx`] inside its write
 //! transaction; nothing here knows which engine it is.
 
+use super::load::Lines;
 use super::{Ahead, FileView, Fingerprint, LineTally, Parsed, Source, SourceKind};
 use crate::error::Result;
 use crate::jsonl::{self, Envelope, LineStatus};
 use crate::model::ImportReport;
+use crate::usage::record::{self, Fold};
 use std::collections::HashSet;
 
 /// Where a source file was read (its ledger key), its size and mtime.
@@ -81,14 +83,18 @@ pub(crate) trait TranscriptTx {
     ) -> Result<Vec<i64>>;
     /// Sets the project's working folder unless it has one.
     fn set_project_cwd(&mut self, session: i64, cwd: &str) -> Result<()>;
-    /// Fills the side tables of a record stored as `row`.
-    fn project_record(
+    /// Fills the side tables of a record stored as `row` (metadata, compactions, content
+    /// replacements, file history; not the usage projection, see [`Self::store_usage`]).
+    fn project_sides(
         &mut self,
         transcript: i64,
         row: i64,
         bytes: &[u8],
         env: &Envelope<'_>,
     ) -> Result<()>;
+    /// Stores the responses of lines of `session` just stored, folded by the dedupe rule
+    /// (one upsert per response: docs/usage.md).
+    fn store_usage(&mut self, session: i64, usage: &Fold) -> Result<()>;
     /// Copies the session file `relpath` (a sub-agent's `.meta.json`) onto the transcript.
     fn copy_sidecar(&mut self, session: i64, relpath: &str, transcript: i64) -> Result<()>;
     /// Called after each piece of a file read in pieces was stored: a chance to let go of
@@ -264,7 +270,7 @@ pub(crate) fn import_transcript<T: TranscriptTx>(
                             piece_bytes,
                             buf,
                             |piece, ahead| {
-                                for (line, _, env, _) in ahead.lines_from(piece, 0) {
+                                for (line, _, env, _) in ahead.lines_from(piece, 0).lines {
                                     held.note(line.bytes, &env);
                                 }
                                 Ok(())
@@ -306,13 +312,14 @@ pub(crate) fn import_transcript<T: TranscriptTx>(
         ordinal,
         tally: LineTally::new(&source.path),
         noted: matches!(replaced, Some((_, None))).then(Held::default),
+        fold: Fold::default(),
     };
     match pieces {
         None => {
             let file = FileView { base, bytes: buf };
             let before = || super::newlines_before(&source.path, &file, start);
-            let mut lines = ahead.lines_from(file.bytes, start - file.base);
-            writing.lines(tx, &mut lines, &before, report)?;
+            let lines = ahead.lines_from(file.bytes, start - file.base);
+            writing.lines(tx, lines, &before, report)?;
             writing.finish(tx, report, replaced)?;
             tx.write_ledger(
                 &FileStamp {
@@ -339,8 +346,7 @@ pub(crate) fn import_transcript<T: TranscriptTx>(
                 buf,
                 |piece, ahead| {
                     report.bytes_read += piece.len() as u64;
-                    let mut lines = ahead.lines_from(piece, 0);
-                    writing.lines(tx, &mut lines, &before, report)?;
+                    writing.lines(tx, ahead.lines_from(piece, 0), &before, report)?;
                     tx.piece_written()
                 },
             )?;
@@ -374,6 +380,8 @@ struct Writing<'s> {
     /// What a rewritten file holds, noted as its lines are stored (for
     /// [`carry_local_rows`]), when it was not needed before.
     noted: Option<Held>,
+    /// The API responses of the lines stored, folded by the dedupe rule (docs/usage.md).
+    fold: Fold,
 }
 
 impl Writing<'_> {
@@ -382,18 +390,21 @@ impl Writing<'_> {
     fn lines<T: TranscriptTx>(
         &mut self,
         tx: &mut T,
-        lines: &mut [Parsed<'_>],
+        lines: Lines<'_>,
         before: &impl Fn() -> Result<u64>,
         report: &mut ImportReport,
     ) -> Result<()> {
+        let Lines { mut lines, usage } = lines;
+        let mut usage = usage.into_iter();
         for chunk in lines.chunks_mut(T::BATCH) {
             let ids = tx.insert_lines(self.transcript, self.ordinal, chunk, self.own, false)?;
-            for ((line, status, env, _), row) in chunk.iter().zip(ids) {
+            for (((line, status, env, _), row), found) in chunk.iter().zip(ids).zip(&mut usage) {
                 if let Some(cwd) = self.tally.line(report, line, *status, env, before)? {
                     tx.set_project_cwd(self.session, cwd)?;
                 }
                 if *status == LineStatus::Record {
-                    tx.project_record(self.transcript, row, line.bytes, env)?;
+                    tx.project_sides(self.transcript, row, line.bytes, env)?;
+                    self.fold.add(row, found);
                 }
                 if let Some(held) = &mut self.noted {
                     held.note(line.bytes, env);
@@ -404,10 +415,11 @@ impl Writing<'_> {
         Ok(())
     }
 
-    /// Closes the tally, and carries the local lines of the version a rewritten file
-    /// replaced (`replaced`: it, and what the new content holds when that was known first).
+    /// Closes the tally, carries the local lines of the version a rewritten file replaced
+    /// (`replaced`: it, and what the new content holds when that was known first), and
+    /// stores the usage of the lines.
     fn finish<T: TranscriptTx>(
-        self,
+        mut self,
         tx: &mut T,
         report: &mut ImportReport,
         replaced: Option<(i64, Option<Held>)>,
@@ -415,7 +427,11 @@ impl Writing<'_> {
         self.tally.finish(report);
         if let Some((old, held)) = replaced {
             let held = held.or(self.noted).unwrap_or_default();
-            report.local_rows_kept += carry_local_rows(tx, old, self.transcript, self.own, &held)?;
+            report.local_rows_kept +=
+                carry_local_rows(tx, old, self.transcript, self.own, &held, &mut self.fold)?;
+        }
+        if !self.fold.is_empty() {
+            tx.store_usage(self.session, &self.fold)?;
         }
         Ok(())
     }
@@ -499,6 +515,7 @@ pub(crate) fn carry_local_rows<T: TranscriptTx>(
     new: i64,
     own: &str,
     held: &Held,
+    fold: &mut Fold,
 ) -> Result<u64> {
     let local = tx.lines_of(old, true)?;
     let mut missing: Vec<Parsed<'_>> = local
@@ -538,7 +555,8 @@ pub(crate) fn carry_local_rows<T: TranscriptTx>(
         let ids = tx.insert_lines(new, ordinal, chunk, own, true)?;
         for ((line, status, env, _), row) in chunk.iter().zip(ids) {
             if *status == LineStatus::Record {
-                tx.project_record(new, row, line.bytes, env)?;
+                tx.project_sides(new, row, line.bytes, env)?;
+                fold.add(row, record::responses(line.bytes, env));
             }
         }
         ordinal += chunk.len() as i64;

@@ -4,90 +4,106 @@ use super::args::{clip, Args, ToolError};
 use super::page::{object, Page};
 use super::Context;
 use crate::fork::ForkOptions;
-use crate::search::SearchQuery;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 
 /// `files`'s largest `limit`.
 const MAX_SESSIONS: i64 = 20;
 
-/// Hits read for one `files` answer: a path named in more records than this is reported
-/// from its best-ranked ones.
-const MAX_HITS: i64 = 400;
+/// Lines read for one `files` answer: a path named in more lines than this is reported from
+/// the newest ones stored.
+const MAX_LINES: usize = 5000;
 
 /// The tools that write a file, and those that read one, as their calls name them.
 const EDITS: [&str; 4] = ["Edit", "MultiEdit", "Write", "NotebookEdit"];
 const READS: [&str; 1] = ["Read"];
 
-/// Marks around the matched words, which no snippet text can contain.
-const OPEN: &str = "\u{1}";
-const CLOSE: &str = "\u{2}";
-
 /// `files`: the sessions whose tool calls or results name `path`, newest first.
 ///
-/// The path is looked up in the search index's tool column (every tool call's name and
-/// input, every tool result), as one phrase: `src/lib.rs` finds `/home/me/app/src/lib.rs`.
-/// Each session says how: `edit` when an Edit, MultiEdit, Write or NotebookEdit call names
-/// it, `read` for a Read call, else `mention`. Claude Code's file-history snapshots back up
-/// exactly the files those edit calls change, so they name no path the calls do not.
+/// The path is looked up in the search index (every message, tool call and tool result),
+/// as one phrase: `src/lib.rs` finds `/home/me/app/src/lib.rs`. The lines are walked
+/// unranked, newest stored first ([`crate::search::mentions`]); only the assistant lines of
+/// the sessions shown are read again, to say how each names it: `edit` when an Edit,
+/// MultiEdit, Write or NotebookEdit call names it, `read` for a Read call, and `mention`
+/// for any other line. Claude Code's file-history snapshots back up exactly the files those
+/// edit calls change, so they name no path the calls do not.
 pub fn files(cx: &Context<'_>, a: &Args<'_>) -> Result<Value, ToolError> {
     let spec = super::tools::spec("files", false).expect("listed");
     a.only(&spec.param_names())?;
     let path = a.required("path")?;
     let limit = a.limit("limit", 10, MAX_SESSIONS)? as usize;
     let offset = a.cursor()? as usize;
-    let (hits, _stale) = cx.db.search(&SearchQuery {
-        // A word without spaces is one phrase: the path's parts in order.
-        text: path.to_owned(),
-        project: a
-            .text("project")?
-            .map(|p| crate::paths::project_argument(p).0),
-        tools: true,
-        limit: Some(MAX_HITS),
-        marks: Some((OPEN.to_owned(), CLOSE.to_owned())),
-        ..SearchQuery::default()
-    })?;
-    // Sessions in order of their newest hit.
+    let project = a
+        .text("project")?
+        .map(|p| crate::paths::project_argument(p).0);
+    // A word without spaces is one phrase: the path's parts in order.
+    let lines = cx.db.mentions(path, project.as_deref(), MAX_LINES)?;
+    // Sessions in order of their newest line.
     let mut sessions: Vec<Touched> = Vec::new();
-    for h in &hits {
-        if h.agent_id.is_some() && h.role == "user" {
+    let mut at: HashMap<(&str, &str), usize> = HashMap::new();
+    for m in &lines {
+        if m.agent_id.is_some() && m.role == "user" {
             // A sub-agent's tool results: its calls are counted already.
             continue;
         }
-        let how = how(&h.snippet);
-        let when = h.timestamp.clone().unwrap_or_default();
-        match sessions
-            .iter_mut()
-            .find(|s| s.session == h.session_id && s.project == h.project)
-        {
-            Some(s) => {
-                s.hits += 1;
-                if !s.how.contains(&how) {
-                    s.how.push(how);
-                }
-                if when > s.last {
-                    s.last = when;
-                }
-            }
-            None => sessions.push(Touched {
-                session: h.session_id.clone(),
-                project: h.project.clone(),
-                title: h.title.clone(),
-                last: when,
-                how: vec![how],
-                hits: 1,
-            }),
+        let when = m.timestamp.clone().unwrap_or_default();
+        let i = *at
+            .entry((m.project.as_str(), m.session_id.as_str()))
+            .or_insert_with(|| {
+                sessions.push(Touched {
+                    session: m.session_id.clone(),
+                    project: m.project.clone(),
+                    title: m.title.clone(),
+                    last: String::new(),
+                    calls: Vec::new(),
+                    mentioned: false,
+                    hits: 0,
+                });
+                sessions.len() - 1
+            });
+        let s = &mut sessions[i];
+        s.hits += 1;
+        if when > s.last {
+            s.last = when;
+        }
+        if m.role == "assistant" {
+            s.calls.push(m.line);
+        } else {
+            s.mentioned = true;
         }
     }
     sessions.sort_by(|a, b| b.last.cmp(&a.last));
+    let shown: Vec<&Touched> = sessions.iter().skip(offset).take(limit).collect();
+    // Which kinds each session shown has (edit, read, mention): its assistant lines are
+    // read until it has all three.
+    let mut kinds: Vec<[bool; 3]> = shown.iter().map(|s| [false, false, s.mentioned]).collect();
+    let mut owner: HashMap<i64, usize> = HashMap::new();
+    for (i, s) in shown.iter().enumerate() {
+        owner.extend(s.calls.iter().map(|line| (*line, i)));
+    }
+    let calls: Vec<i64> = shown.iter().flat_map(|s| s.calls.iter().copied()).collect();
+    let words = words(path);
+    cx.db.each_line(&calls, &mut |line, raw| {
+        if let Some(found) = owner.get(&line).map(|i| &mut kinds[*i]) {
+            if !found.iter().all(|k| *k) {
+                found[kind(raw, &words) as usize] = true;
+            }
+        }
+    })?;
     let mut page = Page::new(cx.budget);
     let mut taken = 0;
-    for s in sessions.iter().skip(offset).take(limit) {
+    for (s, found) in shown.iter().zip(&kinds) {
+        let how: Vec<&str> = [Kind::Edit, Kind::Read, Kind::Mention]
+            .into_iter()
+            .filter(|k| found[*k as usize])
+            .map(Kind::name)
+            .collect();
         let item = object([
             ("session", json!(s.session)),
             ("project", json!(s.project)),
             ("title", json!(s.title.as_deref().map(|t| clip(t, 120)))),
             ("last", json!(s.last)),
-            ("how", json!(s.how)),
+            ("how", json!(how)),
             ("hits", json!(s.hits)),
         ]);
         if !page.push(item) {
@@ -108,22 +124,108 @@ struct Touched {
     project: String,
     title: Option<String>,
     last: String,
-    how: Vec<&'static str>,
+    /// Its assistant lines that name the path (tool calls, or text).
+    calls: Vec<i64>,
+    /// Whether a user line (a tool result, a prompt) names it.
+    mentioned: bool,
     hits: usize,
 }
 
-/// How a record names the path, from the words before the match in its snippet (a tool
-/// call is indexed as `NAME {input…}`).
-fn how(snippet: &str) -> &'static str {
-    let before = snippet.split(OPEN).next().unwrap_or("");
-    let tool = before
-        .rsplit_once(" {")
-        .map(|(head, _)| head.rsplit([' ', '\n', '…']).next().unwrap_or(""));
-    match tool {
-        Some(t) if EDITS.contains(&t) => "edit",
-        Some(t) if READS.contains(&t) => "read",
-        _ => "mention",
+/// How a line names a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Edit = 0,
+    Read = 1,
+    Mention = 2,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Edit => "edit",
+            Kind::Read => "read",
+            Kind::Mention => "mention",
+        }
     }
+}
+
+/// The words of `text` as the search index cuts them (runs of letters and digits,
+/// lower-cased; diacritics are not removed, which paths seldom have).
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The fields of a stored assistant line that say which file its tool calls work on; the
+/// rest is skipped unread.
+#[derive(serde::Deserialize)]
+struct Line<'a> {
+    #[serde(borrow)]
+    message: Option<Message<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Message<'a> {
+    /// Left as text until it is known to be an array of blocks.
+    #[serde(borrow)]
+    content: Option<&'a serde_json::value::RawValue>,
+}
+
+#[derive(serde::Deserialize)]
+struct Block {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    name: Option<String>,
+    input: Option<Input>,
+}
+
+/// Where Edit, MultiEdit, Write and Read (`file_path`) and NotebookEdit (`notebook_path`)
+/// name their file.
+#[derive(serde::Deserialize)]
+struct Input {
+    file_path: Option<serde_json::Value>,
+    notebook_path: Option<serde_json::Value>,
+}
+
+/// How an assistant line names the path whose words are `path`: `Edit` when an edit call's
+/// file is it (its words hold the path's in order), else `Read` for a Read call's, else
+/// `Mention` (another tool names it, or the text does).
+fn kind(raw: &[u8], path: &[String]) -> Kind {
+    let Ok(Line {
+        message: Some(Message {
+            content: Some(content),
+        }),
+    }) = serde_json::from_slice::<Line<'_>>(raw)
+    else {
+        return Kind::Mention;
+    };
+    let Ok(blocks) = serde_json::from_str::<Vec<Block>>(content.get()) else {
+        return Kind::Mention;
+    };
+    let mut found = Kind::Mention;
+    for b in blocks {
+        let (Some("tool_use"), Some(name), Some(input)) = (b.kind.as_deref(), b.name, b.input)
+        else {
+            continue;
+        };
+        let file = input.file_path.or(input.notebook_path);
+        let Some(file) = file.as_ref().and_then(serde_json::Value::as_str) else {
+            continue;
+        };
+        let file = words(file);
+        if path.is_empty() || !file.windows(path.len()).any(|w| w == path) {
+            continue;
+        }
+        if EDITS.contains(&name.as_str()) {
+            return Kind::Edit;
+        }
+        if READS.contains(&name.as_str()) {
+            found = Kind::Read;
+        }
+    }
+    found
 }
 
 /// `resume_plan`: the command that resumes a session, as text; nothing is run.
@@ -226,14 +328,36 @@ pub fn fork(cx: &Context<'_>, a: &Args<'_>) -> Result<Value, ToolError> {
 mod tests {
     use super::*;
 
+    fn line(blocks: &str) -> Vec<u8> {
+        format!(r#"{{"type":"assistant","uuid":"u","message":{{"role":"assistant","content":[{blocks}]}}}}"#)
+            .into_bytes()
+    }
+
     #[test]
-    fn how_reads_the_tool_name_before_the_match() {
-        let s = |t: &str| format!("…Edit {{\"file_path\":\"/a/{OPEN}src{CLOSE}/{t}");
-        assert_eq!(how(&s("x")), "edit");
+    fn kind_reads_the_file_of_each_call() {
+        let path = words("src/lib.rs");
+        let edit = r#"{"type":"tool_use","id":"1","name":"Edit","input":{"file_path":"/a/src/lib.rs","old_string":"x"}}"#;
+        let read =
+            r#"{"type":"tool_use","id":"2","name":"Read","input":{"file_path":"/a/SRC/lib.rs"}}"#;
+        let grep = r#"{"type":"tool_use","id":"3","name":"Grep","input":{"path":"src/lib.rs"}}"#;
+        assert_eq!(kind(&line(edit), &path), Kind::Edit);
+        assert_eq!(kind(&line(read), &path), Kind::Read);
+        assert_eq!(kind(&line(grep), &path), Kind::Mention);
+        assert_eq!(kind(&line(&format!("{read},{edit}")), &path), Kind::Edit);
+        assert_eq!(kind(&line(&format!("{grep},{read}")), &path), Kind::Read);
+        let notebook = r#"{"type":"tool_use","id":"4","name":"NotebookEdit","input":{"notebook_path":"/src/lib.rs"}}"#;
+        assert_eq!(kind(&line(notebook), &path), Kind::Edit);
+        // Another file, a name that only begins like the path, text, a line that is not JSON.
+        let other = r#"{"type":"tool_use","id":"5","name":"Write","input":{"file_path":"/a/src/lib.rsx","content":"src/lib.rs"}}"#;
+        assert_eq!(kind(&line(other), &path), Kind::Mention);
         assert_eq!(
-            how(&format!("Read {{\"file_path\":\"{OPEN}a{CLOSE}\"}}")),
-            "read"
+            kind(&line(r#"{"type":"text","text":"see src/lib.rs"}"#), &path),
+            Kind::Mention
         );
-        assert_eq!(how(&format!("see {OPEN}a{CLOSE} there")), "mention");
+        assert_eq!(
+            kind(b"{\"message\":{\"content\":\"src/lib.rs\"}}", &path),
+            Kind::Mention
+        );
+        assert_eq!(kind(b"not json", &path), Kind::Mention);
     }
 }

@@ -4,18 +4,13 @@ use super::args::{clip, Args, ToolError};
 use super::page::{object, time, Page};
 use super::Context;
 use crate::query::{SessionFilter, SessionInfo};
-use crate::search::SearchQuery;
+use crate::search::{Narrowing, SearchQuery};
 use serde_json::{json, Value};
-use std::collections::HashMap;
 
 /// `find`'s largest `limit`.
 const MAX_HITS: i64 = 20;
 
-/// How many hits are read for each one shown when a filter the index cannot apply (branch,
-/// host, time, sub-agents, the caller) may drop some.
-const OVERFETCH: i64 = 5;
-
-/// At most this many hits are read for one answer.
+/// At most this many hits are read for one answer: paging ends there.
 const MAX_READ: i64 = 1000;
 
 /// `find`.
@@ -29,16 +24,16 @@ pub fn find(cx: &Context<'_>, a: &Args<'_>) -> Result<Value, ToolError> {
     if role.is_some_and(|r| r != "user" && r != "assistant") {
         return Err(ToolError::invalid("role must be user or assistant"));
     }
-    let filters = HitFilter {
-        branch: a.text("branch")?,
-        host: a.text("host")?,
+    let narrowing = Narrowing {
+        branch: a.text("branch")?.map(str::to_owned),
+        host: a.text("host")?.map(str::to_owned),
         since: a.time("since")?,
         until: a.time("until")?,
-        agents: a.flag("agents")?,
-        caller: if a.flag("include_self")? {
+        main_only: !a.flag("agents")?,
+        without_session: if a.flag("include_self")? {
             None
         } else {
-            cx.caller
+            cx.caller.map(str::to_owned)
         },
     };
     if offset == 0 {
@@ -51,30 +46,20 @@ pub fn find(cx: &Context<'_>, a: &Args<'_>) -> Result<Value, ToolError> {
         (None, Some(p)) => Some(crate::paths::project_argument(p).0),
         (None, None) => None,
     };
-    let wanted = offset.saturating_add(limit).saturating_add(1);
-    let read = if filters.is_plain() {
-        wanted
-    } else {
-        wanted.saturating_mul(OVERFETCH)
-    }
-    .min(MAX_READ);
-    let (hits, _stale) = cx.db.search(&SearchQuery {
-        text: query.to_owned(),
-        project,
-        tag: a.text("tag")?.map(str::to_owned),
-        role: role.map(str::to_owned),
-        tools: a.flag("tools")?,
-        limit: Some(read),
-        marks: None,
-    })?;
-    let exhausted = (hits.len() as i64) < read;
-    let mut infos = SessionInfos::default();
-    let mut kept = Vec::new();
-    for hit in hits {
-        if filters.keeps(cx, &hit, &mut infos)? {
-            kept.push(hit);
-        }
-    }
+    // One hit more than the page tells whether there is a next one.
+    let wanted = offset.saturating_add(limit).saturating_add(1).min(MAX_READ);
+    let (kept, _stale) = cx.db.search_narrowed(
+        &SearchQuery {
+            text: query.to_owned(),
+            project,
+            tag: a.text("tag")?.map(str::to_owned),
+            role: role.map(str::to_owned),
+            tools: a.flag("tools")?,
+            limit: Some(wanted),
+            marks: None,
+        },
+        &narrowing,
+    )?;
     let shown: Vec<_> = kept
         .iter()
         .skip(offset as usize)
@@ -99,9 +84,7 @@ pub fn find(cx: &Context<'_>, a: &Args<'_>) -> Result<Value, ToolError> {
         }
         taken += 1;
     }
-    let more = taken < shown.len()
-        || kept.len() as i64 > offset + limit
-        || (!exhausted && kept.len() as i64 >= offset + limit);
+    let more = taken < shown.len() || kept.len() as i64 > offset + limit;
     Ok(super::page::listing(
         "hits",
         page,
@@ -128,99 +111,6 @@ fn by_id(cx: &Context<'_>, query: &str) -> Result<Option<Value>, ToolError> {
         }
         Err(crate::Error::SessionNotFound(_)) => Ok(None),
         Err(e) => Err(e.into()),
-    }
-}
-
-/// The filters the search index does not apply.
-struct HitFilter<'a> {
-    branch: Option<&'a str>,
-    host: Option<&'a str>,
-    since: Option<i64>,
-    until: Option<i64>,
-    agents: bool,
-    caller: Option<&'a str>,
-}
-
-impl HitFilter<'_> {
-    /// Whether only the cheap tests (sub-agents, the caller) apply.
-    fn is_plain(&self) -> bool {
-        self.branch.is_none() && self.host.is_none() && self.since.is_none() && self.until.is_none()
-    }
-
-    fn keeps(
-        &self,
-        cx: &Context<'_>,
-        hit: &crate::search::Hit,
-        infos: &mut SessionInfos,
-    ) -> Result<bool, ToolError> {
-        if hit.agent_id.is_some() && !self.agents {
-            return Ok(false);
-        }
-        if self.caller == Some(hit.session_id.as_str()) {
-            return Ok(false);
-        }
-        if self.is_plain() {
-            return Ok(true);
-        }
-        // The record's own time when it has one, else the session's last change.
-        let when = hit
-            .timestamp
-            .as_deref()
-            .and_then(crate::time::parse_iso8601_ms);
-        let needs_info = self.branch.is_some() || self.host.is_some() || when.is_none();
-        let info = if needs_info {
-            infos.get(cx, &hit.project, &hit.session_id)?
-        } else {
-            None
-        };
-        let when = when.or(info.map(|i| i.last_modified));
-        if let (Some(since), Some(when)) = (self.since, when) {
-            if when < since {
-                return Ok(false);
-            }
-        }
-        if let (Some(until), Some(when)) = (self.until, when) {
-            if when > until {
-                return Ok(false);
-            }
-        }
-        if let Some(branch) = self.branch {
-            if info.and_then(|i| i.git_branch.as_deref()) != Some(branch) {
-                return Ok(false);
-            }
-        }
-        if let Some(host) = self.host {
-            if info.and_then(|i| i.origin_host.as_deref()) != Some(host) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
-}
-
-/// Catalog entries looked up once per session of an answer.
-#[derive(Default)]
-struct SessionInfos {
-    seen: HashMap<(String, String), Option<SessionInfo>>,
-}
-
-impl SessionInfos {
-    fn get(
-        &mut self,
-        cx: &Context<'_>,
-        project: &str,
-        id: &str,
-    ) -> Result<Option<&SessionInfo>, ToolError> {
-        let key = (project.to_owned(), id.to_owned());
-        if !self.seen.contains_key(&key) {
-            let info = match cx.db.find_exact_session(project, id) {
-                Ok(s) => Some(cx.db.session_info(&s, None)?),
-                Err(crate::Error::SessionNotFound(_)) => None,
-                Err(e) => return Err(e.into()),
-            };
-            self.seen.insert(key.clone(), info);
-        }
-        Ok(self.seen.get(&key).and_then(Option::as_ref))
     }
 }
 

@@ -15,6 +15,7 @@ use crate::import::transcript::{self, FileStamp, LastRow, LedgerEntry, Transcrip
 use crate::import::{self, FileView, Fingerprint, Held, Side, Source, SourceKind};
 use crate::jsonl::{Envelope, LineStatus, SearchText};
 use crate::model::{ImportReport, Progress};
+use crate::usage::record::Fold;
 use postgres::Transaction;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -744,14 +745,18 @@ impl TranscriptTx for PgTx<'_, '_> {
         Ok(())
     }
 
-    fn project_record(
+    fn project_sides(
         &mut self,
         transcript: i64,
         row: i64,
         bytes: &[u8],
         env: &Envelope<'_>,
     ) -> Result<()> {
-        project_record(self.tx, transcript, row, bytes, env)
+        project_sides(self.tx, transcript, row, bytes, env)
+    }
+
+    fn store_usage(&mut self, session: i64, usage: &Fold) -> Result<()> {
+        crate::usage::pg::store_folded(self.tx, session, usage)
     }
 
     fn copy_sidecar(&mut self, session: i64, relpath: &str, transcript: i64) -> Result<()> {
@@ -803,6 +808,7 @@ pub(crate) fn replace_version(
 /// ([`transcript::carry_local_rows`]), for `sync`.
 pub(crate) fn carry_local_rows(
     tx: &mut Transaction<'_>,
+    session: i64,
     old: i64,
     new: i64,
     own_session: &str,
@@ -810,7 +816,10 @@ pub(crate) fn carry_local_rows(
 ) -> Result<u64> {
     let host = String::new();
     let mut sink = PgTx { tx, host: &host };
-    transcript::carry_local_rows(&mut sink, old, new, own_session, held)
+    let mut usage = Fold::default();
+    let carried = transcript::carry_local_rows(&mut sink, old, new, own_session, held, &mut usage)?;
+    crate::usage::pg::store_folded(tx, session, &usage)?;
+    Ok(carried)
 }
 
 pub(crate) fn create_transcript(
@@ -1193,7 +1202,8 @@ pub(crate) fn insert_rows(
     Ok(ids)
 }
 
-/// Fills the side tables for a record (the shared [`crate::import::side_of`]).
+/// Stores a record's usage (line by line: import folds a file's first, see
+/// [`TranscriptTx::store_usage`]) and fills its side tables.
 pub(crate) fn project_record(
     tx: &mut Transaction<'_>,
     transcript: i64,
@@ -1202,6 +1212,17 @@ pub(crate) fn project_record(
     env: &crate::jsonl::Envelope<'_>,
 ) -> Result<()> {
     crate::usage::pg::store(tx, transcript, row, bytes, env)?;
+    project_sides(tx, transcript, row, bytes, env)
+}
+
+/// Fills the side tables for a record (the shared [`crate::import::side_of`]).
+pub(crate) fn project_sides(
+    tx: &mut Transaction<'_>,
+    transcript: i64,
+    row: i64,
+    bytes: &[u8],
+    env: &crate::jsonl::Envelope<'_>,
+) -> Result<()> {
     let Some(kind) = env.kind.as_deref() else {
         return Ok(());
     };

@@ -10,7 +10,7 @@
 
 use super::PgStore;
 use crate::error::Result;
-use crate::search::{Hit, SearchQuery};
+use crate::search::{Hit, Mention, Narrowing, SearchQuery};
 use postgres::types::Type;
 use unicode_general_category::{get_general_category, GeneralCategory};
 use unicode_normalization::UnicodeNormalization;
@@ -69,40 +69,22 @@ fn is_mark(c: char) -> bool {
 /// # Errors
 /// Fails on a database error (never on what the user typed).
 pub fn search(store: &PgStore, q: &SearchQuery) -> Result<Vec<Hit>> {
+    search_narrowed(store, q, &Narrowing::default())
+}
+
+/// [`search`], keeping only the hits that `n` keeps (see
+/// [`crate::search::search_narrowed`]): the session filters are in the statement; times
+/// are tested on the rows it returns, and when they drop some, the statement runs again
+/// for four times as many rows, until the limit is reached or no row is left.
+///
+/// # Errors
+/// Fails on a database error (never on what the user typed).
+pub fn search_narrowed(store: &PgStore, q: &SearchQuery, n: &Narrowing) -> Result<Vec<Hit>> {
     let text = q.text.replace('\0', " ");
     let typed = crate::search::query_words(&text);
-    let mut terms: Vec<String> = Vec::new();
-    let mut prefixes: Vec<bool> = Vec::new();
-    for (word, prefix) in &typed {
-        let w = words(word);
-        if !w.trim().is_empty() {
-            terms.push(w);
-            prefixes.push(*prefix);
-        }
-    }
-    if terms.is_empty() {
+    let Some((query, terms)) = tsquery(&typed, 9) else {
         return Ok(Vec::new());
-    }
-    // Each word is a phrase (as FTS5's quoted phrases: "foo-bar" is foo followed by bar),
-    // all must match; a word typed with a trailing `*` ends in a prefix (`checkp:*`). Only
-    // the number of words and which are prefixes shape the SQL text; the words are bound.
-    for (term, prefix) in terms.iter_mut().zip(&prefixes) {
-        if *prefix {
-            // Letters and digits only (see `words`): quoted as tsquery lexemes, followed.
-            let parts: Vec<String> = term.split_whitespace().map(|w| format!("'{w}'")).collect();
-            *term = format!("{}:*", parts.join(" <-> "));
-        }
-    }
-    let query = (0..terms.len())
-        .map(|i| {
-            if prefixes[i] {
-                format!("to_tsquery('simple', ${})", i + 5)
-            } else {
-                format!("phraseto_tsquery('simple', ${})", i + 5)
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" && ");
+    };
     let column = if q.tools {
         "r.search"
     } else {
@@ -111,7 +93,7 @@ pub fn search(store: &PgStore, q: &SearchQuery) -> Result<Vec<Hit>> {
     let sql = format!(
         "WITH q AS (SELECT ({query}) AS q)
          SELECT s.session_id, p.key, t.agent_id, r.uuid, r.timestamp, r.type, c.summary,
-                r.raw, ts_rank({column}, q.q) AS score
+                r.raw, ts_rank({column}, q.q) AS score, c.last_modified
          FROM q, rows r
          JOIN transcripts t ON t.id = r.transcript_id AND t.superseded_at IS NULL
          JOIN sessions s ON s.id = t.session_id
@@ -122,6 +104,10 @@ pub fn search(store: &PgStore, q: &SearchQuery) -> Result<Vec<Hit>> {
                 OR (length($1) > 200 AND starts_with(p.key, $1)))
            AND ($2::text IS NULL OR c.tag = $2)
            AND ($3::text IS NULL OR r.type = $3)
+           AND ($5::text IS NULL OR c.git_branch = $5)
+           AND ($6::text IS NULL OR s.origin_host = $6)
+           AND (NOT $7 OR t.agent_id IS NULL)
+           AND ($8::text IS NULL OR s.session_id <> $8)
          ORDER BY score DESC, r.id
          LIMIT $4"
     );
@@ -142,21 +128,45 @@ pub fn search(store: &PgStore, q: &SearchQuery) -> Result<Vec<Hit>> {
         .marks
         .clone()
         .unwrap_or_else(|| ("**".to_owned(), "**".to_owned()));
+    let timed = n.since.is_some() || n.until.is_some();
     // One statement, so no transaction around it; sent with its parameter types, so not
     // prepared first: one round trip.
     store.read_single(|c| {
-        let mut params: Vec<(&(dyn postgres::types::ToSql + Sync), Type)> = vec![
-            (&q.project, Type::TEXT),
-            (&q.tag, Type::TEXT),
-            (&q.role, Type::TEXT),
-            (&limit, Type::INT8),
-        ];
-        for w in &terms {
-            params.push((w, Type::TEXT));
-        }
-        let rows = c.query_typed(&sql, &params)?;
-        let mut hits = title_hits(c, q, &typed, (&open, &close))?;
-        for r in rows {
+        let mut hits = title_hits(c, q, n, &typed, (&open, &close))?;
+        hits.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        let wanted = usize::try_from(limit).unwrap_or(usize::MAX) - hits.len();
+        let mut asked = if timed {
+            limit.saturating_mul(4)
+        } else {
+            limit
+        };
+        let found = loop {
+            let mut params: Vec<(&(dyn postgres::types::ToSql + Sync), Type)> = vec![
+                (&q.project, Type::TEXT),
+                (&q.tag, Type::TEXT),
+                (&q.role, Type::TEXT),
+                (&asked, Type::INT8),
+                (&n.branch, Type::TEXT),
+                (&n.host, Type::TEXT),
+                (&n.main_only, Type::BOOL),
+                (&n.without_session, Type::TEXT),
+            ];
+            for w in &terms {
+                params.push((w, Type::TEXT));
+            }
+            let rows = c.query_typed(&sql, &params)?;
+            let complete = (rows.len() as i64) < asked;
+            let kept: Vec<postgres::Row> = rows
+                .into_iter()
+                .filter(|r| n.keeps_time(r.get(4), r.get(9)))
+                .take(wanted)
+                .collect();
+            if kept.len() == wanted || complete {
+                break kept;
+            }
+            asked = asked.saturating_mul(4);
+        };
+        for r in found {
             let raw: &[u8] = r.get(7);
             let text = crate::jsonl::search_text(raw).map_or_else(
                 || {
@@ -188,8 +198,116 @@ pub fn search(store: &PgStore, q: &SearchQuery) -> Result<Vec<Hit>> {
                 rank: -f64::from(score),
             });
         }
-        hits.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
         Ok(hits)
+    })
+}
+
+/// The `tsquery` of typed words (see [`crate::search::query_words`]) as SQL, its words
+/// bound from `$first` on, and those words; `None` when no word has a letter or digit.
+///
+/// Each word is a phrase (as FTS5's quoted phrases: "foo-bar" is foo followed by bar), all
+/// must match; a word typed with a trailing `*` ends in a prefix (`checkp:*`). Only the
+/// number of words and which are prefixes shape the SQL text; the words are bound.
+fn tsquery(typed: &[(&str, bool)], first: usize) -> Option<(String, Vec<String>)> {
+    let mut terms: Vec<String> = Vec::new();
+    let mut prefixes: Vec<bool> = Vec::new();
+    for (word, prefix) in typed {
+        let w = words(word);
+        if !w.trim().is_empty() {
+            terms.push(w);
+            prefixes.push(*prefix);
+        }
+    }
+    if terms.is_empty() {
+        return None;
+    }
+    for (term, prefix) in terms.iter_mut().zip(&prefixes) {
+        if *prefix {
+            // Letters and digits only (see `words`): quoted as tsquery lexemes, followed.
+            let parts: Vec<String> = term.split_whitespace().map(|w| format!("'{w}'")).collect();
+            *term = format!("{}:*", parts.join(" <-> "));
+        }
+    }
+    let query = (0..terms.len())
+        .map(|i| {
+            if prefixes[i] {
+                format!("to_tsquery('simple', ${})", i + first)
+            } else {
+                format!("phraseto_tsquery('simple', ${})", i + first)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" && ");
+    Some((query, terms))
+}
+
+/// The lines that name a phrase, newest first (see [`crate::search::mentions`]).
+///
+/// # Errors
+/// Fails on a database error (never on what the user typed).
+pub fn mentions(
+    store: &PgStore,
+    text: &str,
+    project: Option<&str>,
+    cap: usize,
+) -> Result<Vec<Mention>> {
+    let text = text.replace('\0', " ");
+    let typed = crate::search::query_words(&text);
+    let Some((query, terms)) = tsquery(&typed, 3) else {
+        return Ok(Vec::new());
+    };
+    let sql = format!(
+        "WITH q AS (SELECT ({query}) AS q)
+         SELECT r.id, s.session_id, p.key, c.summary, t.agent_id, r.type, r.timestamp, r.uuid
+         FROM q, rows r
+         JOIN transcripts t ON t.id = r.transcript_id AND t.superseded_at IS NULL
+         JOIN sessions s ON s.id = t.session_id
+         JOIN projects p ON p.id = s.project_id
+         LEFT JOIN catalog c ON c.session_key = s.id
+         WHERE r.search @@ q.q
+           AND ($1::text IS NULL OR p.key = $1
+                OR (length($1) > 200 AND starts_with(p.key, $1)))
+         ORDER BY r.id DESC
+         LIMIT $2"
+    );
+    let cap = i64::try_from(cap).unwrap_or(i64::MAX);
+    store.read_single(|c| {
+        let mut params: Vec<(&(dyn postgres::types::ToSql + Sync), Type)> =
+            vec![(&project, Type::TEXT), (&cap, Type::INT8)];
+        for w in &terms {
+            params.push((w, Type::TEXT));
+        }
+        Ok(c.query_typed(&sql, &params)?
+            .into_iter()
+            .map(|r| Mention {
+                line: r.get(0),
+                session_id: r.get(1),
+                project: r.get(2),
+                title: r.get(3),
+                agent_id: r.get(4),
+                role: r.get(5),
+                timestamp: r.get(6),
+                uuid: r.get(7),
+            })
+            .collect())
+    })
+}
+
+/// Calls `each` with the stored bytes of each of these lines that exists (see
+/// [`crate::search::each_line`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn each_line(store: &PgStore, lines: &[i64], each: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+    store.read_single(|c| {
+        let rows = c.query_typed(
+            "SELECT id, raw FROM rows WHERE id = ANY($1)",
+            &[(&lines, Type::INT8_ARRAY)],
+        )?;
+        for r in rows {
+            each(r.get(0), r.get(1));
+        }
+        Ok(())
     })
 }
 
@@ -198,28 +316,38 @@ pub fn search(store: &PgStore, q: &SearchQuery) -> Result<Vec<Hit>> {
 fn title_hits(
     c: &mut postgres::Client,
     q: &SearchQuery,
+    n: &Narrowing,
     typed: &[(&str, bool)],
     marks: (&str, &str),
 ) -> Result<Vec<Hit>> {
     if typed.is_empty() || q.role.is_some() {
         return Ok(Vec::new());
     }
-    let limit = q.limit.filter(|n| *n > 0).unwrap_or(20);
+    // Times are tested after the statement: it may then not stop at the limit.
+    let limit = if n.since.is_some() || n.until.is_some() {
+        i64::MAX
+    } else {
+        q.limit.filter(|n| *n > 0).unwrap_or(20)
+    };
     let condition = (0..typed.len())
-        .map(|i| format!("strpos(t.titles, lower(${})) > 0", i + 4))
+        .map(|i| format!("strpos(t.titles, lower(${})) > 0", i + 7))
         .collect::<Vec<_>>()
         .join(" AND ");
     let sql = format!(
-        "SELECT session_id, key, last_timestamp, shown, titles FROM (
+        "SELECT session_id, key, last_timestamp, shown, titles, last_modified FROM (
             SELECT c.session_id, p.key, c.last_timestamp, c.last_modified,
                 coalesce(c.custom_title, c.ai_title, c.summary) AS shown,
                 lower(coalesce(c.custom_title, '') || chr(10) || coalesce(c.ai_title, '')
                       || chr(10) || coalesce(CASE WHEN c.summary IS DISTINCT FROM c.first_prompt
                                                   THEN c.summary END, '')) AS titles
             FROM catalog c JOIN projects p ON p.id = c.project_id
+            JOIN sessions s ON s.id = c.session_key
             WHERE ($1::text IS NULL OR p.key = $1
                    OR (length($1) > 200 AND starts_with(p.key, $1)))
-              AND ($2::text IS NULL OR c.tag = $2)) t
+              AND ($2::text IS NULL OR c.tag = $2)
+              AND ($4::text IS NULL OR c.git_branch = $4)
+              AND ($5::text IS NULL OR s.origin_host = $5)
+              AND ($6::text IS NULL OR c.session_id <> $6)) t
          WHERE {condition}
          ORDER BY t.last_modified DESC, t.session_id LIMIT $3"
     );
@@ -227,6 +355,9 @@ fn title_hits(
         (&q.project, Type::TEXT),
         (&q.tag, Type::TEXT),
         (&limit, Type::INT8),
+        (&n.branch, Type::TEXT),
+        (&n.host, Type::TEXT),
+        (&n.without_session, Type::TEXT),
     ];
     let owned: Vec<String> = typed.iter().map(|(w, _)| (*w).to_owned()).collect();
     for w in &owned {
@@ -234,7 +365,9 @@ fn title_hits(
     }
     Ok(c.query_typed(&sql, &params)?
         .into_iter()
-        .filter(|r| crate::search::titles_match(r.get(4), typed))
+        .filter(|r| {
+            crate::search::titles_match(r.get(4), typed) && n.keeps_time(r.get(2), r.get(5))
+        })
         .map(|r| {
             let shown: Option<String> = r.get(3);
             Hit {

@@ -667,7 +667,7 @@ fn copy_transcript(
     set_meta(tx, id, t.meta_json.as_deref())?;
     let mut sent = send_rows(tx, id, 0, rows)?;
     let own = own_session(tx, id)?;
-    sent.rows += pg_import::carry_local_rows(tx, live, id, &own, &held)?;
+    sent.rows += pg_import::carry_local_rows(tx, session, live, id, &own, &held)?;
     Ok(Outcome::Replaced(sent))
 }
 

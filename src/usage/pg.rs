@@ -1,7 +1,7 @@
 //! The usage projection on a team store (PostgreSQL): the same hook, rebuild and read as
 //! [`super::sqlite`], with the same rule (`ON CONFLICT … WHERE` is [`record::replaces`]).
 
-use super::record::{self, Response};
+use super::record::{self, Fold, Response};
 use super::{Scope, UsageRow};
 use crate::error::Result;
 use crate::jsonl::Envelope;
@@ -23,20 +23,71 @@ pub(crate) fn store(
     if found.is_empty() {
         return Ok(());
     }
-    let stmt = prepared(tx, "SELECT session_id FROM transcripts WHERE id = $1")?;
-    let session: i64 = tx.query_one(&stmt, &[&transcript])?.get(0);
+    let stmt = prepared(
+        tx,
+        "SELECT s.id, p.key, s.session_id FROM transcripts t
+         JOIN sessions s ON s.id = t.session_id JOIN projects p ON p.id = s.project_id
+         WHERE t.id = $1",
+    )?;
+    let session = Session::from(&tx.query_one(&stmt, &[&transcript])?);
     for response in &found {
-        insert(tx, session, row, response)?;
+        insert(tx, &session, row, response)?;
     }
     Ok(())
 }
 
-const UPSERT: &str = "INSERT INTO usage_responses (row_id, session_id, message_id, request_id,
-        agent_id, model, ts, cwd, git_branch, input_tokens, output_tokens, cache_creation_tokens,
-        cache_creation_1h_tokens, cache_read_tokens, web_search_requests, service_tier, speed,
-        cost_usd)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-    ON CONFLICT (message_id, request_id) DO UPDATE SET row_id = excluded.row_id,
+/// The columns both statements fill, in order.
+macro_rules! columns {
+    () => {
+        "INSERT INTO usage_responses (row_id, session_id, message_id, request_id, agent_id, model,
+            ts, cwd, git_branch, input_tokens, output_tokens, cache_creation_tokens,
+            cache_creation_1h_tokens, cache_read_tokens, web_search_requests, service_tier,
+            speed, cost_usd) "
+    };
+}
+
+/// Whether the storing session, whose (project folder, session id) are the parameters `$p`
+/// and `$s`, is before the session with key `$old` in that order: the across-sessions half
+/// of [`record::replaces`] (byte order, as Rust compares `&str`).
+macro_rules! precedes {
+    ($p:literal, $s:literal, $old:literal) => {
+        concat!(
+            "ROW(",
+            $p,
+            "::text COLLATE \"C\", ",
+            $s,
+            "::text COLLATE \"C\")
+             < (SELECT p.key COLLATE \"C\", s.session_id COLLATE \"C\" FROM sessions s
+                JOIN projects p ON p.id = s.project_id WHERE s.id = ",
+            $old,
+            ")"
+        )
+    };
+}
+
+/// The session responses are stored under: its key and its place in the order that
+/// decides between copies ([`record::Owner`]).
+struct Session {
+    key: i64,
+    project: String,
+    id: String,
+}
+
+impl From<&postgres::Row> for Session {
+    fn from(r: &postgres::Row) -> Self {
+        Session {
+            key: r.get(0),
+            project: r.get(1),
+            id: r.get(2),
+        }
+    }
+}
+
+/// [`record::replaces`] in SQL: which of two records of one response is kept.
+macro_rules! on_conflict {
+    () => {
+        concat!(
+            r#" ON CONFLICT (message_id, request_id) DO UPDATE SET row_id = excluded.row_id,
         session_id = excluded.session_id,
         agent_id = excluded.agent_id, model = excluded.model, ts = excluded.ts,
         cwd = excluded.cwd, git_branch = excluded.git_branch,
@@ -48,17 +99,40 @@ const UPSERT: &str = "INSERT INTO usage_responses (row_id, session_id, message_i
         service_tier = excluded.service_tier, speed = excluded.speed, cost_usd = excluded.cost_usd
     WHERE CASE WHEN usage_responses.session_id = excluded.session_id
         THEN excluded.output_tokens >= usage_responses.output_tokens
-        ELSE (SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = excluded.session_id) COLLATE \"C\" < (SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = usage_responses.session_id) COLLATE \"C\"
-            OR ((SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = excluded.session_id) COLLATE \"C\" = (SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = usage_responses.session_id) COLLATE \"C\"
-                AND (SELECT s.session_id FROM sessions s WHERE s.id = excluded.session_id) COLLATE \"C\" < (SELECT s.session_id FROM sessions s WHERE s.id = usage_responses.session_id) COLLATE \"C\") END";
+        ELSE "#,
+            precedes!("$19", "$20", "usage_responses.session_id"),
+            " END"
+        )
+    };
+}
+
+/// One record's response.
+const UPSERT: &str = concat!(
+    columns!(),
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
+    on_conflict!()
+);
+
+/// A folded set of one session's responses, in one statement (their keys are distinct, so
+/// no row is touched twice).
+const UPSERT_MANY: &str = concat!(
+    columns!(),
+    "SELECT r, $1, m, q, a, mo, t, c, g, i, o, cc, c1, cr, w, st, sp, cu
+     FROM unnest($2::int8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[],
+                 $8::text[], $9::text[], $10::int8[], $11::int8[], $12::int8[], $13::int8[],
+                 $14::int8[], $15::int8[], $16::text[], $17::text[], $18::float8[])
+       AS u(r, m, q, a, mo, t, c, g, i, o, cc, c1, cr, w, st, sp, cu)",
+    on_conflict!()
+);
 
 /// PostgreSQL's text refuses NUL; the store writes U+FFFD for it, as elsewhere.
 fn text(s: &Option<String>) -> Option<String> {
     s.as_ref().map(|s| s.replace('\0', "\u{fffd}"))
 }
 
-fn insert(tx: &mut Transaction<'_>, session: i64, row: i64, r: &Response) -> Result<()> {
-    let (message, request) = match r.key() {
+/// The key columns of a response: `message_id` (NULL without a key) and `request_id`.
+fn key(r: &Response) -> (Option<String>, String) {
+    match r.key() {
         Some((m, q)) => (
             Some(m.replace('\0', "\u{fffd}")),
             q.replace('\0', "\u{fffd}"),
@@ -70,13 +144,102 @@ fn insert(tx: &mut Transaction<'_>, session: i64, row: i64, r: &Response) -> Res
                 .unwrap_or_default()
                 .replace('\0', "\u{fffd}"),
         ),
+    }
+}
+
+/// Stores the folded responses of lines of `session` (the import's path; see
+/// [`record::Fold`]): in one statement, then again one by one those it left with a copy it
+/// could not see to be later.
+pub(crate) fn store_folded(tx: &mut Transaction<'_>, session: i64, fold: &Fold) -> Result<()> {
+    let found = fold.responses();
+    if found.is_empty() {
+        return Ok(());
+    }
+    let stmt = prepared(
+        tx,
+        "SELECT s.id, p.key, s.session_id FROM sessions s
+         JOIN projects p ON p.id = s.project_id WHERE s.id = $1",
+    )?;
+    let session = Session::from(&tx.query_one(&stmt, &[&session])?);
+    let rows: Vec<i64> = found.iter().map(|(row, _)| *row).collect();
+    let (messages, requests): (Vec<Option<String>>, Vec<String>) =
+        found.iter().map(|(_, r)| key(r)).unzip();
+    let texts = |f: fn(&Response) -> &Option<String>| -> Vec<Option<String>> {
+        found.iter().map(|(_, r)| text(f(r))).collect()
     };
+    let ints = |f: fn(&Response) -> i64| -> Vec<i64> { found.iter().map(|(_, r)| f(r)).collect() };
+    let costs: Vec<Option<f64>> = found.iter().map(|(_, r)| r.cost_usd).collect();
+    let stmt = prepared(tx, UPSERT_MANY)?;
+    tx.execute(
+        &stmt,
+        &[
+            &session.key,
+            &rows,
+            &messages,
+            &requests,
+            &texts(|r| &r.agent_id),
+            &texts(|r| &r.model),
+            &ints(|r| r.timestamp_ms),
+            &texts(|r| &r.cwd),
+            &texts(|r| &r.git_branch),
+            &ints(|r| r.input_tokens),
+            &ints(|r| r.output_tokens),
+            &ints(|r| r.cache_creation_tokens),
+            &ints(|r| r.cache_creation_1h_tokens),
+            &ints(|r| r.cache_read_tokens),
+            &ints(|r| r.web_search_requests),
+            &texts(|r| &r.service_tier),
+            &texts(|r| &r.speed),
+            &costs,
+            &session.project,
+            &session.id,
+        ],
+    )?;
+    // The rule's look-ups see the snapshot their statement started with (READ COMMITTED):
+    // a copy of a response that another machine's import committed meanwhile (the
+    // statement waited for it, or met it later) has an owner session this statement could
+    // not see, so it kept that copy whatever the order. The statement locked every row it
+    // met, so a new statement now sees those owners: the responses this session should
+    // have taken are stored again, one statement each.
+    let stmt = prepared(tx, MISPLACED)?;
+    let misplaced: Vec<i64> = tx
+        .query(
+            &stmt,
+            &[
+                &session.key,
+                &messages,
+                &requests,
+                &session.project,
+                &session.id,
+            ],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    for i in misplaced {
+        let (row, response) = &found[i as usize - 1];
+        insert(tx, &session, *row, response)?;
+    }
+    Ok(())
+}
+
+/// The responses (1-based, in `$2`/`$3` order) whose stored copy belongs to another session
+/// than `$1`, which (`$4`, `$5`) precedes: those a [`UPSERT_MANY`] left with the wrong copy.
+const MISPLACED: &str = concat!(
+    "SELECT f.i FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS f(m, q, i)
+     JOIN usage_responses u ON u.message_id = f.m AND u.request_id = f.q
+     WHERE u.session_id <> $1 AND ",
+    precedes!("$4", "$5", "u.session_id")
+);
+
+fn insert(tx: &mut Transaction<'_>, session: &Session, row: i64, r: &Response) -> Result<()> {
+    let (message, request) = key(r);
     let stmt = prepared(tx, UPSERT)?;
     tx.execute(
         &stmt,
         &[
             &row,
-            &session,
+            &session.key,
             &message,
             &request,
             &text(&r.agent_id),
@@ -93,6 +256,8 @@ fn insert(tx: &mut Transaction<'_>, session: i64, row: i64, r: &Response) -> Res
             &text(&r.service_tier),
             &text(&r.speed),
             &r.cost_usd,
+            &session.project,
+            &session.id,
         ],
     )?;
     Ok(())

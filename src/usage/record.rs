@@ -83,9 +83,63 @@ pub type Owner<'a> = (&'a str, &'a str);
 /// `ON CONFLICT … WHERE` clauses are this function in SQL.
 pub fn replaces(old: Owner<'_>, old_output: i64, new: Owner<'_>, new_output: i64) -> bool {
     if old == new {
-        new_output >= old_output
+        more_final(old_output, new_output)
     } else {
         new < old
+    }
+}
+
+/// Within one session: whether a later record of a response, with output count `new`,
+/// holds counts at least as final as the earlier one's `old` (see [`replaces`]).
+pub fn more_final(old: i64, new: i64) -> bool {
+    new >= old
+}
+
+/// The responses of one session's lines, in row order, folded by the dedupe rule before
+/// they are stored: one entry per response key (the part [`more_final`] keeps, with its
+/// row), and every response without a key. Storing the entries gives the rows that storing
+/// each record in turn gives (the parts of a response share an owner, so only the
+/// within-session rule applies among them), with one upsert per response instead of one
+/// per streamed part.
+#[derive(Default)]
+pub struct Fold {
+    /// (row, response), in the order each key was first seen.
+    kept: Vec<(i64, Response)>,
+    /// Where each key's entry is in `kept`.
+    at: std::collections::HashMap<(String, String), usize>,
+}
+
+impl Fold {
+    /// Adds the responses of the line stored as `row` (lines in row order).
+    pub fn add(&mut self, row: i64, found: impl IntoIterator<Item = Response>) {
+        for response in found {
+            let Some((message, request)) = response.key() else {
+                self.kept.push((row, response));
+                continue;
+            };
+            match self.at.get(&(message.to_owned(), request.to_owned())) {
+                Some(&i) => {
+                    if more_final(self.kept[i].1.output_tokens, response.output_tokens) {
+                        self.kept[i] = (row, response);
+                    }
+                }
+                None => {
+                    let key = (message.to_owned(), request.to_owned());
+                    self.at.insert(key, self.kept.len());
+                    self.kept.push((row, response));
+                }
+            }
+        }
+    }
+
+    /// The folded responses with the row each one's counts come from.
+    pub fn responses(&self) -> &[(i64, Response)] {
+        &self.kept
+    }
+
+    /// Whether there is nothing to store.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
     }
 }
 
@@ -266,6 +320,55 @@ mod tests {
         ] {
             assert!(read(line).is_empty(), "{line}");
         }
+    }
+
+    #[test]
+    fn a_fold_keeps_one_entry_per_response_with_the_final_counts() {
+        let part = |id: Option<&str>, request: Option<&str>, output: i64, model: &str| Response {
+            message_id: id.map(str::to_owned),
+            request_id: request.map(str::to_owned),
+            output_tokens: output,
+            model: Some(model.to_owned()),
+            ..Response::default()
+        };
+        let mut fold = Fold::default();
+        fold.add(1, [part(Some("m1"), Some("r1"), 3, "a")]);
+        fold.add(2, [part(Some("m2"), None, 5, "a")]);
+        fold.add(3, [part(Some("m1"), Some("r1"), 263, "b")]);
+        fold.add(4, [part(Some("m1"), Some("r1"), 263, "c")]);
+        fold.add(5, [part(Some("m1"), Some("r1"), 12, "d")]);
+        fold.add(
+            6,
+            [
+                part(None, Some("r1"), 1, "a"),
+                part(None, Some("r1"), 1, "a"),
+            ],
+        );
+        fold.add(7, [part(Some("m1"), Some("r2"), 1, "a")]);
+        let got: Vec<(i64, Option<&str>, i64, Option<&str>)> = fold
+            .responses()
+            .iter()
+            .map(|(row, r)| {
+                (
+                    *row,
+                    r.message_id.as_deref(),
+                    r.output_tokens,
+                    r.model.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (4, Some("m1"), 263, Some("c")),
+                (2, Some("m2"), 5, Some("a")),
+                (6, None, 1, Some("a")),
+                (6, None, 1, Some("a")),
+                (7, Some("m1"), 1, Some("a")),
+            ],
+            "the later of the two final parts, in first-seen order; keyless records each kept"
+        );
+        assert!(Fold::default().is_empty());
     }
 
     #[test]

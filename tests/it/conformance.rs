@@ -9,6 +9,11 @@ use crate::resume_dangling::{
     a_missing_parent_is_walked_past_on_every_backend,
     a_parent_cycle_is_walked_past_on_every_backend,
 };
+#[cfg(not(sessiondb_pg))]
+use crate::search_narrowed::{
+    mentions_are_the_lines_a_search_finds_newest_first_on_every_backend,
+    narrowed_searches_answer_as_the_whole_search_filtered_on_every_backend,
+};
 use crate::support::*;
 use serde_json::Value;
 use sessiondb::export::OnDamage;
@@ -92,6 +97,10 @@ postgres_twins! {
     a_growing_file_imports_only_its_new_lines_on_every_backend => a_growing_file_on_postgres_alone,
     a_missing_parent_is_walked_past_on_every_backend => a_missing_parent_on_postgres_alone,
     a_parent_cycle_is_walked_past_on_every_backend => a_parent_cycle_on_postgres_alone,
+    narrowed_searches_answer_as_the_whole_search_filtered_on_every_backend =>
+        narrowed_search_on_postgres_alone,
+    mentions_are_the_lines_a_search_finds_newest_first_on_every_backend =>
+        mentions_on_postgres_alone,
 }
 
 impl Backend {

@@ -41,6 +41,7 @@ mod resume_store;
 mod roundtrip;
 mod sdk_goldens;
 mod search;
+mod search_narrowed;
 mod serve;
 mod serve_hardening;
 mod settings_edit;

@@ -460,3 +460,38 @@ fn a_lone_surrogate_does_not_break_a_search() {
     assert_eq!(uuids(&hits), ["s1"]);
     assert!(hits[0].snippet.contains("quasar"));
 }
+
+/// A title matches a word as typed: `%`, `_` and `\` in a word are characters, not
+/// patterns (titles are found with `LIKE`), and case is folded as SQLite's `lower` folds it.
+#[test]
+fn title_words_are_literal() {
+    let (_dir, store) = corpus();
+    let rename = |id: &str, title: &str| {
+        let session = query::resolve_session(&store.reader().expect("r"), id).expect("session");
+        metadata::rename_session(&store, &session, title).expect("rename");
+        // Each rename is the newest change of its session: a later one sorts first.
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    rename(B, "a_b 50% back\\slash");
+    rename(C, "axb 500 backslash");
+    let titled = |t: &str, limit: i64| -> Vec<String> {
+        let q = SearchQuery {
+            limit: Some(limit),
+            ..text(t)
+        };
+        run(&store, q)
+            .into_iter()
+            .filter(|h| h.role == search::TITLE_ROLE)
+            .map(|h| h.session_id)
+            .collect()
+    };
+    // One title asked for: the newest whose title holds the word, not the newest that a
+    // pattern would match.
+    assert_eq!(titled("a_b", 1), [B]);
+    assert_eq!(titled("50%", 1), [B]);
+    assert_eq!(titled("back\\slash", 1), [B]);
+    assert_eq!(titled("AXB", 1), [C]);
+    assert_eq!(titled("A_B", 20), [B]);
+    assert!(titled("%", 20).is_empty());
+    assert!(titled("_", 20).is_empty());
+}

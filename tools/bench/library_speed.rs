@@ -11,11 +11,15 @@
 //! `sessiondb.Store.messages()` and `sessiondb.SessionStore.load()` run under the hood:
 //!
 //! * `messages`: [`SessionDb::session`] then [`SessionDb::messages`];
-//! * `load`: [`sessiondb::serve::streams::load`] of the session's main stream;
+//! * `load`: [`sessiondb::serve::streams::load`] of the session's main stream (the stored
+//!   bytes, which is all the library hands back);
+//! * `load_values`: the same, then the bytes parsed into `serde_json::Value`s: what Rust
+//!   itself pays to turn them into objects, for comparison with Python's;
 //!
-//! and prints one JSON object (`session`, `project`, `messages_ms`, `load_ms`: medians of
-//! `--runs`, default 50) for `tools/bench/python_package.py`, which sets it beside the Python
-//! calls in the same run. Not a test: the figures depend on the machine's load.
+//! and prints one JSON object (`session`, `project`, `messages_ms`, `load_ms`,
+//! `load_values_ms`: medians of `--runs`, default 50) for `tools/bench/python_package.py`,
+//! which sets it beside the Python calls in the same run. Not a test: the figures depend on
+//! the machine's load.
 
 use sessiondb::query::SessionFilter;
 use sessiondb::serve::streams::{self, StreamKey};
@@ -59,6 +63,13 @@ fn main() {
     let load_ms = median(runs, || {
         assert!(streams::load(store.db(), &key).expect("load").is_some());
     });
+    let load_values_ms = median(runs, || {
+        let bytes = streams::load(store.db(), &key)
+            .expect("load")
+            .expect("a stream");
+        let values: Vec<serde_json::Value> = serde_json::from_slice(&bytes).expect("JSON");
+        assert!(!values.is_empty());
+    });
     println!(
         "{}",
         serde_json::json!({
@@ -66,6 +77,7 @@ fn main() {
             "project": found.project,
             "messages_ms": messages_ms,
             "load_ms": load_ms,
+            "load_values_ms": load_values_ms,
         })
     );
 }

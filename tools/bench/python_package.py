@@ -11,13 +11,16 @@ Run with a Python where the package (a release wheel: `maturin build --release`)
 * `Store.messages(session)` and `SessionStore.load(key)` (awaited, as the SDK awaits it;
   also the native `stream_load` without the thread hop), beside the Rust library's own
   time for the same calls (tools/bench/library_speed.rs, an example of the package's crate
-  built in release, run first by this script);
+  built in release, run first by this script), and beside `json.loads` of the text `load`
+  reads (the stored lines as one JSON array, as bytes and as `str`): the least any `load`
+  returning Python objects could cost with Python's own parser;
 
 and, on two fresh SQLite files in a temporary folder, an append of 500 entries (~1.2 KB
 each, user/assistant pairs with uuids; `--batches` batches to one session):
 
-* in process: `SessionStore.append` (the protocol, fold included), and the native
-  `stream_append` alone;
+* in process: `SessionStore.append` (the protocol, fold included), the native
+  `stream_append` alone, and `stream_append` of the batch serialized before the clock
+  starts (the store work alone, as `serve`'s `Server-Timing` reports it);
 * through `serve` (`--bin`): the HTTP adapter `SessionDbStore.append` (same protocol, fold
   included), and a bare `POST /v1/store/append` with its `Server-Timing` (the store work).
 
@@ -110,6 +113,14 @@ async def appends(bin_path: str, batches: int) -> dict:
             await append(key, batch)
             times.append((time.perf_counter() - t) * 1000)
         results[label] = statistics.median(times)
+    session = "inproc-c"
+    times = []
+    for b in range(batches):
+        payload = json.dumps(entries(session, b * 500, 500)).encode()
+        t = time.perf_counter()
+        store.store.stream_append(project, session, None, payload)
+        times.append((time.perf_counter() - t) * 1000)
+    results["in process: native stream_append, batch serialized beforehand"] = statistics.median(times)
     # Through serve.
     proc = subprocess.Popen(
         [bin_path, "--db", f"{tmp}/served.db", "serve", "--addr", "127.0.0.1:0"],
@@ -170,12 +181,26 @@ async def main() -> int:
     py_load = await amedian_ms(a.runs, lambda: ss.load(key))
     py_native_load = median_ms(a.runs, lambda: st.stream_load(key["project_key"], key["session_id"], None))
     n_messages, n_entries = len(st.messages(sid)), len(await ss.load(key))
+    # The text load reads: the stored lines of the session's file as one JSON array.
+    lines = [line.strip() for line in st.export(sid).split(b"\n")]
+    text = b"[" + b",".join(line for line in lines if line) + b"]"
+    assert len(json.loads(text)) == n_entries, "the same entries as load"
+    py_loads_bytes = median_ms(a.runs, lambda: json.loads(text))
+    text_str = text.decode()
+    py_loads_str = median_ms(a.runs, lambda: json.loads(text_str))
     print(f"session {sid} ({n_messages} messages, {n_entries} entries)\n")
     print("| in process | Python | Rust library | ratio |")
     print("|---|---|---|---|")
     print(f"| `Store.messages()` | {py_messages:.2f} ms | {rust['messages_ms']:.2f} ms | {py_messages / rust['messages_ms']:.2f}x |")
     print(f"| `await SessionStore.load()` | {py_load:.2f} ms | {rust['load_ms']:.2f} ms | {py_load / rust['load_ms']:.2f}x |")
     print(f"| native `stream_load` (no thread hop) | {py_native_load:.2f} ms | {rust['load_ms']:.2f} ms | {py_native_load / rust['load_ms']:.2f}x |")
+    print()
+    print(f"The same {len(text) / 1e6:.1f} MB of entries as objects:\n")
+    print("| building the entries' objects | ms | `await SessionStore.load()` against it |")
+    print("|---|---|---|")
+    print(f"| Rust: `load` then `serde_json::from_slice::<Vec<Value>>` | {rust['load_values_ms']:.2f} | {py_load / rust['load_values_ms']:.2f}x |")
+    print(f"| Python: `json.loads` of the text as `bytes` | {py_loads_bytes:.2f} | {py_load / py_loads_bytes:.2f}x |")
+    print(f"| Python: `json.loads` of the text as `str` | {py_loads_str:.2f} | {py_load / py_loads_str:.2f}x |")
     print()
     print("| append of 500 entries (median) | ms |")
     print("|---|---|")

@@ -4,12 +4,18 @@
 //!
 //! Every call releases the GIL while the database works (`Python::detach`), so other Python
 //! threads, and an asyncio loop that awaits the call in a worker thread, keep running.
-//! Answers are plain Python objects: the library's serde output converted value by value,
-//! or, for stored transcript lines, their JSON text handed to Python's own `json.loads`.
+//! Answers are plain Python objects: the library's serde output converted value by value;
+//! stored JSON text (messages, a stream's entries) is built into objects directly from the
+//! text ([`pyjson`]), reading numbers as the library does for `messages` and as
+//! `json.loads` does for the SessionStore protocol.
 //! Errors raise `SessionDbError` (its subclass `SessionNotFoundError` for an unknown
 //! session) with the message the CLI prints after `sessiondb: `.
 
+mod pyjson;
+
+use pyjson::Numbers;
 use pyo3::exceptions::PyException;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use serde::Serialize;
@@ -18,6 +24,7 @@ use serde_json::Value;
 use sessiondb::fork::ForkOptions;
 use sessiondb::query::SessionFilter;
 use sessiondb::resume::ResumeOptions;
+use sessiondb::sdk::{MessageJson, StoredMessage};
 use sessiondb::search::SearchQuery;
 use sessiondb::serve::streams::{self, StreamKey, SummaryPut};
 use sessiondb::{Error, SessionDb};
@@ -115,6 +122,48 @@ fn loads<'py>(py: Python<'py>, text: &[u8]) -> PyResult<Bound<'py, PyAny>> {
     json.call_method1("loads", (PyBytes::new(py, text),))
 }
 
+/// Messages as the dicts `answer(py, &messages)` makes of the library's `messages()` (same
+/// keys in the same order, same values), each `message` built by [`pyjson`] from its text
+/// instead of parsed into a `serde_json::Value`, serialized into another and converted.
+fn message_dicts<'py>(
+    py: Python<'py>,
+    messages: Vec<StoredMessage>,
+) -> PyResult<Bound<'py, PyList>> {
+    let mut dicts = Vec::with_capacity(messages.len());
+    for m in messages {
+        let dict = PyDict::new(py);
+        dict.set_item(intern!(py, "type"), m.kind)?;
+        dict.set_item(intern!(py, "uuid"), m.uuid)?;
+        dict.set_item(intern!(py, "session_id"), to_py(py, &m.session_id)?)?;
+        let message = match m.message {
+            MessageJson::Text(text) => match pyjson::build(py, &text, Numbers::Library)? {
+                Some(built) => built,
+                // What serde_json refuses (a lone surrogate, deep nesting): the library's
+                // lenient reading.
+                None => to_py(py, &MessageJson::Text(text).into_value())?,
+            },
+            MessageJson::Value(value) => to_py(py, &value)?,
+        };
+        dict.set_item(intern!(py, "message"), message)?;
+        dict.set_item(intern!(py, "parent_tool_use_id"), m.parent_tool_use_id)?;
+        dict.set_item(intern!(py, "parent_agent_id"), m.parent_agent_id)?;
+        dicts.push(dict);
+    }
+    PyList::new(py, dicts)
+}
+
+/// A stream's entries (`load`'s JSON array) as `json.loads` reads them: built by
+/// [`pyjson`] with Python's numbers, or by `json.loads` itself when that gives up.
+fn entries<'py>(py: Python<'py>, text: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    match std::str::from_utf8(text) {
+        Ok(s) => match pyjson::build(py, s, Numbers::Python)? {
+            Some(built) => Ok(built),
+            None => loads(py, text),
+        },
+        Err(_) => loads(py, text),
+    }
+}
+
 fn key(project_key: String, session_id: String, subpath: Option<String>) -> StreamKey {
     StreamKey {
         project_key,
@@ -200,14 +249,15 @@ impl Store {
     }
 
     /// The conversation's messages as the Agent SDK's `get_session_messages` gives them.
-    fn messages<'py>(&self, py: Python<'py>, session: &str) -> PyResult<Bound<'py, PyAny>> {
+    /// Each `message` is built from its stored JSON text (see [`message_dicts`]).
+    fn messages<'py>(&self, py: Python<'py>, session: &str) -> PyResult<Bound<'py, PyList>> {
         let messages = py
             .detach(|| {
                 let found = self.db.session(session)?;
-                self.db.messages(&found)
+                self.db.db().stored_session_messages(&found, None, 0)
             })
             .map_err(py_err)?;
-        answer(py, &messages)
+        message_dicts(py, messages)
     }
 
     /// What Claude Code's `--resume` rebuilds: the state (`sessiondb resume --json`), or with
@@ -358,7 +408,7 @@ impl Store {
             .detach(|| streams::load(self.db.db(), &key))
             .map_err(py_err)?
         {
-            Some(text) => loads(py, &text),
+            Some(text) => entries(py, &text),
             None => Ok(py.None().into_bound(py)),
         }
     }

@@ -110,6 +110,47 @@ def test_sessions_search_messages_resume_equal_the_cli(corpus_db):
     }
 
 
+def test_messages_of_unusual_json_equal_the_cli(tmp_path):
+    """`Store.messages()` builds each message straight from its stored text: numbers of
+    every kind, repeated keys, escapes, and what only the lenient reading takes (a lone
+    surrogate, nesting deeper than serde_json's limit) come out as the CLI's."""
+    sid = "3c1d9a2e-7b4f-4e8a-9d6c-2f5e8a1b7c30"
+    deep = {"type": "text", "text": "deep"}
+    for _ in range(140):
+        deep = {"nested": [deep]}
+    contents = [
+        '"plain"',
+        '[{"type":"text","text":"esc \\" \\\\ \\n \\u00e9 \\ud83e\\udd84 caf\u00e9"}]',
+        '[{"type":"text","text":"lone \\ud800 surrogate"}]',
+        '{"n":[0,-1,9223372036854775807,-9223372036854775808,18446744073709551615,'
+        "123456789012345678901234567890,1.5,-0.0,1e20,2.5e-8,0.07513349999999999,"
+        "true,false,null]}",
+        '{"k":1,"other":2,"k":3}',
+        json.dumps([deep]),
+    ]
+    lines, parent = [], None
+    for i, content in enumerate(contents):
+        role = "user" if i % 2 == 0 else "assistant"
+        uuid = f"00000000-0000-4000-8000-{i:012d}"
+        lines.append(
+            f'{{"type":"{role}","uuid":"{uuid}","parentUuid":{json.dumps(parent)},'
+            f'"sessionId":"{sid}","timestamp":"2026-12-01T10:00:0{i}.000Z",'
+            f'"message":{{"role":"{role}","content":{content}}}}}\n'
+        )
+        parent = uuid
+    project = tmp_path / "projects" / "-home-me-odd"
+    project.mkdir(parents=True)
+    (project / f"{sid}.jsonl").write_text("".join(lines), encoding="utf-8")
+    store = sessiondb.Store(tmp_path / "s.db")
+    assert store.import_paths([tmp_path / "projects"])["sessions"] == 1
+    ours = store.messages(sid)
+    assert len(ours) == len(contents)
+    # Types matter (1 == 1.0 in Python): compare the JSON texts.
+    assert json.dumps(ours) == json.dumps(cli_json(tmp_path / "s.db", "messages", sid, "--json"))
+    assert ours[4]["message"]["content"] == {"k": 3, "other": 2}
+    assert "\ud800" not in json.dumps(ours[2], ensure_ascii=False)  # read as the CLI reads it
+
+
 def test_errors_carry_the_cli_message(corpus_db):
     db, store = corpus_db
     for call, args in [
@@ -238,6 +279,44 @@ async def test_conformance_on_a_team_store(pg_admin):
 
     await run_session_store_conformance(make)
     del stores[:]  # close the connections before the databases are dropped
+
+
+@pytest.mark.anyio
+async def test_load_reads_entries_as_json_loads(tmp_path):
+    """`load` builds the entries from the stored text itself, not with `json.loads`; they
+    must still be exactly what `json.loads` makes of that text (types included: 1 == 1.0
+    in Python, so the reprs are compared), on what it reads the plain way and on what it
+    leaves to `json.loads` (a lone surrogate, deep nesting, integers past 128 bits)."""
+    adapter = sessiondb.SessionStore(tmp_path / "s.db")
+    deep: object = "bottom"
+    for _ in range(110):
+        deep = [deep]
+    plain = [
+        0, -1, 2**63 - 1, -(2**63), 2**64 - 1, 2**64, -(2**64) - 1, 2**126, -0.0, 1.5,
+        0.30000000000000004, 1e300, 5e-324, 0.07513349999999999, 1.2345678901234567e-7,
+        True, False, None, "", "plain", "esc \" \\ \n \t \u00e9 caf\u00e9 \U0001f984 \x00 \x1f",
+        {"k": {"k": []}, "": [{}]}, [[[]]],
+    ]
+    # Each of these makes the whole stream go to json.loads.
+    unusual = ["lone \ud800 surrogate", deep, 2**130]
+    for n, values in enumerate([plain, *([v] for v in unusual)]):
+        key = {"project_key": "-odd", "session_id": f"6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a{n:02d}"}
+        entries = [{"type": "x", "uuid": f"u{i}", "value": v} for i, v in enumerate(values)]
+        await adapter.append(key, entries)
+        loaded = await adapter.load(key)
+        assert repr(loaded) == repr(json.loads(json.dumps(entries))), n
+    # Number forms json.dumps never writes, as an imported file may hold them.
+    sid = "1a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d"
+    project = tmp_path / "projects" / "-imported"
+    project.mkdir(parents=True)
+    numbers = "[-0, 1E5, 1e+2, -2.5E-3, 123456789012345678901234567890, 10.0, 1e400, -1e-400]"
+    (project / f"{sid}.jsonl").write_text(
+        f'{{"type":"user","uuid":"u1","sessionId":"{sid}","message":{{"role":"user",'
+        f'"content":"hi"}},"n":{numbers}}}\n'
+    )
+    assert adapter.store.import_paths([tmp_path / "projects"])["sessions"] == 1
+    loaded = await adapter.load({"project_key": "-imported", "session_id": sid})
+    assert repr(loaded[0]["n"]) == repr(json.loads(numbers))
 
 
 @pytest.mark.anyio
