@@ -5,7 +5,7 @@ use super::record::{self, Fold, Response};
 use super::{Scope, UsageRow};
 use crate::error::Result;
 use crate::jsonl::Envelope;
-use crate::pg::prepared;
+use crate::pg::pool::prepared;
 use postgres::Transaction;
 
 /// Stores `row`'s responses under the session of `transcript`.
