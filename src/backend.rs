@@ -3,6 +3,7 @@
 //! `postgresql://` is a team store; anything else a file). Each method is a store verb;
 //! callers never branch on the backend.
 
+use crate::checkpoint::Checkpointer;
 use crate::error::Result;
 use crate::export::{ExportReport, OnDamage};
 use crate::fork::{ForkOptions, ForkOrigin, Forked};
@@ -11,10 +12,12 @@ use crate::pg::{url::is_postgres_url, PgStore};
 use crate::query::{SessionFilter, SessionInfo, StoredLine};
 use crate::resume::{ResumeOptions, Resumed};
 use crate::sdk::{SessionMessage, StoredMessage};
+use crate::streams::{StreamStore, StreamTx};
 use crate::Store;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// An open store of either kind.
 pub enum Db {
@@ -690,5 +693,180 @@ impl Db {
             rows.unwrap_or(0),
             modified.unwrap_or(0)
         ))
+    }
+}
+
+impl Db {
+    /// Starts the upkeep a long-running server needs: WAL checkpoints on a thread of their
+    /// own for a SQLite store ([`Checkpointer`]); a team store needs none (`None`).
+    ///
+    /// # Errors
+    /// When the checkpoint thread cannot start.
+    pub fn start_upkeep(&self, period: Duration) -> Result<Option<Checkpointer>> {
+        match self {
+            Db::Sqlite(s) => Ok(Some(Checkpointer::start(s, Some(period))?)),
+            Db::Postgres(_) => Ok(None),
+        }
+    }
+
+    /// Stops what [`Db::start_upkeep`] started, after a last checkpoint.
+    ///
+    /// # Errors
+    /// When the last checkpoint fails.
+    pub fn stop_upkeep(&self, upkeep: Checkpointer) -> Result<()> {
+        match self {
+            Db::Sqlite(s) => upkeep.stop(s),
+            Db::Postgres(_) => Ok(()),
+        }
+    }
+
+    /// Whether searches are indexed by a queue that a server drains while idle (a team
+    /// store). A SQLite store catches its index up inside the search itself, in one write
+    /// transaction that would hold appends back, so it has no idle work.
+    pub fn indexes_while_idle(&self) -> bool {
+        matches!(self, Db::Postgres(_))
+    }
+
+    /// Indexes one batch of the search queue (see [`Db::indexes_while_idle`]): the lines
+    /// indexed, or `None` when no batch was free (always `None` on SQLite).
+    ///
+    /// # Errors
+    /// On a database error; the batch's lines stay queued.
+    pub fn index_idle_batch(&self) -> Result<Option<u64>> {
+        match self {
+            Db::Sqlite(_) => Ok(None),
+            Db::Postgres(p) => crate::pg::search_queue::index_some(p),
+        }
+    }
+}
+
+impl From<Store> for Db {
+    fn from(store: Store) -> Db {
+        Db::Sqlite(store)
+    }
+}
+
+impl From<PgStore> for Db {
+    fn from(store: PgStore) -> Db {
+        Db::Postgres(store)
+    }
+}
+
+/// Write-back to Claude Code's files ([`crate::write_back`]) is a capability of a SQLite
+/// store, whose sessions are this machine's files; a team store's session may come from
+/// another machine, so it never writes them.
+impl Db {
+    /// Whether changes can be written back to Claude Code's files.
+    pub fn writes_back(&self) -> bool {
+        matches!(self, Db::Sqlite(_))
+    }
+
+    /// Whether the file a session was imported from is still there (`false` on a team store).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn write_back_file_present(&self, session: &SessionRef) -> Result<bool> {
+        match self {
+            Db::Sqlite(s) => crate::write_back::file_present(s, session),
+            Db::Postgres(_) => Ok(false),
+        }
+    }
+
+    /// Checks that a session's file can take a write-back (see [`crate::write_back::check`]).
+    ///
+    /// # Errors
+    /// When the file moved on, is gone, or the store is a team store.
+    pub fn write_back_check(&self, session: &SessionRef) -> Result<crate::write_back::Target> {
+        match self {
+            Db::Sqlite(s) => crate::write_back::check(s, session),
+            Db::Postgres(_) => Err(Self::no_write_back()),
+        }
+    }
+
+    /// Appends the lines a change added to the checked file (see [`crate::write_back::apply`]).
+    ///
+    /// # Errors
+    /// As [`crate::write_back::apply`], or on a team store.
+    pub fn write_back_apply(&self, target: &crate::write_back::Target) -> Result<u64> {
+        match self {
+            Db::Sqlite(s) => crate::write_back::apply(s, target),
+            Db::Postgres(_) => Err(Self::no_write_back()),
+        }
+    }
+
+    /// Writes a new session (a fork) beside its source's file (see
+    /// [`crate::write_back::write_new`]).
+    ///
+    /// # Errors
+    /// As [`crate::write_back::write_new`], or on a team store.
+    pub fn write_back_new(&self, source: &SessionRef, new: &SessionRef) -> Result<PathBuf> {
+        match self {
+            Db::Sqlite(s) => crate::write_back::write_new(s, source, new),
+            Db::Postgres(_) => Err(Self::no_write_back()),
+        }
+    }
+
+    fn no_write_back() -> crate::error::Error {
+        crate::error::Error::Invalid(
+            "a team store does not write to Claude Code's files".to_owned(),
+        )
+    }
+}
+
+impl Db {
+    /// Lets a team store run up to `n` transactions at once, each on a connection of its
+    /// own (see [`PgStore::with_connections`]); a SQLite store already reads in parallel.
+    pub fn with_connections(self, n: usize) -> Db {
+        match self {
+            Db::Postgres(p) => Db::Postgres(p.with_connections(n)),
+            sqlite => sqlite,
+        }
+    }
+
+    /// Ends the use of a store by a process that exits right after, without closing a
+    /// SQLite store: the exit releases the file and its locks as closing would, and closing
+    /// first frees every object of the parsed schema one by one (about 6 % of `sessions
+    /// --limit 1`). Only for a store opened to read ([`Db::open_read`]), which leaves
+    /// nothing to write on close. A team store is closed: its server expects a goodbye.
+    pub fn close_for_exit(self) {
+        match self {
+            Db::Sqlite(store) => std::mem::forget(store),
+            other => drop(other),
+        }
+    }
+
+    /// Calls `each` with every session the filter selects, in listing order, from one
+    /// snapshot, without collecting them (`sessions --json` streams its output).
+    ///
+    /// # Errors
+    /// `each`'s error, or a database error.
+    pub fn for_each_session(
+        &self,
+        filter: &SessionFilter,
+        each: impl FnMut(&crate::query::SessionRow<'_>) -> Result<()>,
+    ) -> Result<()> {
+        match self {
+            Db::Sqlite(s) => crate::query::for_each_session(&*s.reader()?, filter, each),
+            Db::Postgres(p) => {
+                p.read_single(|c| crate::pg::query::for_each_session(c, filter, each))
+            }
+        }
+    }
+}
+
+/// The SessionStore protocol's transactions, on whichever engine the store is.
+impl StreamStore for Db {
+    fn write_streams<T>(&self, f: impl FnOnce(&mut dyn StreamTx) -> Result<T>) -> Result<T> {
+        match self {
+            Db::Sqlite(s) => s.write_streams(f),
+            Db::Postgres(p) => p.write_streams(f),
+        }
+    }
+
+    fn read_streams<T>(&self, f: impl FnOnce(&mut dyn StreamTx) -> Result<T>) -> Result<T> {
+        match self {
+            Db::Sqlite(s) => s.read_streams(f),
+            Db::Postgres(p) => p.read_streams(f),
+        }
     }
 }

@@ -94,7 +94,7 @@ pub enum Error {
     /// A stored line no longer matches the checksum written with it (see
     /// [`crate::integrity`]): the database file was damaged.
     #[error("{0}; run `sessiondb check --repair` to restore it from its source file")]
-    Damaged(Box<crate::integrity::DamagedLine>),
+    Damaged(Box<crate::model::DamagedLine>),
     /// A JSON value could not be encoded or decoded.
     #[error("JSON error: {0}")]
     Json(#[from] serde_json::Error),

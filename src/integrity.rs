@@ -11,9 +11,8 @@
 //! --repair` sums it.
 
 use crate::error::Result;
+pub use crate::model::DamagedLine;
 use rusqlite::Connection;
-use serde::Serialize;
-use std::fmt;
 
 /// The checksum of a stored line's bytes (without its `\n`), as SQLite stores it: the
 /// XXH3-64 hash, its bits read as a signed integer.
@@ -25,44 +24,6 @@ pub fn line_checksum(raw: &[u8]) -> i64 {
 /// migration V10) is taken as it is.
 pub fn verify(raw: &[u8], checksum: Option<i64>) -> bool {
     checksum.is_none_or(|sum| sum == line_checksum(raw))
-}
-
-/// A stored line whose bytes no longer match its checksum, named the way a user finds it:
-/// the session, the file it exports to, and the line number in that file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DamagedLine {
-    /// The project folder.
-    pub project: String,
-    /// The session id.
-    pub session_id: String,
-    /// The file as `export --all` writes it, relative to the projects folder.
-    pub file: String,
-    /// The line's number in that file, from 1.
-    pub line: u64,
-    /// Whether the file is a superseded version (its source was rewritten), which export
-    /// and resume no longer read.
-    pub superseded: bool,
-    /// The row, for `check --repair`.
-    #[serde(skip)]
-    pub row_id: i64,
-}
-
-impl fmt::Display for DamagedLine {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "line {} of {} (session {}{}) is damaged: its stored bytes no longer match their \
-             checksum",
-            self.line,
-            self.file,
-            self.session_id,
-            if self.superseded {
-                ", a superseded version"
-            } else {
-                ""
-            }
-        )
-    }
 }
 
 /// Names the damaged row `row_id`: its session, file and line number (counted from the

@@ -58,6 +58,7 @@ pub mod sdk;
 pub mod search;
 pub mod serve;
 pub mod store;
+pub mod streams;
 pub mod time;
 pub mod usage;
 pub mod watch;

@@ -1,6 +1,7 @@
 //! Plain data shared by the library and its callers: identifiers, reports, progress.
 
 use serde::Serialize;
+use std::fmt;
 use std::path::PathBuf;
 
 /// A stored session: its database key and its Claude Code identity.
@@ -167,4 +168,42 @@ impl Progress for NoProgress {
     fn start(&self, _: u64) {}
     fn advance(&self, _: u64, _: &str) {}
     fn finish(&self) {}
+}
+
+/// A stored line whose bytes no longer match its checksum, named the way a user finds it:
+/// the session, the file it exports to, and the line number in that file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DamagedLine {
+    /// The project folder.
+    pub project: String,
+    /// The session id.
+    pub session_id: String,
+    /// The file as `export --all` writes it, relative to the projects folder.
+    pub file: String,
+    /// The line's number in that file, from 1.
+    pub line: u64,
+    /// Whether the file is a superseded version (its source was rewritten), which export
+    /// and resume no longer read.
+    pub superseded: bool,
+    /// The row, for `check --repair`.
+    #[serde(skip)]
+    pub row_id: i64,
+}
+
+impl fmt::Display for DamagedLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {} of {} (session {}{}) is damaged: its stored bytes no longer match their \
+             checksum",
+            self.line,
+            self.file,
+            self.session_id,
+            if self.superseded {
+                ", a superseded version"
+            } else {
+                ""
+            }
+        )
+    }
 }

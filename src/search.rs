@@ -17,10 +17,9 @@ use std::collections::HashMap;
 mod mentions;
 pub use mentions::{each_line, mentions, Mention};
 
-/// Lines longer than this (8 MiB) are not taken apart for the index: their first
-/// [`INDEXED_PREFIX`] bytes of JSON text are indexed as their `body` (migration V9), which
-/// bounds the memory of indexing and of every snippet (a 100 MB line took 1.8 GB).
-pub const MAX_PARSED_LINE: usize = 8 * 1024 * 1024;
+/// Lines longer than this are not taken apart for the index (defined beside the parser that
+/// obeys it); their first [`INDEXED_PREFIX`] bytes are indexed instead.
+pub use crate::jsonl::MAX_PARSED_LINE;
 
 /// How much of a line longer than [`MAX_PARSED_LINE`] is indexed (64 KiB). Small because
 /// FTS5's `snippet()` takes time quadratic in the hits inside one line: a 1 MiB prefix with

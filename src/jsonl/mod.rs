@@ -44,7 +44,7 @@ mod search_text;
 pub use envelope::{Envelope, LineStatus};
 pub(crate) use fields::{array_items_at, pick, pick_at, value_end};
 pub use lenient::{parse_json, parse_object_skipping};
-pub use search_text::{search_text, SearchText};
+pub use search_text::{search_text, SearchText, MAX_PARSED_LINE};
 
 /// One line of a JSONL file: its bytes without the `\n`, and whether a `\n` followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

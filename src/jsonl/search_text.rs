@@ -9,12 +9,17 @@
 //! `text` joined with `\n`; those joined with `\n`. Anything whose rendering by SQLite is
 //! not certain (a duplicate key on the path, an escaped key, a `text` that is not a string,
 //! a NUL, a line that does not start with `{` and end with `}`, a line longer than
-//! [`crate::search::MAX_PARSED_LINE`]) gives `None`: the caller then lets the view compute
+//! [`MAX_PARSED_LINE`]) gives `None`: the caller then lets the view compute
 //! the text.
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use std::fmt;
+
+/// Lines longer than this (8 MiB) are not taken apart for the search index: their first
+/// `search::INDEXED_PREFIX` bytes of JSON text are indexed as their `body` (migration V9),
+/// which bounds the memory of indexing and of every snippet (a 100 MB line took 1.8 GB).
+pub const MAX_PARSED_LINE: usize = 8 * 1024 * 1024;
 
 /// The two indexed columns of one line; `None` where the view gives NULL.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -28,7 +33,7 @@ pub struct SearchText {
 /// The searchable text of a stored line, or `None` when only the view can tell.
 pub fn search_text(raw: &[u8]) -> Option<SearchText> {
     // The view indexes a prefix of longer lines (migration V9).
-    if raw.len() > crate::search::MAX_PARSED_LINE {
+    if raw.len() > MAX_PARSED_LINE {
         return None;
     }
     if raw.first() != Some(&b'{') || raw.last() != Some(&b'}') {

@@ -227,10 +227,11 @@ pub async fn serve_stdio(db: Arc<Db>, options: Options) -> std::io::Result<()> {
 /// `serve`'s guard has already checked Host and Origin (and its token check the bearer
 /// token) by the time a request gets here; on top of that, any request a browser sends
 /// (one with an `Origin`) is refused, so that no page, the web viewer's included, can call
-/// it.
+/// it. Request bodies are limited to `body_limit` bytes, as on the rest of the server.
 pub fn http_service(
     db: Arc<Db>,
     options: Options,
+    body_limit: usize,
 ) -> rmcp::transport::streamable_http_server::StreamableHttpService<
     Server,
     rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
@@ -245,7 +246,7 @@ pub fn http_service(
         .with_sse_keep_alive(None)
         .disable_allowed_hosts()
         .enforce_origin_validation()
-        .with_max_request_body_bytes(crate::serve::http::DEFAULT_BODY_LIMIT);
+        .with_max_request_body_bytes(body_limit);
     StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),

@@ -1,5 +1,5 @@
 //! The Agent SDK's `SessionStore` protocol on a team store: the statements that answer
-//! [`crate::serve::streams`]' rules on PostgreSQL.
+//! [`crate::streams`]' rules on PostgreSQL.
 //!
 //! A write first locks the session's row (`SELECT … FOR UPDATE`, taken by
 //! [`super::import::upsert_session`] for an append, and by [`StreamTx::session`] in a write
@@ -10,9 +10,7 @@
 use super::PgStore;
 use crate::error::Result;
 use crate::import::Parsed;
-use crate::serve::streams::{
-    BatchLine, StoredSummary, StreamInfo, StreamStore, StreamTx, Watermark,
-};
+use crate::streams::{BatchLine, StoredSummary, StreamInfo, StreamStore, StreamTx, Watermark};
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::Transaction;
 use std::collections::HashSet;

@@ -33,7 +33,7 @@
 use serde_json::Value;
 
 use super::util::{blocks, msg_id, rec_type, str_field, truthy, FastMap, FastSet};
-use super::walk_fallback::WalkFallback;
+use super::walk_fallback::{ChainRecords, WalkFallback};
 
 /// Record types that take part in the parentUuid chain (R1).
 pub const CHAIN_TYPES: [&str; 4] = ["user", "assistant", "attachment", "system"];
@@ -188,6 +188,24 @@ impl<'a> Index<'a> {
 
     pub(super) fn values(&self) -> impl Iterator<Item = usize> + '_ {
         self.order.iter().filter_map(|u| self.get(u))
+    }
+}
+
+impl<'a> ChainRecords<'a> for Index<'a> {
+    fn positions(&self) -> Vec<usize> {
+        self.values().collect()
+    }
+
+    fn kind(&self, i: usize) -> Option<&'a str> {
+        self.facts[i].kind
+    }
+
+    fn timestamp(&self, i: usize) -> &'a str {
+        self.facts[i].timestamp
+    }
+
+    fn uuid(&self, i: usize) -> &'a str {
+        Index::uuid(self, i)
     }
 }
 

@@ -7,8 +7,8 @@
 
 use serde_json::Value;
 
-use super::attachments::{escape_reminder_close, hook_text};
 use super::model::ModelProfile;
+use super::reminder_escape::{escape_reminder_close, hook_text};
 
 /// The frame the CLI puts in front of a background-task notification (bare form; the
 /// R15 user-record wrapping is this text inside a `<system-reminder>`).

@@ -3,8 +3,20 @@
 
 use serde_json::Value;
 
-use super::chain::Index;
 use super::util::{str_field, FastSet};
+
+/// What the fallback reads of the chain's index of records (implemented by the chain's
+/// index, so that this module does not depend on the chain).
+pub(super) trait ChainRecords<'a> {
+    /// The positions of the chain records, in map order.
+    fn positions(&self) -> Vec<usize>;
+    /// The record's `type`.
+    fn kind(&self, i: usize) -> Option<&'a str>;
+    /// The record's `timestamp`.
+    fn timestamp(&self, i: usize) -> &'a str;
+    /// The record's `uuid`.
+    fn uuid(&self, i: usize) -> &'a str;
+}
 
 /// The CLI's way past a missing parent, for one side (a raw `isSidechain` value): the
 /// chain record of that side with the newest timestamp not after the walking record's, not
@@ -24,15 +36,16 @@ impl<'a> TimeFallback<'a> {
     const MAX_GAP_MS: i64 = 5_000;
     const NONE: usize = usize::MAX;
 
-    fn new(records: &'a [Value], idx: &Index<'_>, side: Option<&'a Value>) -> Self {
+    fn new<'i>(records: &'a [Value], idx: &impl ChainRecords<'i>, side: Option<&'a Value>) -> Self {
         let mut timed: Vec<(i64, usize)> = idx
-            .values()
+            .positions()
+            .into_iter()
             .filter(|&i| records[i].get("isSidechain") == side)
             .filter(|&i| {
-                !(idx.facts[i].kind == Some("system")
+                !(idx.kind(i) == Some("system")
                     && str_field(&records[i], "subtype") == Some("file_snapshot"))
             })
-            .filter_map(|i| Some((crate::time::parse_iso8601_ms(idx.facts[i].timestamp)?, i)))
+            .filter_map(|i| Some((crate::time::parse_iso8601_ms(idx.timestamp(i))?, i)))
             .collect();
         timed.reverse();
         timed.sort_by_key(|&(ms, _)| ms);
@@ -46,8 +59,13 @@ impl<'a> TimeFallback<'a> {
 
     /// Where the walk goes on from `from` (of this side), whose parent is missing or
     /// already walked.
-    fn before(&mut self, idx: &Index<'_>, from: usize, seen: &FastSet<&str>) -> Option<usize> {
-        let at = crate::time::parse_iso8601_ms(idx.facts[from].timestamp)?;
+    fn before<'i>(
+        &mut self,
+        idx: &impl ChainRecords<'i>,
+        from: usize,
+        seen: &FastSet<&str>,
+    ) -> Option<usize> {
+        let at = crate::time::parse_iso8601_ms(idx.timestamp(from))?;
         let mut slot = self
             .timed
             .partition_point(|&(ms, _)| ms <= at)
@@ -88,10 +106,10 @@ pub(super) struct WalkFallback<'a> {
 
 impl<'a> WalkFallback<'a> {
     /// The record the walk goes on with from `from`, whose parent is missing or walked.
-    pub(super) fn next(
+    pub(super) fn next<'i>(
         &mut self,
         records: &'a [Value],
-        idx: &Index<'_>,
+        idx: &impl ChainRecords<'i>,
         from: usize,
         seen: &FastSet<&str>,
     ) -> Option<usize> {

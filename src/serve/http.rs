@@ -9,15 +9,14 @@ use super::connections::{self, BodyTimeout, Limits, Stopped};
 use super::guard::{AllowedHost, Policy};
 use super::response::json_response;
 pub use super::response::ApiError;
-use super::streams::{self, StreamKey, SummaryPut, Watermark};
 use super::{idle_index, web};
 use crate::backend::Db;
-use crate::checkpoint::Checkpointer;
 use crate::error::Error;
 use crate::model::SessionRef;
 use crate::query::SessionFilter;
 use crate::resume::ResumeOptions;
 use crate::search::SearchQuery;
+use crate::streams::{self, StreamKey, SummaryPut, Watermark};
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, Request, State};
@@ -132,7 +131,11 @@ fn mcp_route(state: &AppState) -> Router<AppState> {
     #[cfg(feature = "mcp")]
     return Router::new().nest_service(
         super::auth::MCP_PATH,
-        crate::mcp::http_service(state.store.clone(), crate::mcp::Options::default()),
+        crate::mcp::http_service(
+            state.store.clone(),
+            crate::mcp::Options::default(),
+            state.body_limit,
+        ),
     );
     #[cfg(not(feature = "mcp"))]
     {
@@ -168,12 +171,9 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<Stopped> {
-    let checkpointer = match &*store {
-        Db::Sqlite(s) => {
-            Some(Checkpointer::start(s, Some(CHECKPOINT_PERIOD)).map_err(std::io::Error::other)?)
-        }
-        Db::Postgres(_) => None,
-    };
+    let checkpointer = store
+        .start_upkeep(CHECKPOINT_PERIOD)
+        .map_err(std::io::Error::other)?;
     let activity = idle_index::Activity::default();
     let indexer = idle_index::IdleIndexer::start(&store, &activity)?;
     let port = listener.local_addr()?.port();
@@ -193,13 +193,10 @@ pub async fn run(
             .map_err(std::io::Error::other)?;
     }
     if let Some(checkpointer) = checkpointer {
-        tokio::task::spawn_blocking(move || match &*store {
-            Db::Sqlite(s) => checkpointer.stop(s),
-            Db::Postgres(_) => Ok(()),
-        })
-        .await
-        .map_err(std::io::Error::other)?
-        .map_err(std::io::Error::other)?;
+        tokio::task::spawn_blocking(move || store.stop_upkeep(checkpointer))
+            .await
+            .map_err(std::io::Error::other)?
+            .map_err(std::io::Error::other)?;
     } else {
         // A PostgreSQL connection closes by blocking on its own runtime: never on an async
         // thread (the caller keeps a reference too, dropped outside the runtime).

@@ -89,7 +89,7 @@ impl IdleIndexer {
     /// # Errors
     /// Fails when the thread cannot start.
     pub fn start(store: &Arc<Db>, activity: &Activity) -> std::io::Result<Option<IdleIndexer>> {
-        if !matches!(**store, Db::Postgres(_)) {
+        if !store.indexes_while_idle() {
             return Ok(None);
         }
         // Idle from the start: a queue other writers left is indexed too.
@@ -116,9 +116,6 @@ impl IdleIndexer {
 /// The thread: waits for idleness, indexes a batch, and again, until the queue is empty;
 /// then waits for this server's next request (or [`RECHECK`]).
 fn run(store: &Db, activity: &Activity) {
-    let Db::Postgres(pg) = store else {
-        return;
-    };
     let mut not_before = Instant::now();
     let mut drained_at: Option<(Instant, u64)> = None;
     loop {
@@ -156,7 +153,7 @@ fn run(store: &Db, activity: &Activity) {
             }
         }
         let requests = activity.lock().requests;
-        match crate::pg::search_queue::index_some(pg) {
+        match store.index_idle_batch() {
             Ok(Some(_)) => drained_at = None,
             Ok(None) => drained_at = Some((Instant::now(), requests)),
             Err(e) => {

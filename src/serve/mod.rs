@@ -1,9 +1,7 @@
 //! `sessiondb serve`: the store over HTTP/JSON, for apps built on Anthropic's Agent SDK.
 //!
-//! * [`streams`]: the SDK's `SessionStore` protocol (append, load, list_sessions,
-//!   list_session_summaries, delete, list_subkeys) over the store's own tables, so that a
-//!   mirrored session resumes, lists and searches like an imported one.
-//! * [`http`]: the axum router, with those endpoints under `/v1/store/` and the read
+//! * [`http`]: the axum router, with the endpoints of the SDK's `SessionStore` protocol
+//!   ([`crate::streams`]) under `/v1/store/` and the read
 //!   endpoints (`/v1/sessions`, `/v1/resume`, `/v1/messages`, `/v1/search`) answering the
 //!   JSON the CLI prints with `--json`.
 //! * [`guard`]: the requests refused before any route (a foreign Host, cross-site requests,
@@ -28,5 +26,4 @@ pub mod heavy;
 pub mod http;
 pub mod idle_index;
 pub mod response;
-pub mod streams;
 pub mod web;

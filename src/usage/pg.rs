@@ -5,7 +5,7 @@ use super::record::{self, Fold, Response};
 use super::{Scope, UsageRow};
 use crate::error::Result;
 use crate::jsonl::Envelope;
-use crate::pg::prepared;
+use crate::pg::pool::prepared;
 use postgres::Transaction;
 
 /// Stores `row`'s responses under the session of `transcript`.
@@ -23,10 +23,15 @@ pub(crate) fn store(
     if found.is_empty() {
         return Ok(());
     }
-    let stmt = prepared(tx, "SELECT session_id FROM transcripts WHERE id = $1")?;
-    let session: i64 = tx.query_one(&stmt, &[&transcript])?.get(0);
+    let stmt = prepared(
+        tx,
+        "SELECT s.id, p.key, s.session_id FROM transcripts t
+         JOIN sessions s ON s.id = t.session_id JOIN projects p ON p.id = s.project_id
+         WHERE t.id = $1",
+    )?;
+    let session = Session::from(&tx.query_one(&stmt, &[&transcript])?);
     for response in &found {
-        insert(tx, session, row, response)?;
+        insert(tx, &session, row, response)?;
     }
     Ok(())
 }
@@ -41,19 +46,41 @@ macro_rules! columns {
     };
 }
 
-/// Whether the session with key `$new` is before the one with key `$old` in (project
-/// folder, session id) order: the across-sessions half of [`record::replaces`].
+/// Whether the storing session, whose (project folder, session id) are the parameters `$p`
+/// and `$s`, is before the session with key `$old` in that order: the across-sessions half
+/// of [`record::replaces`] (byte order, as Rust compares `&str`).
 macro_rules! precedes {
-    ($new:literal, $old:literal) => {
+    ($p:literal, $s:literal, $old:literal) => {
         concat!(
-            "((SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = ", $new, ") COLLATE \"C\"
-               < (SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = ", $old, ") COLLATE \"C\"
-            OR ((SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = ", $new, ") COLLATE \"C\"
-                 = (SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = ", $old, ") COLLATE \"C\"
-                AND (SELECT s.session_id FROM sessions s WHERE s.id = ", $new, ") COLLATE \"C\"
-                    < (SELECT s.session_id FROM sessions s WHERE s.id = ", $old, ") COLLATE \"C\"))"
+            "ROW(",
+            $p,
+            "::text COLLATE \"C\", ",
+            $s,
+            "::text COLLATE \"C\")
+             < (SELECT p.key COLLATE \"C\", s.session_id COLLATE \"C\" FROM sessions s
+                JOIN projects p ON p.id = s.project_id WHERE s.id = ",
+            $old,
+            ")"
         )
     };
+}
+
+/// The session responses are stored under: its key and its place in the order that
+/// decides between copies ([`record::Owner`]).
+struct Session {
+    key: i64,
+    project: String,
+    id: String,
+}
+
+impl From<&postgres::Row> for Session {
+    fn from(r: &postgres::Row) -> Self {
+        Session {
+            key: r.get(0),
+            project: r.get(1),
+            id: r.get(2),
+        }
+    }
 }
 
 /// [`record::replaces`] in SQL: which of two records of one response is kept.
@@ -73,7 +100,7 @@ macro_rules! on_conflict {
     WHERE CASE WHEN usage_responses.session_id = excluded.session_id
         THEN excluded.output_tokens >= usage_responses.output_tokens
         ELSE "#,
-            precedes!("excluded.session_id", "usage_responses.session_id"),
+            precedes!("$19", "$20", "usage_responses.session_id"),
             " END"
         )
     };
@@ -128,6 +155,12 @@ pub(crate) fn store_folded(tx: &mut Transaction<'_>, session: i64, fold: &Fold) 
     if found.is_empty() {
         return Ok(());
     }
+    let stmt = prepared(
+        tx,
+        "SELECT s.id, p.key, s.session_id FROM sessions s
+         JOIN projects p ON p.id = s.project_id WHERE s.id = $1",
+    )?;
+    let session = Session::from(&tx.query_one(&stmt, &[&session])?);
     let rows: Vec<i64> = found.iter().map(|(row, _)| *row).collect();
     let (messages, requests): (Vec<Option<String>>, Vec<String>) =
         found.iter().map(|(_, r)| key(r)).unzip();
@@ -140,7 +173,7 @@ pub(crate) fn store_folded(tx: &mut Transaction<'_>, session: i64, fold: &Fold) 
     tx.execute(
         &stmt,
         &[
-            &session,
+            &session.key,
             &rows,
             &messages,
             &requests,
@@ -158,6 +191,8 @@ pub(crate) fn store_folded(tx: &mut Transaction<'_>, session: i64, fold: &Fold) 
             &texts(|r| &r.service_tier),
             &texts(|r| &r.speed),
             &costs,
+            &session.project,
+            &session.id,
         ],
     )?;
     // The rule's look-ups see the snapshot their statement started with (READ COMMITTED):
@@ -168,34 +203,43 @@ pub(crate) fn store_folded(tx: &mut Transaction<'_>, session: i64, fold: &Fold) 
     // have taken are stored again, one statement each.
     let stmt = prepared(tx, MISPLACED)?;
     let misplaced: Vec<i64> = tx
-        .query(&stmt, &[&session, &messages, &requests])?
+        .query(
+            &stmt,
+            &[
+                &session.key,
+                &messages,
+                &requests,
+                &session.project,
+                &session.id,
+            ],
+        )?
         .iter()
         .map(|r| r.get(0))
         .collect();
     for i in misplaced {
         let (row, response) = &found[i as usize - 1];
-        insert(tx, session, *row, response)?;
+        insert(tx, &session, *row, response)?;
     }
     Ok(())
 }
 
-/// The responses (1-based, in `$2`/`$3` order) whose stored copy belongs to a session that
-/// `$1` precedes: those a [`UPSERT_MANY`] left with the wrong copy.
+/// The responses (1-based, in `$2`/`$3` order) whose stored copy belongs to another session
+/// than `$1`, which (`$4`, `$5`) precedes: those a [`UPSERT_MANY`] left with the wrong copy.
 const MISPLACED: &str = concat!(
     "SELECT f.i FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS f(m, q, i)
      JOIN usage_responses u ON u.message_id = f.m AND u.request_id = f.q
      WHERE u.session_id <> $1 AND ",
-    precedes!("$1", "u.session_id")
+    precedes!("$4", "$5", "u.session_id")
 );
 
-fn insert(tx: &mut Transaction<'_>, session: i64, row: i64, r: &Response) -> Result<()> {
+fn insert(tx: &mut Transaction<'_>, session: &Session, row: i64, r: &Response) -> Result<()> {
     let (message, request) = key(r);
     let stmt = prepared(tx, UPSERT)?;
     tx.execute(
         &stmt,
         &[
             &row,
-            &session,
+            &session.key,
             &message,
             &request,
             &text(&r.agent_id),
@@ -212,6 +256,8 @@ fn insert(tx: &mut Transaction<'_>, session: i64, row: i64, r: &Response) -> Res
             &text(&r.service_tier),
             &text(&r.speed),
             &r.cost_usd,
+            &session.project,
+            &session.id,
         ],
     )?;
     Ok(())

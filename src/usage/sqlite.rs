@@ -24,24 +24,56 @@ pub(crate) fn store(
     if found.is_empty() {
         return Ok(());
     }
-    let session: i64 = tx
-        .prepare_cached("SELECT session_id FROM transcripts WHERE id = ?1")?
-        .query_row([transcript], |r| r.get(0))?;
+    let session = tx
+        .prepare_cached(
+            "SELECT s.id, p.key, s.session_id FROM transcripts t
+             JOIN sessions s ON s.id = t.session_id JOIN projects p ON p.id = s.project_id
+             WHERE t.id = ?1",
+        )?
+        .query_row([transcript], |r| {
+            Ok(Session {
+                key: r.get(0)?,
+                project: r.get(1)?,
+                id: r.get(2)?,
+            })
+        })?;
     for response in &found {
-        insert(tx, session, row, response)?;
+        insert(tx, &session, row, response)?;
     }
     Ok(())
 }
 
 /// Stores the folded responses of lines of `session` (the import's path: one upsert per
-/// response, the session known; see [`record::Fold`]).
+/// response, the session looked up once; see [`record::Fold`]).
 pub(crate) fn store_folded(tx: &Transaction<'_>, session: i64, fold: &Fold) -> Result<()> {
+    let session = tx
+        .prepare_cached(
+            "SELECT s.id, p.key, s.session_id FROM sessions s
+             JOIN projects p ON p.id = s.project_id WHERE s.id = ?1",
+        )?
+        .query_row([session], |r| {
+            Ok(Session {
+                key: r.get(0)?,
+                project: r.get(1)?,
+                id: r.get(2)?,
+            })
+        })?;
     for (row, response) in fold.responses() {
-        insert(tx, session, *row, response)?;
+        insert(tx, &session, *row, response)?;
     }
     Ok(())
 }
 
+/// The session responses are stored under: its key, and its place in the order that
+/// decides between copies ([`record::Owner`]: project folder name, session id).
+struct Session {
+    key: i64,
+    project: String,
+    id: String,
+}
+
+/// [`record::replaces`] in SQL, the storing session's place given as `?19`, `?20`: row
+/// values compare as Rust's tuples of `&str` do (BINARY collation, byte order).
 const UPSERT: &str = "INSERT INTO usage_responses (row_id, session_id, message_id, request_id,
         agent_id, model, ts, cwd, git_branch, input_tokens, output_tokens, cache_creation_tokens,
         cache_creation_1h_tokens, cache_read_tokens, web_search_requests, service_tier, speed,
@@ -59,18 +91,18 @@ const UPSERT: &str = "INSERT INTO usage_responses (row_id, session_id, message_i
         service_tier = excluded.service_tier, speed = excluded.speed, cost_usd = excluded.cost_usd
     WHERE CASE WHEN usage_responses.session_id = excluded.session_id
         THEN excluded.output_tokens >= usage_responses.output_tokens
-        ELSE (SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = excluded.session_id) < (SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = usage_responses.session_id)
-            OR ((SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = excluded.session_id) = (SELECT p.key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE s.id = usage_responses.session_id)
-                AND (SELECT s.session_id FROM sessions s WHERE s.id = excluded.session_id) < (SELECT s.session_id FROM sessions s WHERE s.id = usage_responses.session_id)) END";
+        ELSE (?19, ?20) < (SELECT p.key, s.session_id FROM sessions s
+                           JOIN projects p ON p.id = s.project_id
+                           WHERE s.id = usage_responses.session_id) END";
 
-fn insert(tx: &Transaction<'_>, session: i64, row: i64, r: &Response) -> Result<()> {
+fn insert(tx: &Transaction<'_>, session: &Session, row: i64, r: &Response) -> Result<()> {
     let (message, request) = match r.key() {
         Some((m, q)) => (Some(m), q),
         None => (None, r.request_id.as_deref().unwrap_or("")),
     };
     tx.prepare_cached(UPSERT)?.execute(params![
         row,
-        session,
+        session.key,
         message,
         request,
         r.agent_id,
@@ -87,6 +119,8 @@ fn insert(tx: &Transaction<'_>, session: i64, row: i64, r: &Response) -> Result<
         r.service_tier,
         r.speed,
         r.cost_usd,
+        session.project,
+        session.id,
     ])?;
     Ok(())
 }

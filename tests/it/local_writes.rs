@@ -5,7 +5,7 @@ use crate::support::{
     assistant_record, output_with_stdin, sessiondb, sessiondb_command, sessiondb_ok, user_record,
 };
 use serde_json::value::RawValue;
-use sessiondb::serve::streams::{self, StreamKey};
+use sessiondb::streams::{self, StreamKey};
 use std::path::Path;
 
 const SESSION: &str = "5e550000-0000-4000-8000-000000000001";

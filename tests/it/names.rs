@@ -4,7 +4,7 @@
 use crate::support::*;
 use serde_json::value::RawValue;
 use sessiondb::model::SessionRef;
-use sessiondb::serve::streams::{self, StreamKey};
+use sessiondb::streams::{self, StreamKey};
 use sessiondb::Error;
 
 pub const USER: &str = r#"{"type":"user","uuid":"u1","message":{"role":"user","content":"hi"}}"#;

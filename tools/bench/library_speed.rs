@@ -11,7 +11,7 @@
 //! `sessiondb.Store.messages()` and `sessiondb.SessionStore.load()` run under the hood:
 //!
 //! * `messages`: [`SessionDb::session`] then [`SessionDb::messages`];
-//! * `load`: [`sessiondb::serve::streams::load`] of the session's main stream (the stored
+//! * `load`: [`sessiondb::streams::load`] of the session's main stream (the stored
 //!   bytes, which is all the library hands back);
 //! * `load_values`: the same, then the bytes parsed into `serde_json::Value`s: what Rust
 //!   itself pays to turn them into objects, for comparison with Python's;
@@ -22,7 +22,7 @@
 //! the machine's load.
 
 use sessiondb::query::SessionFilter;
-use sessiondb::serve::streams::{self, StreamKey};
+use sessiondb::streams::{self, StreamKey};
 use sessiondb::SessionDb;
 use std::time::Instant;
 

@@ -26,7 +26,7 @@ use sessiondb::query::SessionFilter;
 use sessiondb::resume::ResumeOptions;
 use sessiondb::sdk::{MessageJson, StoredMessage};
 use sessiondb::search::SearchQuery;
-use sessiondb::serve::streams::{self, StreamKey, SummaryPut};
+use sessiondb::streams::{self, StreamKey, SummaryPut};
 use sessiondb::{Error, SessionDb};
 use std::path::PathBuf;
 
@@ -152,9 +152,10 @@ fn message_dicts<'py>(
     PyList::new(py, dicts)
 }
 
-/// A stream's entries (`load`'s JSON array) as `json.loads` reads them: built by
-/// [`pyjson`] with Python's numbers, or by `json.loads` itself when that gives up.
-fn entries<'py>(py: Python<'py>, text: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+/// JSON text of the SessionStore protocol (a stream's entries, summaries, a pending fold) as
+/// `json.loads` reads it: built by [`pyjson`] with Python's numbers, or by `json.loads`
+/// itself when that gives up.
+fn protocol_json<'py>(py: Python<'py>, text: &[u8]) -> PyResult<Bound<'py, PyAny>> {
     match std::str::from_utf8(text) {
         Ok(s) => match pyjson::build(py, s, Numbers::Python)? {
             Some(built) => Ok(built),
@@ -371,7 +372,7 @@ impl Store {
         Ok(PyBytes::new(py, &bytes))
     }
 
-    // --- the Agent SDK's SessionStore protocol (see sessiondb::serve::streams) ----------
+    // --- the Agent SDK's SessionStore protocol (see sessiondb::streams) ----------
 
     /// `append`: stores a batch (JSON text of a list); returns `(appended, duplicates)`.
     #[pyo3(signature = (project_key, session_id, subpath, entries))]
@@ -408,7 +409,7 @@ impl Store {
             .detach(|| streams::load(self.db.db(), &key))
             .map_err(py_err)?
         {
-            Some(text) => entries(py, &text),
+            Some(text) => protocol_json(py, &text),
             None => Ok(py.None().into_bound(py)),
         }
     }
@@ -434,7 +435,7 @@ impl Store {
         let text = py
             .detach(|| streams::list_session_summaries(self.db.db(), &project_key))
             .map_err(py_err)?;
-        loads(py, &text)
+        protocol_json(py, &text)
     }
 
     /// `delete`: a main key removes the session with everything under it.
@@ -476,7 +477,7 @@ impl Store {
             .detach(|| streams::summary_pending(self.db.db(), &project_key, &session_id))
             .map_err(py_err)?
         {
-            Some(text) => loads(py, &text),
+            Some(text) => protocol_json(py, &text),
             None => Ok(py.None().into_bound(py)),
         }
     }
@@ -499,9 +500,22 @@ impl Store {
     }
 }
 
+/// `json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)` encoded
+/// as UTF-8, written without Python's encoder (about a quarter of an in-process append);
+/// `None` for what it leaves to `json.dumps` (see [`pyjson::write`]).
+#[pyfunction]
+fn dumps_compact<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let mut out = Vec::with_capacity(4096);
+    Ok(pyjson::write(value, &mut out)?.then(|| PyBytes::new(py, &out)))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Store>()?;
+    m.add_function(wrap_pyfunction!(dumps_compact, m)?)?;
     m.add("SessionDbError", m.py().get_type::<SessionDbError>())?;
     m.add(
         "SessionNotFoundError",

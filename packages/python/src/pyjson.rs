@@ -12,7 +12,7 @@
 //! with its last value, as both `json.loads` and the library's `preserve_order` maps do.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::Value;
 
 /// Nesting levels read here; deeper text is left to the caller's reading.
@@ -281,8 +281,21 @@ impl<'py> Parser<'py, '_> {
 }
 
 /// Where the run of string bytes from `at` that need no work ends: at a quote, a
-/// backslash, a control character or the end (all ASCII, so a char boundary).
+/// backslash, a control character or the end (all ASCII, so a char boundary). Eight bytes
+/// are looked at together while none of them ends the run: most of a transcript's bytes
+/// are in long strings.
 fn plain_run(bytes: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Whether a byte of `w` is below `n` (n <= 0x80), or zero: exact for "any byte".
+    let below = |w: u64, n: u64| w.wrapping_sub(ONES * n) & !w & HIGH != 0;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        if below(w, 0x20) || below(w ^ (ONES * 0x22), 1) || below(w ^ (ONES * 0x5C), 1) {
+            break;
+        }
+        at += 8;
+    }
     while let Some(&b) = bytes.get(at) {
         if b == b'"' || b == b'\\' || b < 0x20 {
             break;
@@ -334,4 +347,113 @@ fn hex4(bytes: &[u8], at: usize) -> Option<u16> {
         return None;
     }
     u16::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+}
+
+/// Writes `value` as `json.dumps(value, ensure_ascii=False, separators=(",", ":"),
+/// allow_nan=False)` does, UTF-8 encoded; `false` (with `out` partly written) for what it
+/// leaves to `json.dumps`: any type but exact dict (with str keys), list, tuple, str, int,
+/// float, bool and None; a str that is not valid Unicode (a lone surrogate); a float that
+/// is not finite; nesting deeper than [`MAX_DEPTH`] (a cycle ends there too). Floats are
+/// written by `float.__repr__`, as `json.dumps` writes them.
+///
+/// # Errors
+/// Only a Python error from `repr`.
+pub fn write(value: &Bound<'_, PyAny>, out: &mut Vec<u8>) -> PyResult<bool> {
+    write_at(value, out, 0)
+}
+
+fn write_at(value: &Bound<'_, PyAny>, out: &mut Vec<u8>, depth: usize) -> PyResult<bool> {
+    if value.is_none() {
+        out.extend_from_slice(b"null");
+    } else if let Ok(s) = value.cast_exact::<PyString>() {
+        let Ok(text) = s.to_cow() else {
+            return Ok(false);
+        };
+        write_str(&text, out);
+    } else if let Ok(b) = value.cast_exact::<PyBool>() {
+        out.extend_from_slice(if b.is_true() { b"true" } else { b"false" });
+    } else if let Ok(i) = value.cast_exact::<PyInt>() {
+        match i.extract::<i64>() {
+            Ok(v) => out.extend_from_slice(v.to_string().as_bytes()),
+            Err(_) => out.extend_from_slice(i.str()?.to_cow()?.as_bytes()),
+        }
+    } else if let Ok(f) = value.cast_exact::<PyFloat>() {
+        if !f.value().is_finite() {
+            return Ok(false);
+        }
+        out.extend_from_slice(f.repr()?.to_cow()?.as_bytes());
+    } else if depth >= MAX_DEPTH {
+        return Ok(false);
+    } else if let Ok(dict) = value.cast_exact::<PyDict>() {
+        out.push(b'{');
+        for (n, (k, v)) in dict.iter().enumerate() {
+            let Ok(key) = k.cast_exact::<PyString>() else {
+                return Ok(false);
+            };
+            let Ok(key) = key.to_cow() else {
+                return Ok(false);
+            };
+            if n > 0 {
+                out.push(b',');
+            }
+            write_str(&key, out);
+            out.push(b':');
+            if !write_at(&v, out, depth + 1)? {
+                return Ok(false);
+            }
+        }
+        out.push(b'}');
+    } else if let Ok(list) = value.cast_exact::<PyList>() {
+        out.push(b'[');
+        for (n, item) in list.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            if !write_at(&item, out, depth + 1)? {
+                return Ok(false);
+            }
+        }
+        out.push(b']');
+    } else if let Ok(tuple) = value.cast_exact::<PyTuple>() {
+        out.push(b'[');
+        for (n, item) in tuple.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            if !write_at(&item, out, depth + 1)? {
+                return Ok(false);
+            }
+        }
+        out.push(b']');
+    } else {
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// A JSON string as `json.dumps(ensure_ascii=False)` writes it: `"` and `\` escaped, the
+/// control characters below 0x20 as `\n`-style escapes or `\u00xx`, all else as is.
+fn write_str(text: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    loop {
+        let run = plain_run(bytes, at);
+        out.extend_from_slice(&bytes[at..run]);
+        let Some(&b) = bytes.get(run) else {
+            break;
+        };
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            _ => out.extend_from_slice(format!("\\u{b:04x}").as_bytes()),
+        }
+        at = run + 1;
+    }
+    out.push(b'"');
 }

@@ -296,15 +296,19 @@ async def test_load_reads_entries_as_json_loads(tmp_path):
         0.30000000000000004, 1e300, 5e-324, 0.07513349999999999, 1.2345678901234567e-7,
         True, False, None, "", "plain", "esc \" \\ \n \t \u00e9 caf\u00e9 \U0001f984 \x00 \x1f",
         {"k": {"k": []}, "": [{}]}, [[[]]],
+        # Each character that ends a run of plain bytes, at every place in a word of 8.
+        *("x" * k + c + "y" * (17 - k) for k in range(18)
+          for c in ('"', "\\", "\x01", "\x1f", "\x7f", " ", "\u00e9", "\U0001f984")),
     ]
     # Each of these makes the whole stream go to json.loads.
     unusual = ["lone \ud800 surrogate", deep, 2**130]
-    for n, values in enumerate([plain, *([v] for v in unusual)]):
-        key = {"project_key": "-odd", "session_id": f"6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a{n:02d}"}
-        entries = [{"type": "x", "uuid": f"u{i}", "value": v} for i, v in enumerate(values)]
+    # One stream each, so that a value the parser gives up on cannot hide another's error.
+    for n, value in enumerate([*plain, *unusual]):
+        key = {"project_key": "-odd", "session_id": f"6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f{n:04d}"}
+        entries = [{"type": "x", "uuid": "u1", "value": value}, {"type": "x", "uuid": "u2"}]
         await adapter.append(key, entries)
         loaded = await adapter.load(key)
-        assert repr(loaded) == repr(json.loads(json.dumps(entries))), n
+        assert repr(loaded) == repr(json.loads(json.dumps(entries))), (n, value)
     # Number forms json.dumps never writes, as an imported file may hold them.
     sid = "1a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d"
     project = tmp_path / "projects" / "-imported"
@@ -317,6 +321,41 @@ async def test_load_reads_entries_as_json_loads(tmp_path):
     assert adapter.store.import_paths([tmp_path / "projects"])["sessions"] == 1
     loaded = await adapter.load({"project_key": "-imported", "session_id": sid})
     assert repr(loaded[0]["n"]) == repr(json.loads(numbers))
+
+
+def test_native_dumps_writes_what_json_dumps_writes():
+    """The in-process append serializes a batch natively: the bytes must be `json.dumps`'s
+    (compact, not ASCII-only), and what it does not write goes to `json.dumps`."""
+    from enum import IntEnum
+    from sessiondb._native import dumps_compact
+
+    class Kind(IntEnum):
+        USER = 1
+
+    class Text(str):
+        pass
+
+    deep: object = 0
+    for _ in range(150):
+        deep = [deep]
+    cyclic: list = []
+    cyclic.append(cyclic)
+    written = [
+        None, True, False, 0, -1, 2**63, -(2**200), 1.5, -0.0, 1e16, 1e-7, 0.1 + 0.2, 5e-324,
+        "", "caf\u00e9 \U0001f984 \u2028 \x7f", "\x00\x01\x08\x09\x0a\x0b\x0c\x0d\x1f \" \\ /",
+        *("x" * k + c + "y" * (17 - k) for k in range(18) for c in ('"', "\\", "\x01", "\n")),
+        [], {}, (1, "two", [3.0]), {"b": 1, "a": [None, {"": ""}]},
+        {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}},
+    ]
+    for value in written:
+        expected = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        assert dumps_compact(value) == expected.encode("utf-8"), value
+    left = [
+        "lone \ud800", float("nan"), float("inf"), {1: "int key"}, Kind.USER, Text("s"),
+        object(), deep, cyclic, [1, {"x": float("-inf")}],
+    ]
+    for value in left:
+        assert dumps_compact(value) is None, value
 
 
 @pytest.mark.anyio

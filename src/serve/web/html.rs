@@ -8,6 +8,14 @@ use std::fmt::Write as _;
 #[derive(Debug, Default)]
 pub struct Html(String);
 
+/// At most `max` characters of `text`, with `…` when cut.
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_owned(),
+    }
+}
+
 /// Bidirectional controls that would reorder the text around them (an RTL override inside a
 /// file name makes `exe.txt` read as `txt.exe`): shown as visible code points instead.
 pub(crate) fn is_bidi_control(c: char) -> bool {
@@ -112,6 +120,12 @@ impl Html {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn clip_counts_characters() {
+        assert_eq!(clip("héllo", 3), "hél…");
+        assert_eq!(clip("hé", 3), "hé");
+    }
+
     use super::*;
 
     #[test]

@@ -1,5 +1,6 @@
 //! The sessions and search pages, the login form, the download and the actions.
 
+pub(crate) use super::html::clip;
 use super::html::Html;
 use super::render::thousands;
 use super::{
@@ -320,14 +321,6 @@ fn session_table(h: &mut Html, list: &[SessionInfo], now: i64) {
             .raw("</td></tr>");
     }
     h.raw("</tbody></table>");
-}
-
-/// At most `max` characters of `text`, with `…` when cut.
-pub(crate) fn clip(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_owned(),
-    }
 }
 
 #[derive(Deserialize, Default)]
@@ -659,11 +652,5 @@ mod tests {
         assert_eq!(short_path("/Users/soph", None), "~soph");
         assert_eq!(short_path("/srv/app", home), "/srv/app");
         assert_eq!(short_path("C:\\src", home), "C:\\src");
-    }
-
-    #[test]
-    fn clip_counts_characters() {
-        assert_eq!(clip("héllo", 3), "hél…");
-        assert_eq!(clip("hé", 3), "hé");
     }
 }

@@ -22,11 +22,11 @@ pub fn run(db: Option<PathBuf>, args: &CaptureArgs) -> anyhow::Result<()> {
         let db = super::database_path(db)?;
         let report = if super::is_team_store(&db) {
             let url = capture::with_connect_timeout(&db.to_string_lossy());
-            let store = sessiondb::Db::Postgres(sessiondb::pg::PgStore::connect(&url)?);
+            let store = sessiondb::Db::from(sessiondb::pg::PgStore::connect(&url)?);
             capture::capture(&store, &payload)?
         } else {
             let store = super::named(&db, capture::open_store(&db))?;
-            let report = capture::capture(&sessiondb::Db::Sqlite(store), &payload);
+            let report = capture::capture(&sessiondb::Db::from(store), &payload);
             after_capture(&db)?;
             report?
         };

@@ -3,7 +3,6 @@
 use crate::cli::ForkArgs;
 use crate::output::print_json;
 use sessiondb::fork::ForkOptions;
-use sessiondb::{write_back, Db};
 use std::io::Write;
 use std::path::Path;
 
@@ -14,10 +13,7 @@ pub fn run(db: &Path, args: ForkArgs) -> anyhow::Result<()> {
     // tag write back): a team store's session may come from another machine.
     let mode = super::write_back_mode(&args.write_back, super::WriteBack::WhenPresent)?;
     // Warns when the flags or the config ask for a write-back that cannot be made.
-    let write_back = match (super::write_back_target(&store, &source, mode)?, &store) {
-        (Some(_), Db::Sqlite(s)) => Some(s),
-        _ => None,
-    };
+    let write_back = super::write_back_target(&store, &source, mode)?.is_some();
     let forked = store.fork(
         &source,
         &ForkOptions {
@@ -26,8 +22,8 @@ pub fn run(db: &Path, args: ForkArgs) -> anyhow::Result<()> {
             session_id: args.session_id,
         },
     )?;
-    if let Some(s) = write_back {
-        let path = write_back::write_new(s, &source, &forked.session)?;
+    if write_back {
+        let path = store.write_back_new(&source, &forked.session)?;
         eprintln!("written for Claude Code to {}", path.display());
     }
     if args.json {

@@ -158,11 +158,9 @@ pub fn is_team_store(db: &std::path::Path) -> bool {
 pub fn open_db_existing(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
     if is_team_store(db) {
         let url = db.to_str().expect("a team store URL is UTF-8");
-        return Ok(sessiondb::Db::Postgres(sessiondb::pg::PgStore::connect(
-            url,
-        )?));
+        return Ok(sessiondb::pg::PgStore::connect(url)?.into());
     }
-    Ok(sessiondb::Db::Sqlite(open_existing(db)?))
+    Ok(open_existing(db)?.into())
 }
 
 /// Whether a change is written back to Claude Code's file.
@@ -209,16 +207,14 @@ pub fn write_back_target(
     session: &sessiondb::model::SessionRef,
     mode: WriteBack,
 ) -> anyhow::Result<Option<sessiondb::write_back::Target>> {
-    match (mode, store) {
-        (WriteBack::Off, _) | (WriteBack::WhenPresent, sessiondb::Db::Postgres(_)) => Ok(None),
-        (WriteBack::Required, sessiondb::Db::Sqlite(s)) => {
-            Ok(Some(sessiondb::write_back::check(s, session)?))
-        }
-        (WriteBack::WhenPresent, sessiondb::Db::Sqlite(s)) => {
-            if !sessiondb::write_back::file_present(s, session)? {
+    match (mode, store.writes_back()) {
+        (WriteBack::Off, _) | (WriteBack::WhenPresent, false) => Ok(None),
+        (WriteBack::Required, true) => Ok(Some(store.write_back_check(session)?)),
+        (WriteBack::WhenPresent, true) => {
+            if !store.write_back_file_present(session)? {
                 return Ok(None);
             }
-            match sessiondb::write_back::check(s, session) {
+            match store.write_back_check(session) {
                 Ok(target) => Ok(Some(target)),
                 Err(e) => {
                     crate::style::warn(format_args!(
@@ -229,7 +225,7 @@ pub fn write_back_target(
                 }
             }
         }
-        (WriteBack::Required, sessiondb::Db::Postgres(_)) => {
+        (WriteBack::Required, false) => {
             crate::style::warn(format_args!(
                 "not written back: a team store does not write to Claude Code's files"
             ));
@@ -246,38 +242,27 @@ pub fn shown(db: &std::path::Path) -> String {
     }
 }
 
-/// Ends a read verb's use of its store without closing it: the process exits right after,
-/// which releases the file and its locks as closing would, and closing a SQLite connection
-/// first frees every object of the parsed schema one by one (about 6 % of `sessions
-/// --limit 1`). A read connection leaves nothing to write on close (no checkpoint on close,
-/// see `Store::open_read`). A team store is closed: its server expects a goodbye.
+/// Ends a read verb's use of its store (see [`sessiondb::Db::close_for_exit`]).
 pub fn leave_open(store: sessiondb::Db) {
-    match store {
-        sessiondb::Db::Sqlite(store) => std::mem::forget(store),
-        other => drop(other),
-    }
+    store.close_for_exit();
 }
 
 /// Opens the store of either kind for a verb that may create it (`import`).
 pub fn open_db(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
     if is_team_store(db) {
         let url = db.to_str().expect("a team store URL is UTF-8");
-        return Ok(sessiondb::Db::Postgres(sessiondb::pg::PgStore::connect(
-            url,
-        )?));
+        return Ok(sessiondb::pg::PgStore::connect(url)?.into());
     }
-    Ok(sessiondb::Db::Sqlite(open(db)?))
+    Ok(open(db)?.into())
 }
 
 /// Opens an existing store of either kind for a verb that only reads.
 pub fn open_db_read(db: &std::path::Path) -> anyhow::Result<sessiondb::Db> {
     if is_team_store(db) {
         let url = db.to_str().expect("a team store URL is UTF-8");
-        return Ok(sessiondb::Db::Postgres(sessiondb::pg::PgStore::connect(
-            url,
-        )?));
+        return Ok(sessiondb::pg::PgStore::connect(url)?.into());
     }
-    Ok(sessiondb::Db::Sqlite(open_read(db)?))
+    Ok(open_read(db)?.into())
 }
 
 fn database_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
@@ -408,8 +393,8 @@ pub fn with_write_back<T>(
 ) -> anyhow::Result<T> {
     let target = write_back_target(store, session, mode)?;
     let changed = change()?;
-    if let (Some(target), sessiondb::Db::Sqlite(store)) = (target, store) {
-        sessiondb::write_back::apply(store, &target)?;
+    if let Some(target) = target {
+        store.write_back_apply(&target)?;
         crate::style::note(format_args!("written back to {}", target.path.display()));
     }
     Ok(changed)

@@ -85,12 +85,7 @@ const TEAM_STORE_CONNECTIONS: usize = 8;
 
 /// The store to serve: a SQLite file (created when missing) or a team store.
 fn open_store(db: &Path) -> anyhow::Result<sessiondb::Db> {
-    match super::open_db(db)? {
-        sessiondb::Db::Postgres(p) => Ok(sessiondb::Db::Postgres(
-            p.with_connections(TEAM_STORE_CONNECTIONS),
-        )),
-        sqlite => Ok(sqlite),
-    }
+    Ok(super::open_db(db)?.with_connections(TEAM_STORE_CONNECTIONS))
 }
 
 /// The token: the file's first line, without its line end and surrounding blanks.

@@ -46,19 +46,10 @@ fn list(store: &Db, db: &Path, args: SessionsArgs) -> anyhow::Result<()> {
     }
     if args.json {
         let mut out = JsonOut::default();
-        match store {
-            Db::Sqlite(s) => {
-                sessiondb::query::for_each_session(&*s.reader()?, &filter, |row| {
-                    out.row(row).map_err(anyhow::Error::from)
-                })?;
-            }
-            Db::Postgres(p) => p.read_single(|c| {
-                sessiondb::pg::query::for_each_session(c, &filter, |row| {
-                    out.row(row)
-                        .map_err(|e| sessiondb::Error::io("<output>", e))
-                })
-            })?,
-        }
+        store.for_each_session(&filter, |row| {
+            out.row(row)
+                .map_err(|e| sessiondb::Error::io("<output>", e))
+        })?;
         return out.finish();
     }
     let sessions = store.list_sessions(&filter)?;

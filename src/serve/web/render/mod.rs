@@ -11,9 +11,9 @@ mod usage;
 use usage::short_time;
 pub(super) use usage::Usage;
 
+use super::html::clip;
 use super::html::Html;
 use super::markdown;
-use super::pages::clip;
 use super::session_href;
 use crate::model::SessionRef;
 use crate::query::StoredLine;

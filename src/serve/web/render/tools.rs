@@ -8,9 +8,9 @@
 use super::diff;
 use super::draw::{diff_table, file_line, image, link, thousands};
 use super::{s, Renderer, CUT, CUT_RECORD};
+use crate::serve::web::html::clip;
 use crate::serve::web::html::Html;
 use crate::serve::web::markdown::safe_link;
-use crate::serve::web::pages::clip;
 use serde_json::Value;
 
 /// Lines of a written file shown before the rest is folded behind "Show all".
