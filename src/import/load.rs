@@ -36,6 +36,18 @@ pub(super) struct ReadFile {
     pub mtime_ns: i64,
     /// The lines from where the writer is expected to start on; empty for a session file.
     pub ahead: Ahead,
+    /// A transcript too large to read ahead: `bytes` is empty, and the writer reads the
+    /// file in pieces while it stores it ([`super::stream`]).
+    pub pieces: Option<Pieces>,
+}
+
+/// How a transcript read in pieces is read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pieces {
+    /// Its size when the loader looked at it.
+    pub size: u64,
+    /// The size of a piece.
+    pub piece_bytes: usize,
 }
 
 /// Lines parsed ahead, from byte `from` of what was read to its end (offsets in the
@@ -162,6 +174,18 @@ pub(super) fn load(
         .as_ref()
         .filter(|l| transcript && l.imported_bytes as u64 <= meta.len());
     let mut base = grown.map_or(0, |l| l.fingerprint.needs_from(l.imported_bytes));
+    if transcript && meta.len().saturating_sub(base as u64) > limits.stream_above {
+        return Ok(Loaded::Read(ReadFile {
+            bytes,
+            base: 0,
+            mtime_ns,
+            ahead: Ahead::default(),
+            pieces: Some(Pieces {
+                size: meta.len(),
+                piece_bytes: limits.piece_bytes,
+            }),
+        }));
+    }
     if let Err(e) = read_from(&source.path, base, meta.len(), &mut bytes) {
         return Ok(Loaded::Failed(Error::io(&source.path, e)));
     }
@@ -194,6 +218,7 @@ pub(super) fn load(
         base,
         mtime_ns,
         ahead,
+        pieces: None,
     }))
 }
 

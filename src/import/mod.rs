@@ -23,6 +23,7 @@ use std::time::Instant;
 
 mod load;
 mod sqlite;
+mod stream;
 mod tally;
 pub(crate) mod transcript;
 pub(crate) use load::{read_from, Parsed};
@@ -380,33 +381,86 @@ fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
 /// Four independent lanes over 32-byte blocks, so the multiply chains overlap: it runs over
 /// every imported byte, and one serial chain was a visible share of import time.
 pub fn prefix_hash(bytes: &[u8]) -> i64 {
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let word = |w: &[u8]| u64::from_le_bytes(w.try_into().expect("8-byte slices"));
-    let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(PRIME).rotate_left(31);
-    let seed = 0xcbf2_9ce4_8422_2325 ^ bytes.len() as u64;
-    let mut lanes = [
-        seed,
-        seed ^ 0x9e37_79b9_7f4a_7c15,
-        seed ^ 0xbf58_476d_1ce4_e5b9,
-        seed ^ 0x94d0_49bb_1331_11eb,
-    ];
-    let mut blocks = bytes.chunks_exact(32);
-    for block in &mut blocks {
-        for (lane, w) in lanes.iter_mut().zip(block.chunks_exact(8)) {
-            *lane = mix(*lane, word(w));
+    let mut hash = PrefixHash::new(bytes.len());
+    hash.update(bytes);
+    hash.finish()
+}
+
+/// [`prefix_hash`] fed in parts, for a prefix too long to hold (a streamed file's check of
+/// a fingerprint from before migration V11): its length is known at the start.
+pub(crate) struct PrefixHash {
+    lanes: [u64; 4],
+    /// The bytes of an unfinished 32-byte block.
+    pending: Vec<u8>,
+}
+
+const PREFIX_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+fn prefix_mix(h: u64, w: u64) -> u64 {
+    (h ^ w).wrapping_mul(PREFIX_PRIME).rotate_left(31)
+}
+
+fn prefix_word(w: &[u8]) -> u64 {
+    u64::from_le_bytes(w.try_into().expect("8-byte slices"))
+}
+
+impl PrefixHash {
+    /// A hash of `len` bytes, about to be fed.
+    pub(crate) fn new(len: usize) -> PrefixHash {
+        let seed = 0xcbf2_9ce4_8422_2325 ^ len as u64;
+        PrefixHash {
+            lanes: [
+                seed,
+                seed ^ 0x9e37_79b9_7f4a_7c15,
+                seed ^ 0xbf58_476d_1ce4_e5b9,
+                seed ^ 0x94d0_49bb_1331_11eb,
+            ],
+            pending: Vec::new(),
         }
     }
-    let mut h =
-        lanes[0] ^ lanes[1].rotate_left(17) ^ lanes[2].rotate_left(31) ^ lanes[3].rotate_left(47);
-    let mut words = blocks.remainder().chunks_exact(8);
-    for w in &mut words {
-        h = mix(h, word(w));
+
+    /// Feeds the next bytes.
+    pub(crate) fn update(&mut self, mut bytes: &[u8]) {
+        if !self.pending.is_empty() {
+            let take = (32 - self.pending.len()).min(bytes.len());
+            self.pending.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.pending.len() < 32 {
+                return;
+            }
+            let block = std::mem::take(&mut self.pending);
+            self.blocks(&block);
+        }
+        let whole = bytes.len() / 32 * 32;
+        self.blocks(&bytes[..whole]);
+        self.pending.extend_from_slice(&bytes[whole..]);
     }
-    for &b in words.remainder() {
-        h = (h ^ u64::from(b)).wrapping_mul(PRIME);
+
+    fn blocks(&mut self, bytes: &[u8]) {
+        for block in bytes.chunks_exact(32) {
+            for (lane, w) in self.lanes.iter_mut().zip(block.chunks_exact(8)) {
+                *lane = prefix_mix(*lane, prefix_word(w));
+            }
+        }
     }
-    h = (h ^ (h >> 29)).wrapping_mul(PRIME);
-    h as i64
+
+    /// The hash of the bytes fed (which must be as many as announced).
+    pub(crate) fn finish(self) -> i64 {
+        let lanes = self.lanes;
+        let mut h = lanes[0]
+            ^ lanes[1].rotate_left(17)
+            ^ lanes[2].rotate_left(31)
+            ^ lanes[3].rotate_left(47);
+        let mut words = self.pending.chunks_exact(8);
+        for w in &mut words {
+            h = prefix_mix(h, prefix_word(w));
+        }
+        for &b in words.remainder() {
+            h = (h ^ u64::from(b)).wrapping_mul(PREFIX_PRIME);
+        }
+        h = (h ^ (h >> 29)).wrapping_mul(PREFIX_PRIME);
+        h as i64
+    }
 }
 
 /// How much of the end of an imported prefix its [`Fingerprint`] covers (256 KiB).
@@ -602,7 +656,20 @@ pub struct ImportLimits {
     /// The largest line (or session-folder file) stored, in bytes. A file with a larger one
     /// is refused whole, named in the report, and the import goes on with the others.
     pub max_value_bytes: u64,
+    /// A transcript whose bytes to read are more than this is read in pieces of
+    /// `piece_bytes` while it is written (inside its one transaction), not into memory
+    /// whole: import's memory then follows the piece, not the file.
+    pub stream_above: u64,
+    /// The size of those pieces (a piece holds whole lines: more when one line is longer).
+    pub piece_bytes: usize,
 }
+
+/// Transcripts larger than this are read in pieces ([`ImportLimits::stream_above`]).
+/// Smaller ones are read and parsed ahead by the loading thread, which is faster.
+pub const STREAM_ABOVE: u64 = 64 * 1024 * 1024;
+
+/// The pieces a large transcript is read in ([`ImportLimits::piece_bytes`]).
+pub const PIECE_BYTES: usize = 8 * 1024 * 1024;
 
 /// SQLite's default limit on one string or blob (`SQLITE_MAX_LENGTH`, 10^9 bytes), less
 /// room for the other columns of the line's row, which the same limit bounds.
@@ -612,6 +679,8 @@ impl Default for ImportLimits {
     fn default() -> Self {
         ImportLimits {
             max_value_bytes: MAX_VALUE_BYTES,
+            stream_above: STREAM_ABOVE,
+            piece_bytes: PIECE_BYTES,
         }
     }
 }
@@ -1000,7 +1069,9 @@ impl Run<'_> {
                             returned.try_recv().ok()
                         };
                         let Some(buf) = back else { break };
-                        in_flight -= buf.len();
+                        // A buffer the writer grew (a file read again whole) counts as
+                        // what it holds now.
+                        in_flight = in_flight.saturating_sub(buf.len());
                         if spare.len() < SPARE_BUFFERS {
                             spare.push(buf);
                         }
@@ -1059,7 +1130,7 @@ struct Group {
 
 impl Group {
     fn push(&mut self, index: usize, file: ReadFile) {
-        self.bytes += file.bytes.len() as u64;
+        self.bytes += file.pieces.map_or(file.bytes.len() as u64, |p| p.size);
         self.files.push((index, file));
     }
 }
@@ -1129,12 +1200,13 @@ fn write_source(
         base,
         mtime_ns,
         ahead,
+        pieces,
     } = file;
     let key = path_key(&source.path);
     report.bytes_read += buf.len() as u64;
     let stamp = FileStamp {
         key: &key,
-        size: (base + buf.len()) as i64,
+        size: pieces.map_or((base + buf.len()) as i64, |p| p.size as i64),
         mtime_ns,
     };
     let id = match &source.kind {
@@ -1149,6 +1221,7 @@ fn write_source(
                 base,
                 ahead,
                 stamp,
+                pieces: pieces.map(|p| p.piece_bytes),
             };
             let mut sink = SqliteTx::new(tx, texts);
             match transcript::import_transcript(&mut sink, session, source, kind, file, report)? {

@@ -14,13 +14,23 @@ use rusqlite::{params, OptionalExtension, Transaction};
 pub(crate) struct SqliteTx<'a, 't> {
     tx: &'a Transaction<'t>,
     texts: &'a mut PendingTexts,
+    /// Bytes of search text this one put into `texts`.
+    text_bytes: usize,
 }
+
+/// Search text a file read in pieces may leave waiting before it is indexed, in the
+/// file's transaction: the texts of a whole large file would be about its size again.
+const PIECE_TEXT_BYTES: usize = 16 * 1024 * 1024;
 
 impl<'a, 't> SqliteTx<'a, 't> {
     pub(crate) fn new(tx: &'a Transaction<'t>, texts: &'a mut PendingTexts) -> Self {
         // The multi-row inserts of every power of two up to a batch, beside the rest.
         tx.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-        SqliteTx { tx, texts }
+        SqliteTx {
+            tx,
+            texts,
+            text_bytes: 0,
+        }
     }
 }
 
@@ -146,6 +156,8 @@ impl TranscriptTx for SqliteTx<'_, '_> {
         let ids: Vec<i64> = (first..first + lines.len() as i64).collect();
         for ((_, _, _, search), row) in lines.iter_mut().zip(&ids) {
             if let Some(text) = search.take() {
+                self.text_bytes += text.body.as_ref().map_or(0, String::len)
+                    + text.tools.as_ref().map_or(0, String::len);
                 self.texts.insert(*row, text);
             }
         }
@@ -178,6 +190,14 @@ impl TranscriptTx for SqliteTx<'_, '_> {
                  WHERE id = ?3",
             )?
             .execute(params![session, relpath, transcript])?;
+        Ok(())
+    }
+
+    fn piece_written(&mut self) -> Result<()> {
+        if self.text_bytes > PIECE_TEXT_BYTES {
+            crate::search::index_pending_with(self.tx, self.texts)?;
+            self.text_bytes = 0;
+        }
         Ok(())
     }
 

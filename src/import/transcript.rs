@@ -97,6 +97,11 @@ pub(crate) trait TranscriptTx {
     fn store_usage(&mut self, session: i64, usage: &Fold) -> Result<()>;
     /// Copies the session file `relpath` (a sub-agent's `.meta.json`) onto the transcript.
     fn copy_sidecar(&mut self, session: i64, relpath: &str, transcript: i64) -> Result<()>;
+    /// Called after each piece of a file read in pieces was stored: a chance to let go of
+    /// what the piece left behind (SQLite indexes the search texts kept so far).
+    fn piece_written(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// Records that the file of `stamp` was imported up to `imported` bytes, which `file`
     /// holds the last [`super::TAIL_BYTES`] of.
     fn write_ledger(
@@ -116,6 +121,10 @@ pub(crate) struct Incoming<'a> {
     pub base: usize,
     pub ahead: Ahead,
     pub stamp: FileStamp<'a>,
+    /// `Some(piece_bytes)`: the file is too large to hold; it is read in pieces of about
+    /// that many bytes while it is written ([`super::stream`]), `buf` (empty) holding
+    /// each piece in turn, and `stamp.size` is its size when it was looked at.
+    pub pieces: Option<usize>,
 }
 
 /// Where the stored copy of a transcript ends, to decide between append and re-import.
@@ -178,6 +187,7 @@ pub(crate) fn import_transcript<T: TranscriptTx>(
         mut base,
         mut ahead,
         stamp,
+        pieces,
     } = file;
     let subpath = kind.subpath();
     let agent_id = match kind {
@@ -192,7 +202,8 @@ pub(crate) fn import_transcript<T: TranscriptTx>(
     };
     // Whether the file still starts with what was imported: then only its new lines are
     // stored. When what was read does not reach back to where that check (or the
-    // unterminated last line) starts, the file is read whole; a rewritten file too.
+    // unterminated last line) starts, the file is read whole; a rewritten file too. A file
+    // read in pieces is checked on disk, and read from where its new lines start.
     let mut read_whole = |buf: &mut Vec<u8>, base: &mut usize, ahead: &mut Ahead| -> Result<()> {
         super::read_whole(&source.path, buf)?;
         report.bytes_read += buf.len() as u64;
@@ -201,6 +212,9 @@ pub(crate) fn import_transcript<T: TranscriptTx>(
         Ok(())
     };
     let appends = match &state {
+        Some(state) if pieces.is_some() => {
+            super::stream::prefix_matches(&source.path, state.fingerprint, state.imported_bytes)?
+        }
         Some(state) => {
             let open_tail = state.open_tail.map_or(0, |(_, len)| len);
             let needed = state
@@ -215,92 +229,212 @@ pub(crate) fn import_transcript<T: TranscriptTx>(
         }
         None => false,
     };
-    if !appends && base > 0 {
+    if pieces.is_none() && !appends && base > 0 {
         read_whole(buf, &mut base, &mut ahead)?;
     }
-    let file = FileView {
-        base,
-        bytes: buf.as_slice(),
-    };
-    let stamp = FileStamp {
-        size: file.len() as i64,
-        ..stamp
+    // The file's length: what was read, or what `stat` said of a file read in pieces.
+    let len = match pieces {
+        Some(_) => stamp.size as usize,
+        None => base + buf.len(),
     };
     let mut start = 0usize;
     let mut ordinal = 0i64;
-    // The version a rewritten file replaces, and what the new content holds.
+    // The version a rewritten file replaces, and what the new content holds when that had
+    // to be known before (else it is noted while the lines are written).
     let mut replaced = None;
-    let (transcript, Lines { mut lines, usage }) = match (live, state) {
+    let transcript = match (live, state) {
         (Some(id), Some(state)) if appends => {
             start = state.imported_bytes;
             ordinal = state.next_ordinal;
-            if start < file.len() {
+            if start < len {
                 if let Some((row, len)) = state.open_tail {
                     // The unterminated last line grew: store its complete version instead.
                     tx.delete_row(row)?;
                     start -= len;
                 }
             }
-            (id, ahead.lines_from(file.bytes, start - file.base))
+            id
         }
         (Some(id), state) => {
-            // Read whole (base is 0): every line, to see what the new content holds.
-            let lines = ahead.lines_from(file.bytes, 0);
-            let mut held = Held::default();
-            for (line, _, env, _) in &lines.lines {
-                held.note(line.bytes, env);
-            }
             // Lines of the live version no ledger of this machine accounts for came from
-            // another machine's copy of the file (or another writer).
+            // another machine's copy of the file (or another writer): on a store several
+            // machines share, what the new content holds is needed first.
             let from_here = state.is_some_and(|s| s.ours);
-            match replace_version(tx, session, id, subpath, agent_id, &held, from_here)? {
+            let held = if T::SHARED && !from_here {
+                let mut held = Held::default();
+                match pieces {
+                    Some(piece_bytes) => {
+                        super::stream::each_piece(
+                            &source.path,
+                            0,
+                            piece_bytes,
+                            buf,
+                            |piece, ahead| {
+                                for (line, _, env, _) in ahead.lines_from(piece, 0).lines {
+                                    held.note(line.bytes, &env);
+                                }
+                                Ok(())
+                            },
+                        )?;
+                    }
+                    None => {
+                        for line in jsonl::split_lines(buf) {
+                            held.note(line.bytes, &Envelope::parse(line.bytes).1);
+                        }
+                    }
+                }
+                Some(held)
+            } else {
+                None
+            };
+            let none = Held::default();
+            let rule = held.as_ref().unwrap_or(&none);
+            match replace_version(tx, session, id, subpath, agent_id, rule, from_here)? {
                 Ok(new) => {
                     report.files_rewritten += 1;
                     replaced = Some((id, held));
-                    (new, lines)
+                    new
                 }
                 Err(why) => return Ok(Err(why)),
             }
         }
-        (None, _) => (
-            tx.create_transcript(session, subpath, agent_id)?,
-            ahead.lines_from(file.bytes, 0),
-        ),
+        (None, _) => tx.create_transcript(session, subpath, agent_id)?,
     };
-    if start < file.len() {
+    if start < len {
         report.files_imported += 1;
     } else {
         report.files_unchanged += 1;
     }
-    let mut tally = LineTally::new(&source.path);
-    let mut fold = Fold::default();
-    let mut usage = usage.into_iter();
-    for chunk in lines.chunks_mut(T::BATCH) {
-        let ids = tx.insert_lines(transcript, ordinal, chunk, own, false)?;
-        for (((line, status, env, _), row), found) in chunk.iter().zip(ids).zip(&mut usage) {
+    let mut writing = Writing {
+        transcript,
+        session,
+        own,
+        ordinal,
+        tally: LineTally::new(&source.path),
+        noted: matches!(replaced, Some((_, None))).then(Held::default),
+        fold: Fold::default(),
+    };
+    match pieces {
+        None => {
+            let file = FileView { base, bytes: buf };
             let before = || super::newlines_before(&source.path, &file, start);
-            if let Some(cwd) = tally.line(report, line, *status, env, before)? {
-                tx.set_project_cwd(session, cwd)?;
-            }
-            if *status == LineStatus::Record {
-                tx.project_sides(transcript, row, line.bytes, env)?;
-                fold.add(row, found);
-            }
+            let lines = ahead.lines_from(file.bytes, start - file.base);
+            writing.lines(tx, lines, &before, report)?;
+            writing.finish(tx, report, replaced)?;
+            tx.write_ledger(
+                &FileStamp {
+                    size: file.len() as i64,
+                    ..stamp
+                },
+                Some(transcript),
+                None,
+                &file,
+                file.len(),
+            )?;
         }
-        ordinal += chunk.len() as i64;
-    }
-    tally.finish(report);
-    if let Some((old, held)) = &replaced {
-        report.local_rows_kept += carry_local_rows(tx, *old, transcript, own, held, &mut fold)?;
-    }
-    if !fold.is_empty() {
-        tx.store_usage(session, &fold)?;
+        Some(piece_bytes) => {
+            // The lines before `start` are counted from the file, as for a grown file.
+            let head = FileView {
+                base: start,
+                bytes: &[],
+            };
+            let before = || super::newlines_before(&source.path, &head, start);
+            let read = super::stream::each_piece(
+                &source.path,
+                start,
+                piece_bytes,
+                buf,
+                |piece, ahead| {
+                    report.bytes_read += piece.len() as u64;
+                    writing.lines(tx, ahead.lines_from(piece, 0), &before, report)?;
+                    tx.piece_written()
+                },
+            )?;
+            writing.finish(tx, report, replaced)?;
+            tx.write_ledger(
+                &FileStamp {
+                    size: read.end as i64,
+                    ..stamp
+                },
+                Some(transcript),
+                None,
+                &read.view(),
+                read.end,
+            )?;
+        }
     }
     if let Some(sidecar) = agent_id.map(|_| format!("{subpath}.meta.json")) {
         tx.copy_sidecar(session, &sidecar, transcript)?;
     }
-    tx.write_ledger(&stamp, Some(transcript), None, &file, file.len())?;
     Ok(Ok(transcript))
+}
+
+/// The lines of one transcript file being stored, in order.
+struct Writing<'s> {
+    transcript: i64,
+    session: i64,
+    own: &'s str,
+    /// The next line's ordinal.
+    ordinal: i64,
+    tally: LineTally<'s>,
+    /// What a rewritten file holds, noted as its lines are stored (for
+    /// [`carry_local_rows`]), when it was not needed before.
+    noted: Option<Held>,
+    /// The API responses of the lines stored, folded by the dedupe rule (docs/usage.md).
+    fold: Fold,
+}
+
+impl Writing<'_> {
+    /// Stores `lines`, tallies them and fills their side tables. `before` counts the lines
+    /// of the file before the first one this import stores.
+    fn lines<T: TranscriptTx>(
+        &mut self,
+        tx: &mut T,
+        lines: Lines<'_>,
+        before: &impl Fn() -> Result<u64>,
+        report: &mut ImportReport,
+    ) -> Result<()> {
+        let Lines { mut lines, usage } = lines;
+        let mut usage = usage.into_iter();
+        for chunk in lines.chunks_mut(T::BATCH) {
+            let ids = tx.insert_lines(self.transcript, self.ordinal, chunk, self.own, false)?;
+            for (((line, status, env, _), row), found) in chunk.iter().zip(ids).zip(&mut usage) {
+                if let Some(cwd) = self.tally.line(report, line, *status, env, before)? {
+                    tx.set_project_cwd(self.session, cwd)?;
+                }
+                if *status == LineStatus::Record {
+                    tx.project_sides(self.transcript, row, line.bytes, env)?;
+                    self.fold.add(row, found);
+                }
+                if let Some(held) = &mut self.noted {
+                    held.note(line.bytes, env);
+                }
+            }
+            self.ordinal += chunk.len() as i64;
+        }
+        Ok(())
+    }
+
+    /// Closes the tally, carries the local lines of the version a rewritten file replaced
+    /// (`replaced`: it, and what the new content holds when that was known first), and
+    /// stores the usage of the lines.
+    fn finish<T: TranscriptTx>(
+        mut self,
+        tx: &mut T,
+        report: &mut ImportReport,
+        replaced: Option<(i64, Option<Held>)>,
+    ) -> Result<()> {
+        self.tally.finish(report);
+        if let Some((old, held)) = replaced {
+            let held = held.or(self.noted).unwrap_or_default();
+            report.local_rows_kept +=
+                carry_local_rows(tx, old, self.transcript, self.own, &held, &mut self.fold)?;
+        }
+        if !self.fold.is_empty() {
+            tx.store_usage(self.session, &self.fold)?;
+        }
+        Ok(())
+    }
 }
 
 /// The rule for a rewritten file, the same for `import` and `sync`: the session's live
@@ -321,7 +455,7 @@ pub(crate) fn replace_version<T: TranscriptTx>(
     old: i64,
     subpath: &str,
     agent_id: Option<&str>,
-    held: &Held<'_>,
+    held: &Held,
     from_here: bool,
 ) -> Result<std::result::Result<i64, String>> {
     if T::SHARED && !from_here {
@@ -342,17 +476,18 @@ pub(crate) fn replace_version<T: TranscriptTx>(
 }
 
 /// What a rewritten file holds, to tell which local lines of the version it replaces are
-/// still missing from it (see [`carry_local_rows`]).
+/// still missing from it (see [`carry_local_rows`]): a 128-bit hash of each line's bytes
+/// (so that a file read in pieces need not be held), and each record's uuid.
 #[derive(Default)]
-pub(crate) struct Held<'a> {
-    bytes: HashSet<&'a [u8]>,
+pub(crate) struct Held {
+    lines: HashSet<u128>,
     uuids: HashSet<String>,
 }
 
-impl<'a> Held<'a> {
+impl Held {
     /// Records a line of the new content.
-    pub fn note(&mut self, bytes: &'a [u8], env: &Envelope<'_>) {
-        self.bytes.insert(bytes);
+    pub fn note(&mut self, bytes: &[u8], env: &Envelope<'_>) {
+        self.lines.insert(xxhash_rust::xxh3::xxh3_128(bytes));
         if let Some(uuid) = env.uuid.as_deref().filter(|u| !u.is_empty()) {
             self.uuids.insert(uuid.to_owned());
         }
@@ -361,7 +496,7 @@ impl<'a> Held<'a> {
     /// Whether the new content already holds the line `raw` (read as `env`): the same
     /// bytes, or a record with the same uuid.
     pub fn holds(&self, raw: &[u8], env: &Envelope<'_>) -> bool {
-        self.bytes.contains(raw)
+        self.lines.contains(&xxhash_rust::xxh3::xxh3_128(raw))
             || env
                 .uuid
                 .as_deref()
@@ -379,7 +514,7 @@ pub(crate) fn carry_local_rows<T: TranscriptTx>(
     old: i64,
     new: i64,
     own: &str,
-    held: &Held<'_>,
+    held: &Held,
     fold: &mut Fold,
 ) -> Result<u64> {
     let local = tx.lines_of(old, true)?;

@@ -40,6 +40,20 @@ pub fn import_paths(
     paths: &[PathBuf],
     progress: &dyn Progress,
 ) -> Result<ImportReport> {
+    import_paths_with(store, paths, progress, &import::ImportLimits::default())
+}
+
+/// [`import_paths`] with explicit limits; of them, the team store uses those on reading a
+/// large transcript in pieces ([`import::ImportLimits::stream_above`]).
+///
+/// # Errors
+/// As [`import_paths`].
+pub fn import_paths_with(
+    store: &PgStore,
+    paths: &[PathBuf],
+    progress: &dyn Progress,
+    limits: &import::ImportLimits,
+) -> Result<ImportReport> {
     let started = Instant::now();
     let mut found = import::Discovery::default();
     let mut scanned_dirs = Vec::new();
@@ -66,7 +80,7 @@ pub fn import_paths(
             Ok(tx.query_opt(&stmt, &[&host, &path])?.map(|r| r.get(0)))
         })
     })?;
-    let mut report = import_discovered(store, &found, progress)?;
+    let mut report = import_discovered(store, &found, progress, limits)?;
     report.vanished_files = mark_vanished(store, &gone_under(store, &scanned_dirs)?)?;
     Ok(finished(report, started, progress))
 }
@@ -85,7 +99,8 @@ pub fn import_session(
 ) -> Result<ImportReport> {
     let started = Instant::now();
     let (found, scanned_dirs) = import::discover_session(transcript)?;
-    let mut report = import_discovered(store, &found, progress)?;
+    let limits = import::ImportLimits::default();
+    let mut report = import_discovered(store, &found, progress, &limits)?;
     let mut gone = gone_under(store, &scanned_dirs)?;
     let main = std::path::absolute(transcript).map_err(|e| Error::io(transcript, e))?;
     if !main.exists() {
@@ -101,6 +116,7 @@ fn import_discovered(
     store: &PgStore,
     found: &import::Discovery,
     progress: &dyn Progress,
+    limits: &import::ImportLimits,
 ) -> Result<ImportReport> {
     let sources = &found.sources;
     let mut report = ImportReport {
@@ -129,7 +145,7 @@ fn import_discovered(
         todo.push(index);
     }
     let mut transcripts = Vec::new();
-    for (part, transcript) in import_sources(store, sources, &todo, &sizes, progress)? {
+    for (part, transcript) in import_sources(store, sources, &todo, &sizes, progress, limits)? {
         report.add(part);
         transcripts.extend(transcript);
     }
@@ -179,6 +195,7 @@ fn import_sources(
     todo: &[usize],
     sizes: &[u64],
     progress: &dyn Progress,
+    limits: &import::ImportLimits,
 ) -> Result<Vec<(ImportReport, Option<i64>)>> {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let lanes = cores.clamp(1, MAX_CONNECTIONS).min(todo.len().max(1));
@@ -186,7 +203,7 @@ fn import_sources(
     if lanes == 1 {
         for (at, &index) in todo.iter().enumerate() {
             let mut part = ImportReport::default();
-            let transcript = import_source(store, &sources[index], &mut part)?;
+            let transcript = import_source(store, &sources[index], &mut part, limits)?;
             progress.advance(sizes[index], &sources[index].path.to_string_lossy());
             parts[at] = Some((part, transcript));
         }
@@ -221,7 +238,7 @@ fn import_sources(
                         break;
                     }
                     let mut part = ImportReport::default();
-                    let result = import_source(conn, &sources[index], &mut part)
+                    let result = import_source(conn, &sources[index], &mut part, limits)
                         .map(|transcript| (part, transcript));
                     if result.is_err() {
                         failed.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -258,6 +275,7 @@ fn import_source(
     store: &PgStore,
     source: &Source,
     report: &mut ImportReport,
+    limits: &import::ImportLimits,
 ) -> Result<Option<i64>> {
     let meta = match std::fs::metadata(&source.path) {
         Ok(m) => m,
@@ -313,16 +331,29 @@ fn import_source(
             }
         };
         let mut bytes = Vec::new();
-        if let Err(e) = import::read_from(&source.path, base, meta.len(), &mut bytes) {
+        // A large transcript is read in pieces while it is written (as by the SQLite
+        // importer), not here.
+        let pieces = (!matches!(source.kind, SourceKind::File { .. })
+            && meta.len().saturating_sub(base as u64) > limits.stream_above)
+            .then_some(limits.piece_bytes);
+        let read = match pieces {
+            Some(_) => Ok(0),
+            None => import::read_from(&source.path, base, meta.len(), &mut bytes),
+        };
+        if let Err(e) = read {
             report.files_failed += 1;
             report.errors.push(Error::io(&source.path, e).to_string());
             return Ok(None);
         }
         report.bytes_read += bytes.len() as u64;
+        let base = if pieces.is_some() { 0 } else { base };
         let stamp = Stamp {
             host: &host,
             key: &key,
-            size: (base + bytes.len()) as i64,
+            size: match pieces {
+                Some(_) => meta.len() as i64,
+                None => (base + bytes.len()) as i64,
+            },
             mtime_ns,
         };
         let session = match located_session(tx, source, &host)? {
@@ -344,6 +375,7 @@ fn import_source(
                         size: stamp.size,
                         mtime_ns,
                     },
+                    pieces,
                 };
                 let mut sink = PgTx { tx, host: &host };
                 match transcript::import_transcript(&mut sink, session, source, kind, file, report)?
@@ -764,7 +796,7 @@ pub(crate) fn replace_version(
     old: i64,
     subpath: &str,
     agent_id: Option<&str>,
-    held: &Held<'_>,
+    held: &Held,
     from_here: bool,
 ) -> Result<std::result::Result<i64, String>> {
     let host = String::new();
@@ -780,7 +812,7 @@ pub(crate) fn carry_local_rows(
     old: i64,
     new: i64,
     own_session: &str,
-    held: &Held<'_>,
+    held: &Held,
 ) -> Result<u64> {
     let host = String::new();
     let mut sink = PgTx { tx, host: &host };

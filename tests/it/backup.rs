@@ -150,3 +150,128 @@ fn a_backup_removes_the_temporaries_of_killed_backups() {
     assert_eq!(report["stale_temporaries_removed"], 1, "{report}");
     assert!(!running.exists(), "its lock released, it is stale");
 }
+
+/// The `.partial` temporaries in `dir`.
+fn temporaries(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .expect("ls")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            name.starts_with(".sessiondb-backup-") && name.ends_with(".partial")
+        })
+        .collect()
+}
+
+/// Issue 28, item 16, with real processes: `sessiondb backup` killed with SIGKILL at several
+/// moments (before it made its temporary, as soon as it did, halfway through the copy, once
+/// the copy is as large as the database) leaves the store as it was and DEST the last whole
+/// backup, never a part of one; the next backup removes what the killed ones left and
+/// writes a whole copy.
+#[test]
+fn a_backup_killed_at_any_moment_leaves_the_last_whole_backup_and_the_next_cleans_up() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("s.db");
+    crate::support::import_samples(&db);
+    // Padding, so that a copy takes long enough to be killed in the middle of it.
+    {
+        let conn = rusqlite::Connection::open(&db).expect("open");
+        conn.execute_batch(
+            "CREATE TABLE backup_test_padding (b BLOB);
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 96)
+             INSERT INTO backup_test_padding SELECT randomblob(1048576) FROM n;",
+        )
+        .expect("pad");
+    }
+    let db_bytes = std::fs::metadata(&db).expect("meta").len();
+    let sessions = |path: &Path| sessiondb(path, &["sessions", "--json"]).stdout;
+    let listed = sessions(&db);
+    let integrity = |path: &Path| -> String {
+        rusqlite::Connection::open(path)
+            .expect("open")
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .expect("integrity")
+    };
+    let out = dir.path().join("copies");
+    std::fs::create_dir(&out).expect("mkdir");
+    let dest = out.join("backup.db");
+    let first = sessiondb(&db, &["backup", &dest.to_string_lossy()]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let whole = std::fs::read(&dest).expect("read the first backup");
+
+    // Kill points: a temporary's size to wait for (None: kill at once).
+    let points = [None, Some(0), Some(db_bytes / 2), Some(db_bytes)];
+    let mut killed_with_temporary = 0;
+    for point in points {
+        let before = temporaries(&out);
+        let mut child = crate::support::sessiondb_command(&db)
+            .arg("backup")
+            .arg(&dest)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        // Not a timing bound: only a guard against a hung child.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+        let killed = loop {
+            if child.try_wait().expect("wait").is_some() {
+                break false;
+            }
+            let reached = match point {
+                None => true,
+                Some(size) => temporaries(&out).iter().any(|t| {
+                    !before.contains(t) && std::fs::metadata(t).is_ok_and(|m| m.len() >= size)
+                }),
+            };
+            if reached || std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        };
+        // Each backup first removes the temporaries earlier killed ones left: a new one
+        // here is this run's.
+        let left_its_own = temporaries(&out).iter().any(|t| !before.contains(t));
+        if killed && left_its_own {
+            killed_with_temporary += 1;
+        }
+        // The store is untouched.
+        assert_eq!(integrity(&db), "ok", "the store after a kill at {point:?}");
+        assert_eq!(sessions(&db), listed, "the store after a kill at {point:?}");
+        // DEST is a whole backup: the last one, or (the kill came after the rename) a new one.
+        let now = std::fs::read(&dest).expect("DEST is still there");
+        if killed && left_its_own {
+            assert!(now == whole, "killed before its rename, yet DEST changed");
+        } else if now != whole {
+            assert_eq!(integrity(&dest), "ok", "kill at {point:?}");
+            assert_eq!(sessions(&dest), listed, "kill at {point:?}");
+        }
+    }
+    assert!(
+        killed_with_temporary >= 2,
+        "kills landed while a temporary existed: {killed_with_temporary}"
+    );
+
+    // The next backup removes every temporary the killed ones left and writes a whole copy.
+    let left = temporaries(&out).len();
+    let run = sessiondb(&db, &["backup", &dest.to_string_lossy()]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("removed {left} temporary file")),
+        "{left} left: {err}"
+    );
+    assert!(temporaries(&out).is_empty(), "{:?}", temporaries(&out));
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .expect("ls")
+        .map(|e| e.expect("e").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["backup.db"]);
+    assert_eq!(integrity(&dest), "ok");
+    assert_eq!(sessions(&dest), listed);
+}

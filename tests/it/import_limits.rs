@@ -94,6 +94,7 @@ fn a_file_with_a_line_too_large_is_named_and_the_rest_imported() {
     let (_db, store) = temp_store();
     let limits = ImportLimits {
         max_value_bytes: 200,
+        ..ImportLimits::default()
     };
     let report = import_paths_with(&store, std::slice::from_ref(&project), &NoProgress, &limits)
         .expect("import");

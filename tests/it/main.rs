@@ -14,6 +14,7 @@ mod handback;
 mod hooks_binary;
 mod import_edge;
 mod import_limits;
+mod import_stream;
 mod library;
 mod local_writes;
 mod names;
