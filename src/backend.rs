@@ -535,7 +535,7 @@ impl Db {
         match self {
             Db::Sqlite(s) => crate::usage::sqlite::read(&*s.reader()?, scope),
             #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read(|tx| crate::usage::pg::read(tx, scope)),
+            Db::Postgres(p) => p.read(|tx| crate::pg::usage::read(tx, scope)),
         }
     }
 

@@ -49,16 +49,7 @@ const ENVELOPE_KEYS: [&str; 7] = [
     "agentId",
 ];
 
-/// The session stamp, written after the message's own keys (§2.3 items 9–15).
-pub(crate) const STAMP_KEYS: [&str; 7] = [
-    "userType",
-    "entrypoint",
-    "cwd",
-    "sessionId",
-    "version",
-    "gitBranch",
-    "slug",
-];
+pub(crate) use crate::jsonl::STAMP_KEYS;
 
 /// Where the first new message of a batch hangs when no message of the batch is already
 /// recorded (Claude Code's `parentHint`).

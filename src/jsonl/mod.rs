@@ -42,6 +42,18 @@ pub mod pretty;
 mod search_text;
 
 pub use envelope::{Envelope, LineStatus};
+
+/// The session stamp a record carries after the message's own keys (§2.3 items 9–15): what
+/// an appended record is stamped with, and what resume's repairs copy.
+pub(crate) const STAMP_KEYS: [&str; 7] = [
+    "userType",
+    "entrypoint",
+    "cwd",
+    "sessionId",
+    "version",
+    "gitBranch",
+    "slug",
+];
 pub(crate) use fields::{array_items_at, pick, pick_at, value_end};
 pub use lenient::{parse_json, parse_object_skipping};
 pub use search_text::{search_text, SearchText, MAX_PARSED_LINE};

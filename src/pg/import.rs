@@ -756,7 +756,7 @@ impl TranscriptTx for PgTx<'_, '_> {
     }
 
     fn store_usage(&mut self, session: i64, usage: &Fold) -> Result<()> {
-        crate::usage::pg::store_folded(self.tx, session, usage)
+        crate::pg::usage::store_folded(self.tx, session, usage)
     }
 
     fn copy_sidecar(&mut self, session: i64, relpath: &str, transcript: i64) -> Result<()> {
@@ -818,7 +818,7 @@ pub(crate) fn carry_local_rows(
     let mut sink = PgTx { tx, host: &host };
     let mut usage = Fold::default();
     let carried = transcript::carry_local_rows(&mut sink, old, new, own_session, held, &mut usage)?;
-    crate::usage::pg::store_folded(tx, session, &usage)?;
+    crate::pg::usage::store_folded(tx, session, &usage)?;
     Ok(carried)
 }
 
@@ -1211,7 +1211,7 @@ pub(crate) fn project_record(
     bytes: &[u8],
     env: &crate::jsonl::Envelope<'_>,
 ) -> Result<()> {
-    crate::usage::pg::store(tx, transcript, row, bytes, env)?;
+    crate::pg::usage::store(tx, transcript, row, bytes, env)?;
     project_sides(tx, transcript, row, bytes, env)
 }
 

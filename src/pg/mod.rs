@@ -31,6 +31,7 @@ pub mod streams;
 pub mod sync;
 pub mod tls;
 pub mod url;
+pub mod usage;
 
 use crate::error::{Error, Result};
 pub(crate) use pool::prepared;
@@ -285,7 +286,7 @@ fn migrate(client: &mut Client) -> Result<()> {
             if usage {
                 let mut tx = client.transaction()?;
                 tx.batch_execute(EXCLUSIVE_WRITE_LOCK)?;
-                crate::usage::pg::rebuild(&mut tx)?;
+                crate::pg::usage::rebuild(&mut tx)?;
                 tx.commit()?;
             }
             Ok(())

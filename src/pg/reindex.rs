@@ -41,7 +41,7 @@ pub fn reindex(store: &PgStore) -> Result<ReindexReport> {
     for key in &usage_order(store)? {
         store.write_alone(|tx| {
             if lock_session(tx, *key)? {
-                crate::usage::pg::rebuild_session(tx, *key)?;
+                crate::pg::usage::rebuild_session(tx, *key)?;
             }
             Ok(())
         })?;

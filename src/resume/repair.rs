@@ -297,7 +297,7 @@ fn synthetic_record(prev: Option<&Value>, uuid: &str, body: Vec<(&str, Value)>) 
     }
     m.insert("synthetic".into(), Value::Bool(true));
     if let Some(p) = prev {
-        for k in crate::record::STAMP_KEYS {
+        for k in crate::jsonl::STAMP_KEYS {
             if let Some(v) = p.get(k) {
                 m.insert(k.to_owned(), v.clone());
             }

@@ -1,11 +1,11 @@
 //! The usage projection on a team store (PostgreSQL): the same hook, rebuild and read as
-//! [`super::sqlite`], with the same rule (`ON CONFLICT … WHERE` is [`record::replaces`]).
+//! [`crate::usage::sqlite`], with the same rule (`ON CONFLICT … WHERE` is [`record::replaces`]).
 
-use super::record::{self, Fold, Response};
-use super::{Scope, UsageRow};
+use super::pool::prepared;
 use crate::error::Result;
 use crate::jsonl::Envelope;
-use crate::pg::pool::prepared;
+use crate::usage::record::{self, Fold, Response};
+use crate::usage::{Scope, UsageRow};
 use postgres::Transaction;
 
 /// Stores `row`'s responses under the session of `transcript`.
@@ -264,7 +264,7 @@ fn insert(tx: &mut Transaction<'_>, session: &Session, row: i64, r: &Response) -
 }
 
 /// Empties the projection and fills it again from every stored line in row order (see
-/// [`super::sqlite::rebuild`]); returns how many responses it holds.
+/// [`crate::usage::sqlite::rebuild`]); returns how many responses it holds.
 pub(crate) fn rebuild(tx: &mut Transaction<'_>) -> Result<i64> {
     tx.execute("DELETE FROM usage_responses", &[])?;
     let lines: Vec<(i64, i64, Vec<u8>)> = tx
@@ -350,7 +350,7 @@ pub(crate) fn read(tx: &mut Transaction<'_>, scope: &Scope) -> Result<Vec<UsageR
             model: r.get::<_, Option<String>>(5).unwrap_or_default(),
             timestamp_ms: r.get(6),
             branch: r.get(7),
-            tokens: super::pricing::Tokens {
+            tokens: crate::usage::pricing::Tokens {
                 input: r.get(8),
                 output: r.get(9),
                 cache_creation: r.get(10),
