@@ -8,7 +8,9 @@ use crate::error::Result;
 use crate::export::{ExportReport, OnDamage};
 use crate::fork::{ForkOptions, ForkOrigin, Forked};
 use crate::model::{ImportReport, Progress, SessionRef};
-use crate::pg::{url::is_postgres_url, PgStore};
+use crate::pg::url::is_postgres_url;
+#[cfg(feature = "postgres")]
+use crate::pg::PgStore;
 use crate::query::{SessionFilter, SessionInfo, StoredLine};
 use crate::resume::{ResumeOptions, Resumed};
 use crate::sdk::{SessionMessage, StoredMessage};
@@ -24,6 +26,7 @@ pub enum Db {
     /// The embedded SQLite store.
     Sqlite(Store),
     /// A PostgreSQL team store.
+    #[cfg(feature = "postgres")]
     Postgres(PgStore),
 }
 
@@ -35,10 +38,9 @@ impl Db {
     /// As [`Store::open`] or [`PgStore::connect`].
     pub fn open(target: &str) -> Result<Db> {
         if is_postgres_url(target) {
-            Ok(Db::Postgres(PgStore::connect(target)?))
-        } else {
-            Ok(Db::Sqlite(Store::open(target)?))
+            return Db::connect_team_store(target);
         }
+        Ok(Db::Sqlite(Store::open(target)?))
     }
 
     /// Opens an existing store for a verb that only reads (see [`Store::open_read`]).
@@ -47,10 +49,9 @@ impl Db {
     /// As [`Store::open_read`] or [`PgStore::connect`].
     pub fn open_read(target: &str) -> Result<Db> {
         if is_postgres_url(target) {
-            Ok(Db::Postgres(PgStore::connect(target)?))
-        } else {
-            Ok(Db::Sqlite(Store::open_read(target)?))
+            return Db::connect_team_store(target);
         }
+        Ok(Db::Sqlite(Store::open_read(target)?))
     }
 
     /// Opens an existing store for a verb that changes it (see [`Store::open_existing`]).
@@ -59,16 +60,32 @@ impl Db {
     /// As [`Store::open_existing`] or [`PgStore::connect`].
     pub fn open_existing(target: &str) -> Result<Db> {
         if is_postgres_url(target) {
-            Ok(Db::Postgres(PgStore::connect(target)?))
-        } else {
-            Ok(Db::Sqlite(Store::open_existing(target)?))
+            return Db::connect_team_store(target);
         }
+        Ok(Db::Sqlite(Store::open_existing(target)?))
+    }
+
+    #[cfg(feature = "postgres")]
+    fn connect_team_store(target: &str) -> Result<Db> {
+        Ok(Db::Postgres(PgStore::connect(target)?))
+    }
+
+    /// A build without the `postgres` feature refuses a team store's URL (never takes it
+    /// for a file name).
+    #[cfg(not(feature = "postgres"))]
+    fn connect_team_store(target: &str) -> Result<Db> {
+        Err(crate::error::Error::Invalid(format!(
+            "{}: this build of sessiondb has no team store (build it with the `postgres` \
+             feature)",
+            crate::pg::url::redact(target)
+        )))
     }
 
     /// What to call the store in messages: the file's path, or the URL without its password.
     pub fn shown(&self) -> String {
         match self {
             Db::Sqlite(s) => s.path().display().to_string(),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.shown().to_owned(),
         }
     }
@@ -80,6 +97,7 @@ impl Db {
     pub fn import_paths(&self, paths: &[PathBuf], progress: &dyn Progress) -> Result<ImportReport> {
         match self {
             Db::Sqlite(s) => crate::import::import_paths(s, paths, progress),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::import::import_paths(p, paths, progress),
         }
     }
@@ -95,6 +113,7 @@ impl Db {
     ) -> Result<ImportReport> {
         match self {
             Db::Sqlite(s) => crate::import::import_session(s, transcript, progress),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::import::import_session(p, transcript, progress),
         }
     }
@@ -106,6 +125,7 @@ impl Db {
     pub fn resolve_session(&self, arg: &str) -> Result<SessionRef> {
         match self {
             Db::Sqlite(s) => crate::query::resolve_session(&*s.reader()?, arg),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.read_single(|c| crate::pg::query::resolve_session(c, arg)),
         }
     }
@@ -117,6 +137,7 @@ impl Db {
     pub fn list_sessions(&self, filter: &SessionFilter) -> Result<Vec<SessionInfo>> {
         match self {
             Db::Sqlite(s) => crate::query::list_sessions(&*s.reader()?, filter),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.read_single(|c| crate::pg::query::list_sessions(c, filter)),
         }
     }
@@ -132,6 +153,7 @@ impl Db {
     ) -> Result<SessionInfo> {
         match self {
             Db::Sqlite(s) => crate::query::get_session_info(&*s.reader()?, session, directory),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => {
                 p.read_single(|c| crate::pg::query::get_session_info(c, session, directory))
             }
@@ -146,6 +168,7 @@ impl Db {
     pub fn find_exact_session(&self, project: &str, session_id: &str) -> Result<SessionRef> {
         match self {
             Db::Sqlite(s) => crate::query::find_exact_session(&*s.reader()?, project, session_id),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => {
                 p.read(|tx| crate::pg::query::find_exact_session(tx, project, session_id))
             }
@@ -159,6 +182,7 @@ impl Db {
     pub fn project_keys(&self) -> Result<Vec<String>> {
         match self {
             Db::Sqlite(s) => crate::query::project_keys(&*s.reader()?),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.read(crate::pg::query::project_keys),
         }
     }
@@ -170,6 +194,7 @@ impl Db {
     pub fn tags(&self) -> Result<Vec<String>> {
         match self {
             Db::Sqlite(s) => crate::query::tags(&*s.reader()?),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.read(crate::pg::query::tags),
         }
     }
@@ -191,6 +216,7 @@ impl Db {
                     .map(|t| crate::query::transcript_lines(&conn, t))
                     .transpose()
             }
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.read(|tx| {
                 crate::pg::query::session_transcript(tx, session, agent)?
                     .map(|t| crate::pg::query::transcript_lines(tx, t))
@@ -219,6 +245,7 @@ impl Db {
                     .transpose()?
             }
             // A team store keeps no checksums.
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.read(|tx| {
                 crate::pg::query::session_transcript(tx, session, agent)?
                     .map(|t| {
@@ -246,6 +273,7 @@ impl Db {
     pub fn project_exists(&self, key: &str) -> Result<bool> {
         match self {
             Db::Sqlite(s) => crate::query::project_exists(&*s.reader()?, key),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.read_single(|c| crate::pg::query::project_exists(c, key)),
         }
     }
@@ -265,6 +293,7 @@ impl Db {
             Db::Sqlite(s) => crate::export::export_session_checked(s, session, out, on_damage),
             // A team store keeps no checksums of its own: PostgreSQL's page checksums (when
             // the cluster has them) are its guard against damaged bytes.
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::export::export_session(p, session, out),
         }
     }
@@ -281,6 +310,7 @@ impl Db {
     ) -> Result<ExportReport> {
         match self {
             Db::Sqlite(s) => crate::export::export_tree_with(s, dir, project, force),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::export::export_tree(p, dir, project),
         }
     }
@@ -292,6 +322,7 @@ impl Db {
     pub fn resume(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
         match self {
             Db::Sqlite(s) => s.resume(session, options),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::resume::resume(p, session, options),
         }
     }
@@ -308,6 +339,7 @@ impl Db {
     ) -> Result<Vec<serde_json::Value>> {
         match self {
             Db::Sqlite(s) => s.resume_api_view(session, options),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::resume::resume_api_view(p, session, options),
         }
     }
@@ -319,6 +351,7 @@ impl Db {
     pub fn continue_target(&self, project: &str) -> Result<SessionRef> {
         match self {
             Db::Sqlite(s) => s.continue_target(project),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::resume::continue_target(p, project),
         }
     }
@@ -330,6 +363,7 @@ impl Db {
     pub fn neighbour_ids(&self, id: &str) -> Result<(Option<String>, Option<String>)> {
         match self {
             Db::Sqlite(s) => crate::query::neighbour_ids(&*s.reader()?, id),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.read_single(|c| crate::pg::query::neighbour_ids(c, id)),
         }
     }
@@ -341,6 +375,7 @@ impl Db {
     pub fn all_session_ids(&self) -> Result<Vec<String>> {
         match self {
             Db::Sqlite(s) => crate::query::all_session_ids(&*s.reader()?),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.read(crate::pg::query::all_session_ids),
         }
     }
@@ -376,6 +411,7 @@ impl Db {
                     caught_up,
                 ))
             }
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => {
                 let caught_up = crate::pg::search_queue::catch_up(p).err();
                 Ok((crate::pg::search::search_narrowed(p, q, n)?, caught_up))
@@ -401,6 +437,7 @@ impl Db {
                 let _ = crate::search::catch_up(s);
                 crate::search::mentions(&*s.reader()?, text, project, cap)
             }
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => {
                 let _ = crate::pg::search_queue::catch_up(p);
                 crate::pg::search::mentions(p, text, project, cap)
@@ -416,6 +453,7 @@ impl Db {
     pub fn each_line(&self, lines: &[i64], each: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
         match self {
             Db::Sqlite(s) => crate::search::each_line(&*s.reader()?, lines, each),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::search::each_line(p, lines, each),
         }
     }
@@ -427,6 +465,7 @@ impl Db {
     pub fn rename_session(&self, session: &SessionRef, title: &str) -> Result<String> {
         match self {
             Db::Sqlite(s) => crate::metadata::rename_session(s, session, title),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::metadata::rename_session(p, session, title),
         }
     }
@@ -438,6 +477,7 @@ impl Db {
     pub fn tag_session(&self, session: &SessionRef, tag: Option<&str>) -> Result<String> {
         match self {
             Db::Sqlite(s) => crate::metadata::tag_session(s, session, tag),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::metadata::tag_session(p, session, tag),
         }
     }
@@ -450,6 +490,7 @@ impl Db {
     pub fn delete_session(&self, session: &SessionRef) -> Result<crate::metadata::DeleteReport> {
         match self {
             Db::Sqlite(s) => crate::metadata::delete_session(s, session),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::metadata::delete_session(p, session),
         }
     }
@@ -467,6 +508,7 @@ impl Db {
     ) -> Result<crate::record::AppendReport> {
         match self {
             Db::Sqlite(s) => s.append_with(session, entries, options),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::record::append_with(p, session, entries, options),
         }
     }
@@ -479,6 +521,7 @@ impl Db {
     pub fn reindex(&self) -> Result<crate::search::ReindexReport> {
         match self {
             Db::Sqlite(s) => crate::search::reindex(s),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::reindex::reindex(p),
         }
     }
@@ -491,6 +534,7 @@ impl Db {
     pub fn usage_rows(&self, scope: &crate::usage::Scope) -> Result<Vec<crate::usage::UsageRow>> {
         match self {
             Db::Sqlite(s) => crate::usage::sqlite::read(&*s.reader()?, scope),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.read(|tx| crate::usage::pg::read(tx, scope)),
         }
     }
@@ -503,6 +547,7 @@ impl Db {
     pub fn check(&self, repair: bool) -> Result<crate::check::CheckReport> {
         match self {
             Db::Sqlite(s) => crate::check::check(s, repair),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::check::check(p, repair),
         }
     }
@@ -518,6 +563,7 @@ impl Db {
     ) -> Result<crate::restore::RestoreReport> {
         match self {
             Db::Sqlite(s) => crate::restore::restore(s, session, options),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::restore::restore(p, session, options),
         }
     }
@@ -529,6 +575,7 @@ impl Db {
     pub fn locations(&self, session: &SessionRef) -> Result<Vec<crate::restore::Location>> {
         match self {
             Db::Sqlite(s) => crate::restore::locations(&*s.reader()?, session),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::restore::locations(p, session),
         }
     }
@@ -540,6 +587,7 @@ impl Db {
     pub fn recorded_cwd(&self, session: &SessionRef) -> Result<Option<String>> {
         match self {
             Db::Sqlite(s) => crate::restore::recorded_cwd(&*s.reader()?, session),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::restore::recorded_cwd(p, session),
         }
     }
@@ -576,6 +624,7 @@ impl Db {
             Db::Sqlite(s) => {
                 crate::sdk::stored_session_messages(&*s.reader()?, session, limit, offset)
             }
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::sdk::stored_session_messages(p, session, limit, offset),
         }
     }
@@ -618,6 +667,7 @@ impl Db {
                 limit,
                 offset,
             ),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => {
                 crate::pg::sdk::stored_subagent_messages(p, session, agent_id, limit, offset)
             }
@@ -631,6 +681,7 @@ impl Db {
     pub fn list_subagents(&self, session: &SessionRef) -> Result<Vec<String>> {
         match self {
             Db::Sqlite(s) => crate::sdk::list_subagents(&*s.reader()?, session),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::sdk::list_subagents(p, session),
         }
     }
@@ -643,6 +694,7 @@ impl Db {
     pub fn record_timestamps(&self, session: &SessionRef) -> Result<HashMap<String, String>> {
         match self {
             Db::Sqlite(s) => crate::query::record_timestamps(&*s.reader()?, session),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.read(|tx| crate::pg::query::record_timestamps(tx, session)),
         }
     }
@@ -654,6 +706,7 @@ impl Db {
     pub fn fork(&self, source: &SessionRef, options: &ForkOptions) -> Result<Forked> {
         match self {
             Db::Sqlite(s) => s.fork(source, options),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::fork::fork(p, source, options),
         }
     }
@@ -665,6 +718,7 @@ impl Db {
     pub fn fork_origin(&self, session: &SessionRef) -> Result<Option<ForkOrigin>> {
         match self {
             Db::Sqlite(s) => crate::fork::fork_origin(&*s.reader()?, session),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::fork::fork_origin(p, session),
         }
     }
@@ -683,6 +737,7 @@ impl Db {
             Db::Sqlite(s) => s
                 .reader()?
                 .query_row(MARKER, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?,
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.read(|tx| {
                 let r = tx.query_one(MARKER, &[])?;
                 Ok((r.get(0), r.get(1), r.get(2)))
@@ -705,6 +760,7 @@ impl Db {
     pub fn start_upkeep(&self, period: Duration) -> Result<Option<Checkpointer>> {
         match self {
             Db::Sqlite(s) => Ok(Some(Checkpointer::start(s, Some(period))?)),
+            #[cfg(feature = "postgres")]
             Db::Postgres(_) => Ok(None),
         }
     }
@@ -716,6 +772,7 @@ impl Db {
     pub fn stop_upkeep(&self, upkeep: Checkpointer) -> Result<()> {
         match self {
             Db::Sqlite(s) => upkeep.stop(s),
+            #[cfg(feature = "postgres")]
             Db::Postgres(_) => Ok(()),
         }
     }
@@ -724,7 +781,10 @@ impl Db {
     /// store). A SQLite store catches its index up inside the search itself, in one write
     /// transaction that would hold appends back, so it has no idle work.
     pub fn indexes_while_idle(&self) -> bool {
-        matches!(self, Db::Postgres(_))
+        #[cfg(feature = "postgres")]
+        return matches!(self, Db::Postgres(_));
+        #[cfg(not(feature = "postgres"))]
+        false
     }
 
     /// Indexes one batch of the search queue (see [`Db::indexes_while_idle`]): the lines
@@ -735,6 +795,7 @@ impl Db {
     pub fn index_idle_batch(&self) -> Result<Option<u64>> {
         match self {
             Db::Sqlite(_) => Ok(None),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => crate::pg::search_queue::index_some(p),
         }
     }
@@ -746,6 +807,7 @@ impl From<Store> for Db {
     }
 }
 
+#[cfg(feature = "postgres")]
 impl From<PgStore> for Db {
     fn from(store: PgStore) -> Db {
         Db::Postgres(store)
@@ -768,6 +830,7 @@ impl Db {
     pub fn write_back_file_present(&self, session: &SessionRef) -> Result<bool> {
         match self {
             Db::Sqlite(s) => crate::write_back::file_present(s, session),
+            #[cfg(feature = "postgres")]
             Db::Postgres(_) => Ok(false),
         }
     }
@@ -779,6 +842,7 @@ impl Db {
     pub fn write_back_check(&self, session: &SessionRef) -> Result<crate::write_back::Target> {
         match self {
             Db::Sqlite(s) => crate::write_back::check(s, session),
+            #[cfg(feature = "postgres")]
             Db::Postgres(_) => Err(Self::no_write_back()),
         }
     }
@@ -790,6 +854,7 @@ impl Db {
     pub fn write_back_apply(&self, target: &crate::write_back::Target) -> Result<u64> {
         match self {
             Db::Sqlite(s) => crate::write_back::apply(s, target),
+            #[cfg(feature = "postgres")]
             Db::Postgres(_) => Err(Self::no_write_back()),
         }
     }
@@ -802,10 +867,12 @@ impl Db {
     pub fn write_back_new(&self, source: &SessionRef, new: &SessionRef) -> Result<PathBuf> {
         match self {
             Db::Sqlite(s) => crate::write_back::write_new(s, source, new),
+            #[cfg(feature = "postgres")]
             Db::Postgres(_) => Err(Self::no_write_back()),
         }
     }
 
+    #[cfg(feature = "postgres")]
     fn no_write_back() -> crate::error::Error {
         crate::error::Error::Invalid(
             "a team store does not write to Claude Code's files".to_owned(),
@@ -816,10 +883,12 @@ impl Db {
 impl Db {
     /// Lets a team store run up to `n` transactions at once, each on a connection of its
     /// own (see [`PgStore::with_connections`]); a SQLite store already reads in parallel.
+    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
     pub fn with_connections(self, n: usize) -> Db {
         match self {
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => Db::Postgres(p.with_connections(n)),
-            sqlite => sqlite,
+            Db::Sqlite(s) => Db::Sqlite(s),
         }
     }
 
@@ -831,7 +900,8 @@ impl Db {
     pub fn close_for_exit(self) {
         match self {
             Db::Sqlite(store) => std::mem::forget(store),
-            other => drop(other),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(store) => drop(store),
         }
     }
 
@@ -847,6 +917,7 @@ impl Db {
     ) -> Result<()> {
         match self {
             Db::Sqlite(s) => crate::query::for_each_session(&*s.reader()?, filter, each),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => {
                 p.read_single(|c| crate::pg::query::for_each_session(c, filter, each))
             }
@@ -859,6 +930,7 @@ impl StreamStore for Db {
     fn write_streams<T>(&self, f: impl FnOnce(&mut dyn StreamTx) -> Result<T>) -> Result<T> {
         match self {
             Db::Sqlite(s) => s.write_streams(f),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.write_streams(f),
         }
     }
@@ -866,6 +938,7 @@ impl StreamStore for Db {
     fn read_streams<T>(&self, f: impl FnOnce(&mut dyn StreamTx) -> Result<T>) -> Result<T> {
         match self {
             Db::Sqlite(s) => s.read_streams(f),
+            #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.read_streams(f),
         }
     }

@@ -418,6 +418,7 @@ macro_rules! catalog_values {
         values
     }};
 }
+#[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
 pub(crate) use catalog_values;
 
 /// A computed row as [`UPSERT`] binds it, in [`COLUMNS`]' order.

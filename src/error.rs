@@ -161,6 +161,7 @@ impl From<r2d2::Error> for Error {
 /// A PostgreSQL statement failed. Shown with the server's own message ("deadlock detected",
 /// "relation … does not exist"): the client library's text for a server error is only "db
 /// error".
+#[cfg(feature = "postgres")]
 impl From<postgres::Error> for Error {
     fn from(e: postgres::Error) -> Self {
         Error::Database(DatabaseError {
@@ -173,6 +174,7 @@ impl From<postgres::Error> for Error {
 /// What a PostgreSQL error says: the server's severity, message and SQLSTATE for an error the
 /// server reported, else the client library's text with its cause. The server's detail and
 /// hint are left out: they can quote stored values (a transcript's strings).
+#[cfg(feature = "postgres")]
 fn postgres_message(e: &postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {
         return format!(

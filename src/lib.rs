@@ -48,7 +48,13 @@ pub mod metadata;
 pub mod model;
 pub mod names;
 pub mod paths;
+#[cfg(feature = "postgres")]
 pub mod pg;
+/// Without the team store, only telling its URLs from file paths (to refuse them clearly).
+#[cfg(not(feature = "postgres"))]
+pub mod pg {
+    pub mod url;
+}
 pub mod query;
 pub mod record;
 pub mod restore;
@@ -56,6 +62,7 @@ pub mod resume;
 pub mod schema;
 pub mod sdk;
 pub mod search;
+#[cfg(feature = "serve")]
 pub mod serve;
 pub mod store;
 pub mod streams;

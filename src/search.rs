@@ -160,6 +160,10 @@ const SNIPPET: &str = "SELECT snippet(rows_fts, -1, ?2, ?3, '…', 24) FROM rows
 /// lines already fill the answer, never pays for the lookup.
 const DROPS_BEFORE_RANGES: usize = 64;
 
+/// Up to this many hits asked for, the first ranking is bounded (see [`search_narrowed`]);
+/// beyond, every match is sorted (`--limit 0` asks for all).
+const MAX_BOUNDED: usize = 100_000;
+
 /// What a search keeps beyond a [`SearchQuery`]'s own filters: those of the MCP `find`
 /// tool. Applied while hits are ranked, so that a selective one reads only the hits it
 /// keeps and the answer is never short of hits that exist. The default keeps everything.
@@ -334,7 +338,10 @@ fn title_hits(
     if words.is_empty() || q.role.is_some() {
         return Ok(Vec::new());
     }
-    // Times are tested here, after the statement: it may then not stop at the limit.
+    // The few sessions that match are sorted: walking the catalog in its `last_modified`
+    // index's order (which the `+` keeps the planner from) reads every row out of order, at
+    // three times the cost of one pass over the table. Times are tested here, after the
+    // statement: it may then not stop at the limit.
     let limit = if n.since.is_some() || n.until.is_some() {
         -1
     } else {
@@ -354,7 +361,7 @@ fn title_hits(
            AND (?3 IS NULL OR c.git_branch = ?3)
            AND (?4 IS NULL OR c.session_id <> ?4)
            AND {}
-         ORDER BY c.last_modified DESC, c.session_id LIMIT {limit}",
+         ORDER BY +c.last_modified DESC, c.session_id LIMIT {limit}",
         title_condition(words.len(), 5)
     );
     let patterns: Vec<String> = words.iter().map(|(w, _)| like_pattern(w)).collect();
@@ -401,9 +408,9 @@ pub fn search(conn: &Connection, q: &SearchQuery) -> Result<Vec<Hit>> {
 
 /// [`search`], keeping only the hits that `n` keeps.
 ///
-/// The matches are ranked by FTS5 alone ([`RANKED`]); each is then looked up with the
-/// filters ([`HIT_ROW`]), best first, until the limit is reached, and only the hits kept
-/// get a snippet. When a session filter has dropped [`DROPS_BEFORE_RANGES`] lines, the
+/// The matches are ranked by FTS5 alone ([`RANKED`], bounded when few hits are expected to
+/// be dropped); each is then looked up with the filters ([`HIT_ROW`]), best first, until the
+/// limit is reached, and only the hits kept get a snippet. When a session filter has dropped [`DROPS_BEFORE_RANGES`] lines, the
 /// line ranges of the sessions it keeps are read once ([`KEPT_RANGES`]), and lines outside
 /// them are skipped unread. The hits are those of one statement joining, filtering and
 /// ordering by BM25 then line id, as before; only the work is less.
@@ -425,56 +432,82 @@ pub fn search_narrowed(conn: &Connection, q: &SearchQuery, n: &Narrowing) -> Res
     let limit = usize::try_from(q.limit.filter(|n| *n > 0).unwrap_or(20)).unwrap_or(usize::MAX);
     let mut hits = title_hits(conn, q, n, (&open, &close))?;
     hits.truncate(limit);
-    let mut ranked = conn.prepare_cached(RANKED)?;
-    let mut ranked = ranked.query([&query])?;
+    let wanted = limit - hits.len();
+    // Without a session or time filter nearly every match is kept: the first pass ranks
+    // every match but keeps only the best few (SQLite's sorter then holds those alone
+    // instead of sorting every match). Should they run out before the answer is full, a
+    // second pass ranks without a bound and goes on after them (the order is total).
+    let selective = n.narrows_sessions(q) || n.since.is_some() || n.until.is_some();
+    let mut bound = (!selective && wanted <= MAX_BOUNDED).then(|| wanted * 4 + 64);
+    let mut walked = 0;
     let mut row = conn.prepare_cached(HIT_ROW)?;
     let mut ranges: Option<Ranges> = None;
     let mut dropped = 0;
     let mut found: Vec<(i64, Hit)> = Vec::new();
-    while hits.len() + found.len() < limit {
-        let Some(r) = ranked.next()? else { break };
-        let (id, rank): (i64, f64) = (r.get(0)?, r.get(1)?);
-        if ranges.as_ref().is_some_and(|k| !k.contains(id)) {
-            continue;
-        }
-        let hit = row
-            .query_row(
-                params![
-                    id,
-                    q.project,
-                    q.tag,
-                    q.role,
-                    n.branch,
-                    n.main_only,
-                    n.without_session
-                ],
-                |r| {
-                    let last_modified: Option<i64> = r.get(7)?;
-                    let hit = Hit {
-                        session_id: r.get(0)?,
-                        project: r.get(1)?,
-                        agent_id: r.get(2)?,
-                        uuid: r.get(3)?,
-                        timestamp: r.get(4)?,
-                        role: r.get(5)?,
-                        title: r.get(6)?,
-                        snippet: String::new(),
-                        rank,
-                    };
-                    Ok(n.keeps_time(hit.timestamp.as_deref(), last_modified)
-                        .then_some(hit))
-                },
-            )
-            .optional()?
-            .flatten();
-        match hit {
-            Some(hit) => found.push((id, hit)),
-            None => {
-                dropped += 1;
-                if ranges.is_none() && dropped >= DROPS_BEFORE_RANGES && n.narrows_sessions(q) {
-                    ranges = Some(Ranges::kept(conn, q, n)?);
+    loop {
+        let sql = match bound {
+            Some(k) => format!("{RANKED} LIMIT {k}"),
+            None => RANKED.to_owned(),
+        };
+        let mut ranked = conn.prepare_cached(&sql)?;
+        let mut ranked = ranked.query([&query])?;
+        let mut seen = 0;
+        while found.len() < wanted {
+            let Some(r) = ranked.next()? else { break };
+            seen += 1;
+            if seen <= walked {
+                continue;
+            }
+            let (id, rank): (i64, f64) = (r.get(0)?, r.get(1)?);
+            if ranges.as_ref().is_some_and(|k| !k.contains(id)) {
+                continue;
+            }
+            let hit = row
+                .query_row(
+                    params![
+                        id,
+                        q.project,
+                        q.tag,
+                        q.role,
+                        n.branch,
+                        n.main_only,
+                        n.without_session
+                    ],
+                    |r| {
+                        let last_modified: Option<i64> = r.get(7)?;
+                        let hit = Hit {
+                            session_id: r.get(0)?,
+                            project: r.get(1)?,
+                            agent_id: r.get(2)?,
+                            uuid: r.get(3)?,
+                            timestamp: r.get(4)?,
+                            role: r.get(5)?,
+                            title: r.get(6)?,
+                            snippet: String::new(),
+                            rank,
+                        };
+                        Ok(n.keeps_time(hit.timestamp.as_deref(), last_modified)
+                            .then_some(hit))
+                    },
+                )
+                .optional()?
+                .flatten();
+            match hit {
+                Some(hit) => found.push((id, hit)),
+                None => {
+                    dropped += 1;
+                    if ranges.is_none() && dropped >= DROPS_BEFORE_RANGES && n.narrows_sessions(q) {
+                        ranges = Some(Ranges::kept(conn, q, n)?);
+                    }
                 }
             }
+        }
+        match bound {
+            Some(k) if found.len() < wanted && seen == k => {
+                walked = seen;
+                bound = None;
+            }
+            _ => break,
         }
     }
     let mut snippet = conn.prepare_cached(SNIPPET)?;

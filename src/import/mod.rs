@@ -29,10 +29,12 @@ mod tally;
 pub(crate) mod transcript;
 pub use fingerprint::{prefix_hash, TAIL_BYTES};
 pub(crate) use fingerprint::{tail_start, FileView, Fingerprint, PrefixHash};
+#[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
 pub(crate) use load::{read_from, Parsed};
 use sqlite::SqliteTx;
 pub(crate) use tally::LineTally;
 use transcript::Incoming;
+#[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
 pub(crate) use transcript::{FileStamp, Held};
 
 /// What a source file is to its session.

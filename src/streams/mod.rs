@@ -17,7 +17,8 @@
 //! * deleting a main key removes the session with every stream under it and its summary.
 //!
 //! The rules live here once; each backend answers the questions they ask in its own SQL
-//! ([`StreamTx`]: `sqlite` here, and `crate::pg::streams` for a team store), inside one transaction of its own ([`StreamStore`]). On PostgreSQL an append
+//! ([`StreamTx`]: `sqlite` here, and `crate::pg::streams` for a team store), inside one
+//! transaction of its own ([`StreamStore`]). On PostgreSQL an append
 //! locks the session's row first (`SELECT … FOR UPDATE`), so the uuid rule holds across
 //! processes and machines.
 //!

@@ -6,6 +6,7 @@
 //! - [`report`]: responses → rows of a report (pure).
 //! - [`sqlite`] and [`pg`]: the projection on each engine (one hook each, the rebuild, the read).
 
+#[cfg(feature = "postgres")]
 pub mod pg;
 pub mod pricing;
 pub mod record;

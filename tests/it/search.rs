@@ -495,3 +495,45 @@ fn title_words_are_literal() {
     assert!(titled("%", 20).is_empty());
     assert!(titled("_", 20).is_empty());
 }
+
+/// A filter that drops most of the best-ranked matches (here a role: a hundred prompts
+/// rank before the one reply) still finds the hits beyond them: the bounded first ranking
+/// is followed by an unbounded one.
+#[test]
+fn a_filter_that_drops_the_best_matches_still_finds_the_rest() {
+    let (dir, store) = support::temp_store();
+    let project = dir.path().join("projects/-work-zoo");
+    let mut records = Vec::new();
+    let mut parent: Option<String> = None;
+    for i in 0..100 {
+        let uuid = format!("u{i:03}");
+        records.push(user(&uuid, parent.as_deref(), "zebra zebra zebra"));
+        parent = Some(uuid);
+    }
+    records.push(assistant(
+        "reply",
+        parent.as_deref().expect("a parent"),
+        json!([{"type":"text","text":"a zebra among many other words in a longer reply"}]),
+    ));
+    write_session(&project, A, &records);
+    support::import(&store, &[dir.path().join("projects").as_path()]);
+    let replies = |limit: i64| SearchQuery {
+        role: Some("assistant".to_owned()),
+        limit: Some(limit),
+        ..text("zebra")
+    };
+    assert_eq!(uuids(&run(&store, replies(1))), ["reply"]);
+    assert_eq!(uuids(&run(&store, replies(20))), ["reply"]);
+    let prompts = SearchQuery {
+        role: Some("user".to_owned()),
+        limit: Some(1000),
+        ..text("zebra")
+    };
+    assert_eq!(run(&store, prompts).len(), 100);
+    // All of them (`search --limit 0`).
+    let all = SearchQuery {
+        limit: Some(i64::MAX),
+        ..text("zebra")
+    };
+    assert_eq!(run(&store, all).len(), 101);
+}
