@@ -13,7 +13,10 @@ use crate::jsonl::{self, Envelope, LineStatus};
 use crate::model::{ImportReport, Progress};
 use crate::search::PendingTexts;
 use crate::store::Store;
-use load::{Ahead, Loaded, ReadFile};
+#[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
+pub(crate) use load::load;
+pub(crate) use load::Loaded;
+use load::{Ahead, ReadFile};
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -30,10 +33,9 @@ pub(crate) mod transcript;
 pub use fingerprint::{prefix_hash, TAIL_BYTES};
 pub(crate) use fingerprint::{tail_start, FileView, Fingerprint, PrefixHash};
 #[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
-pub(crate) use load::{read_from, Parsed};
+pub(crate) use load::Parsed;
 use sqlite::SqliteTx;
 pub(crate) use tally::LineTally;
-use transcript::Incoming;
 #[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
 pub(crate) use transcript::{FileStamp, Held};
 
@@ -384,13 +386,14 @@ fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// A ledger entry: what was imported from a source path.
 #[derive(Debug, Clone)]
-struct Ledger {
-    target: Option<i64>,
-    size: i64,
-    mtime_ns: i64,
-    vanished: bool,
-    imported_bytes: usize,
-    fingerprint: Fingerprint,
+pub(crate) struct Ledger {
+    /// The transcript or session file it was imported into.
+    pub target: Option<i64>,
+    pub size: i64,
+    pub mtime_ns: i64,
+    pub vanished: bool,
+    pub imported_bytes: usize,
+    pub fingerprint: Fingerprint,
 }
 
 const SELECT_LEDGER: &str = "SELECT transcript_id, session_file_id, size, mtime_ns, vanished,
@@ -774,23 +777,14 @@ impl Run<'_> {
     /// Accounts for one loaded source; a file that was read joins `group`.
     fn take(&mut self, index: usize, loaded: Loaded, group: &mut Group) {
         let source = &self.sources[index];
-        match loaded {
-            Loaded::Unchanged(target) => {
-                self.report.files_unchanged += 1;
-                if let Some(id) = target {
-                    note_transcript(source, id, self.transcripts);
-                }
+        let transcripts = &mut *self.transcripts;
+        let noted = |target: Option<i64>| {
+            if let Some(id) = target {
+                note_transcript(source, id, transcripts);
             }
-            Loaded::Failed(e) => {
-                self.report.files_failed += 1;
-                self.report.errors.push(e.to_string());
-            }
-            Loaded::TooBig(why) => {
-                self.report.files_failed += 1;
-                self.report.files_too_big += 1;
-                self.report.errors.push(why);
-            }
-            Loaded::Read(file) => group.push(index, file),
+        };
+        if let Some(file) = loaded.into_write(self.report, noted) {
+            group.push(index, file);
         }
     }
 
@@ -835,7 +829,7 @@ impl Run<'_> {
         for (index, size) in sizes.iter().enumerate() {
             let source = &self.sources[index];
             sessions.insert((source.project.clone(), source.session.clone()));
-            let loaded = load::load(self.store, source, spare.pop().unwrap_or_default(), limits)?;
+            let loaded = load_here(self.store, source, spare.pop().unwrap_or_default(), limits)?;
             self.take(index, loaded, &mut group);
             progress.advance(*size, &source.path.to_string_lossy());
             let last = index + 1 == count;
@@ -889,7 +883,7 @@ impl Run<'_> {
                             spare.push(buf);
                         }
                     }
-                    let loaded = load::load(store, source, spare.pop().unwrap_or_default(), limits);
+                    let loaded = load_here(store, source, spare.pop().unwrap_or_default(), limits);
                     if let Ok(Loaded::Read(file)) = &loaded {
                         in_flight += file.bytes.len();
                     }
@@ -977,14 +971,13 @@ fn write_group(
         // A session's catalog row is refreshed once, after all its files of the group.
         let mut touched = BTreeSet::new();
         for (index, file) in files {
-            let source = &sources[index];
-            let session = match located_session(tx, source)? {
-                Some(session) => session,
-                None => upsert_session(tx, &source.project, &source.session)?,
+            let mut sink = SqliteTx::new(tx, texts);
+            let file = match transcript::write_file(&mut sink, &sources[index], file, report)? {
+                Ok(file) => file,
+                Err(why) => unreachable!("a store of one machine refused a version: {why}"),
             };
-            let (id, buf) = write_source(tx, session, source, file, texts, report)?;
-            touched.insert(session);
-            written.push((index, id, buf));
+            touched.insert(file.session);
+            written.push((index, file.id, file.buf));
         }
         for session in touched {
             crate::catalog::refresh_session(tx, session)?;
@@ -998,52 +991,20 @@ fn write_group(
     Ok(written)
 }
 
-/// Writes one file that was read into the transaction. Returns its transcript or file id,
-/// and the file's buffer for reuse.
-fn write_source(
-    tx: &Transaction<'_>,
-    session: i64,
+/// [`load::load`] with the ledger read on a reader connection: a guess the writer checks in
+/// its transaction (see [`load`]).
+fn load_here(
+    store: &Store,
     source: &Source,
-    file: ReadFile,
-    texts: &mut PendingTexts,
-    report: &mut ImportReport,
-) -> Result<(i64, Vec<u8>)> {
-    let ReadFile {
-        bytes: mut buf,
-        base,
-        mtime_ns,
-        ahead,
-        pieces,
-    } = file;
-    let key = path_key(&source.path);
-    report.bytes_read += buf.len() as u64;
-    let stamp = FileStamp {
-        key: &key,
-        size: pieces.map_or((base + buf.len()) as i64, |p| p.size as i64),
-        mtime_ns,
-    };
-    let id = match &source.kind {
-        SourceKind::File { relpath } => {
-            // The loader reads session files whole.
-            debug_assert_eq!(base, 0);
-            import_session_file(tx, session, relpath, &buf, &stamp, report)?
-        }
-        kind => {
-            let file = Incoming {
-                buf: &mut buf,
-                base,
-                ahead,
-                stamp,
-                pieces: pieces.map(|p| p.piece_bytes),
-            };
-            let mut sink = SqliteTx::new(tx, texts);
-            match transcript::import_transcript(&mut sink, session, source, kind, file, report)? {
-                Ok(id) => id,
-                Err(why) => unreachable!("a store of one machine refused a version: {why}"),
-            }
-        }
-    };
-    Ok((id, buf))
+    bytes: Vec<u8>,
+    limits: &ImportLimits,
+) -> Result<Loaded> {
+    load::load(
+        source,
+        |key| read_ledger(&*store.reader()?, key),
+        bytes,
+        limits,
+    )
 }
 
 /// The main transcript path of the session a source belongs to: the source itself, or
@@ -1067,7 +1028,7 @@ pub(crate) fn main_transcript_path(source: &Source) -> PathBuf {
 /// own project folder: a restore (or `launch`) into another folder records the files it
 /// wrote in the ledger under the session they came from, so that importing them later
 /// keeps one session with two locations instead of making a second one.
-fn located_session(tx: &Transaction<'_>, source: &Source) -> Result<Option<i64>> {
+pub(super) fn located_session(tx: &Transaction<'_>, source: &Source) -> Result<Option<i64>> {
     let main = path_key(&main_transcript_path(source));
     Ok(tx
         .prepare_cached(
@@ -1136,49 +1097,6 @@ fn write_ledger(
         tail_column
     ])?;
     Ok(())
-}
-
-fn import_session_file(
-    tx: &Transaction<'_>,
-    session: i64,
-    relpath: &str,
-    bytes: &[u8],
-    stamp: &FileStamp<'_>,
-    report: &mut ImportReport,
-) -> Result<i64> {
-    let existing: Option<Vec<u8>> = tx
-        .prepare_cached("SELECT content FROM session_files WHERE session_id = ?1 AND relpath = ?2")?
-        .query_row(params![session, relpath], |r| r.get(0))
-        .optional()?;
-    if existing.as_deref() != Some(bytes) {
-        tx.prepare_cached(
-            "INSERT INTO session_files (session_id, relpath, content) VALUES (?1, ?2, ?3)
-             ON CONFLICT (session_id, relpath) DO UPDATE SET content = excluded.content",
-        )?
-        .execute(params![session, relpath, bytes])?;
-        report.files_imported += 1;
-    } else {
-        report.files_unchanged += 1;
-    }
-    if let Some(sidechain) = relpath.strip_suffix(".meta.json") {
-        tx.prepare_cached(
-            "UPDATE transcripts SET meta_json = ?3
-             WHERE session_id = ?1 AND subpath = ?2 AND superseded_at IS NULL",
-        )?
-        .execute(params![session, sidechain, bytes])?;
-    }
-    let id: i64 = tx
-        .prepare_cached("SELECT id FROM session_files WHERE session_id = ?1 AND relpath = ?2")?
-        .query_row(params![session, relpath], |r| r.get(0))?;
-    write_ledger(
-        tx,
-        stamp,
-        None,
-        Some(id),
-        &FileView::whole(bytes),
-        bytes.len(),
-    )?;
-    Ok(id)
 }
 
 /// How many `\n` are in `bytes`.

@@ -12,7 +12,7 @@
 use super::{prepared, PgStore};
 use crate::error::{Error, Result};
 use crate::import::transcript::{self, FileStamp, LastRow, LedgerEntry, TranscriptTx};
-use crate::import::{self, FileView, Fingerprint, Held, Side, Source, SourceKind};
+use crate::import::{self, FileView, Fingerprint, Held, Ledger, Side, Source, SourceKind};
 use crate::jsonl::{Envelope, LineStatus, SearchText};
 use crate::model::{ImportReport, Progress};
 use crate::usage::record::Fold;
@@ -269,133 +269,66 @@ fn import_sources(
     Ok(parts.into_iter().flatten().collect())
 }
 
-/// Imports one file unless this machine's ledger says it is unchanged. Returns the live
-/// transcript a transcript file is stored in, imported or unchanged.
+/// Imports one file unless this machine's ledger says it is unchanged, in one
+/// transaction (the ledger read in it: a transaction of its own would cost two more round
+/// trips per file). Returns the live transcript a transcript file is stored in, imported or
+/// unchanged.
 fn import_source(
     store: &PgStore,
     source: &Source,
     report: &mut ImportReport,
     limits: &import::ImportLimits,
 ) -> Result<Option<i64>> {
-    let meta = match std::fs::metadata(&source.path) {
-        Ok(m) => m,
-        Err(e) => {
-            report.files_failed += 1;
-            report.errors.push(Error::io(&source.path, e).to_string());
-            return Ok(None);
-        }
-    };
-    let mtime_ns = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i64);
-    let host = store.origin().host.clone();
-    let key = import::path_key(&source.path);
     let origin = store.origin().clone();
-    // The ledger is read in the transaction that writes the file: a transaction of its own
-    // would cost two more round trips per file.
+    let is_file = matches!(source.kind, SourceKind::File { .. });
     store.write(|tx| {
-        let stmt = prepared(
-            tx,
-            "SELECT size, mtime_ns, vanished, transcript_id, session_file_id, imported_bytes,
-                    tail_hash IS NOT NULL
-             FROM source_files WHERE host = $1 AND path = $2",
+        let loaded = import::load(
+            source,
+            |key| read_ledger(tx, &origin.host, key),
+            Vec::new(),
+            limits,
         )?;
-        let ledger = tx.query_opt(&stmt, &[&host, &key])?;
-        let unchanged = ledger.as_ref().and_then(|r| {
-            let transcript: Option<i64> = r.get(3);
-            let same = r.get::<_, i64>(0) == meta.len() as i64
-                && r.get::<_, i64>(1) == mtime_ns
-                && !r.get::<_, bool>(2)
-                && (transcript.is_some() || r.get::<_, Option<i64>>(4).is_some());
-            same.then_some(transcript)
-        });
-        if let Some(transcript) = unchanged {
-            report.files_unchanged += 1;
-            return Ok(transcript);
-        }
-        // A transcript that grew is read from the last TAIL_BYTES of what was imported, all
-        // its fingerprint's check needs, as the SQLite importer reads it; the transcript
-        // import reads it whole when that is not enough.
-        let base = match (&source.kind, &ledger) {
-            (SourceKind::File { .. }, _) | (_, None) => 0,
-            (_, Some(r)) => {
-                let imported = r.get::<_, i64>(5).max(0) as u64;
-                let tail = r.get::<_, bool>(6) && r.get::<_, Option<i64>>(3).is_some();
-                if tail && imported <= meta.len() {
-                    import::tail_start(imported as usize)
-                } else {
-                    0
-                }
+        let mut kept = None;
+        let Some(file) = loaded.into_write(report, |target| kept = target.filter(|_| !is_file))
+        else {
+            return Ok(kept);
+        };
+        let mut sink = PgTx {
+            tx,
+            origin: &origin,
+        };
+        let written = match transcript::write_file(&mut sink, source, file, report)? {
+            Ok(written) => written,
+            // A conflict is found before anything of the file is written or counted.
+            Err(why) => {
+                report.files_failed += 1;
+                report
+                    .errors
+                    .push(format!("{}: {why}; not imported", source.path.display()));
+                return Ok(None);
             }
         };
-        let mut bytes = Vec::new();
-        // A large transcript is read in pieces while it is written (as by the SQLite
-        // importer), not here.
-        let pieces = (!matches!(source.kind, SourceKind::File { .. })
-            && meta.len().saturating_sub(base as u64) > limits.stream_above)
-            .then_some(limits.piece_bytes);
-        let read = match pieces {
-            Some(_) => Ok(0),
-            None => import::read_from(&source.path, base, meta.len(), &mut bytes),
-        };
-        if let Err(e) = read {
-            report.files_failed += 1;
-            report.errors.push(Error::io(&source.path, e).to_string());
-            return Ok(None);
-        }
-        report.bytes_read += bytes.len() as u64;
-        let base = if pieces.is_some() { 0 } else { base };
-        let stamp = Stamp {
-            host: &host,
-            key: &key,
-            size: match pieces {
-                Some(_) => meta.len() as i64,
-                None => (base + bytes.len()) as i64,
-            },
-            mtime_ns,
-        };
-        let session = match located_session(tx, source, &host)? {
-            Some(session) => session,
-            None => upsert_session(tx, &source.project, &source.session, &origin)?,
-        };
-        let transcript = match &source.kind {
-            SourceKind::File { relpath } => {
-                import_session_file(tx, session, relpath, &bytes, &stamp, report)?;
-                None
-            }
-            kind => {
-                let file = transcript::Incoming {
-                    buf: &mut bytes,
-                    base,
-                    ahead: Default::default(),
-                    stamp: FileStamp {
-                        key: &key,
-                        size: stamp.size,
-                        mtime_ns,
-                    },
-                    pieces,
-                };
-                let mut sink = PgTx { tx, host: &host };
-                match transcript::import_transcript(&mut sink, session, source, kind, file, report)?
-                {
-                    Ok(id) => Some(id),
-                    // A conflict is found before anything of the file is written or
-                    // counted.
-                    Err(why) => {
-                        report.files_failed += 1;
-                        report
-                            .errors
-                            .push(format!("{}: {why}; not imported", source.path.display()));
-                        return Ok(None);
-                    }
-                }
-            }
-        };
-        super::catalog::refresh_session(tx, session, None)?;
-        Ok(transcript)
+        super::catalog::refresh_session(tx, written.session, None)?;
+        Ok((!is_file).then_some(written.id))
     })
+}
+
+/// This machine's ledger entry of the file at `key`.
+fn read_ledger(tx: &mut Transaction<'_>, host: &str, key: &str) -> Result<Option<Ledger>> {
+    let stmt = prepared(
+        tx,
+        "SELECT transcript_id, session_file_id, size, mtime_ns, vanished, imported_bytes,
+                prefix_hash, tail_hash
+         FROM source_files WHERE host = $1 AND path = $2",
+    )?;
+    Ok(tx.query_opt(&stmt, &[&host, &key])?.map(|r| Ledger {
+        target: r.get::<_, Option<i64>>(0).or(r.get(1)),
+        size: r.get(2),
+        mtime_ns: r.get(3),
+        vanished: r.get(4),
+        imported_bytes: r.get::<_, i64>(5).max(0) as usize,
+        fingerprint: Fingerprint::read(r.get(6), r.get(7)),
+    }))
 }
 
 /// Where a source file was read: this machine, its path, its size and mtime.
@@ -561,19 +494,20 @@ fn write_ledger(
 }
 
 /// Stores a session file's bytes (a tool result, a sidecar), and a sidecar's on its live
-/// transcript too. Returns whether the stored bytes changed.
+/// transcript too. Returns its id.
 pub(crate) fn store_session_file(
     tx: &mut Transaction<'_>,
     session: i64,
     relpath: &str,
     content: &[u8],
-) -> Result<()> {
+) -> Result<i64> {
     let stmt = prepared(
         tx,
         "INSERT INTO session_files (session_id, relpath, content) VALUES ($1, $2, $3)
-         ON CONFLICT (session_id, relpath) DO UPDATE SET content = excluded.content",
+         ON CONFLICT (session_id, relpath) DO UPDATE SET content = excluded.content
+         RETURNING id",
     )?;
-    tx.execute(&stmt, &[&session, &relpath, &content])?;
+    let id = tx.query_one(&stmt, &[&session, &relpath, &content])?.get(0);
     if let Some(sidechain) = relpath.strip_suffix(".meta.json") {
         let stmt = prepared(
             tx,
@@ -582,53 +516,41 @@ pub(crate) fn store_session_file(
         )?;
         tx.execute(&stmt, &[&session, &sidechain, &content])?;
     }
-    Ok(())
+    Ok(id)
 }
 
-fn import_session_file(
-    tx: &mut Transaction<'_>,
-    session: i64,
-    relpath: &str,
-    bytes: &[u8],
-    stamp: &Stamp<'_>,
-    report: &mut ImportReport,
-) -> Result<()> {
-    let stmt = prepared(
-        tx,
-        "SELECT id, content FROM session_files WHERE session_id = $1 AND relpath = $2",
-    )?;
-    let existing: Option<(i64, Vec<u8>)> = tx
-        .query_opt(&stmt, &[&session, &relpath])?
-        .map(|r| (r.get(0), r.get(1)));
-    let id = match existing {
-        Some((id, content)) if content == bytes => {
-            report.files_unchanged += 1;
-            id
-        }
-        _ => {
-            store_session_file(tx, session, relpath, bytes)?;
-            report.files_imported += 1;
-            let stmt = prepared(
-                tx,
-                "SELECT id FROM session_files WHERE session_id = $1 AND relpath = $2",
-            )?;
-            tx.query_one(&stmt, &[&session, &relpath])?.get(0)
-        }
-    };
-    write_ledger(tx, stamp, None, Some(id), &FileView::whole(bytes))
-}
-
-/// The team store's answers to the import of a transcript ([`TranscriptTx`]), in the
-/// transaction that writes the file; `host` is this machine, whose ledger entries come
-/// first.
+/// The team store's answers to the import of a file ([`TranscriptTx`]), in the
+/// transaction that writes it; `origin` is this machine, whose ledger entries come first.
 pub(crate) struct PgTx<'a, 't> {
     pub tx: &'a mut Transaction<'t>,
-    pub host: &'a str,
+    pub origin: &'a super::Origin,
 }
 
 impl TranscriptTx for PgTx<'_, '_> {
     const SHARED: bool = true;
     const BATCH: usize = ROW_BATCH;
+
+    fn session_of(&mut self, source: &Source) -> Result<i64> {
+        match located_session(self.tx, source, &self.origin.host)? {
+            Some(session) => Ok(session),
+            None => upsert_session(self.tx, &source.project, &source.session, self.origin),
+        }
+    }
+
+    fn session_file(&mut self, session: i64, relpath: &str) -> Result<Option<(i64, Vec<u8>)>> {
+        let stmt = prepared(
+            self.tx,
+            "SELECT id, content FROM session_files WHERE session_id = $1 AND relpath = $2",
+        )?;
+        Ok(self
+            .tx
+            .query_opt(&stmt, &[&session, &relpath])?
+            .map(|r| (r.get(0), r.get(1))))
+    }
+
+    fn store_session_file(&mut self, session: i64, relpath: &str, content: &[u8]) -> Result<i64> {
+        store_session_file(self.tx, session, relpath, content)
+    }
 
     fn live_transcript(&mut self, session: i64, subpath: &str) -> Result<Option<i64>> {
         let stmt = prepared(
@@ -654,7 +576,7 @@ impl TranscriptTx for PgTx<'_, '_> {
         )?;
         Ok(self
             .tx
-            .query_opt(&stmt, &[&transcript, &self.host, &path])?
+            .query_opt(&stmt, &[&transcript, &self.origin.host, &path])?
             .map(|r| LedgerEntry {
                 imported_bytes: r.get::<_, i64>(0) as usize,
                 fingerprint: Fingerprint::read(r.get(1), r.get(2)),
@@ -780,7 +702,7 @@ impl TranscriptTx for PgTx<'_, '_> {
     ) -> Result<()> {
         debug_assert_eq!(imported, file.len());
         let stamp = Stamp {
-            host: self.host,
+            host: &self.origin.host,
             key: stamp.key,
             size: stamp.size,
             mtime_ns: stamp.mtime_ns,
@@ -799,8 +721,15 @@ pub(crate) fn replace_version(
     held: &Held,
     from_here: bool,
 ) -> Result<std::result::Result<i64, String>> {
-    let host = String::new();
-    let mut sink = PgTx { tx, host: &host };
+    // No machine: `sync` reads no machine's ledger through it.
+    let nobody = super::Origin {
+        host: String::new(),
+        user: String::new(),
+    };
+    let mut sink = PgTx {
+        tx,
+        origin: &nobody,
+    };
     transcript::replace_version(&mut sink, session, old, subpath, agent_id, held, from_here)
 }
 
@@ -814,8 +743,15 @@ pub(crate) fn carry_local_rows(
     own_session: &str,
     held: &Held,
 ) -> Result<u64> {
-    let host = String::new();
-    let mut sink = PgTx { tx, host: &host };
+    // No machine: `sync` reads no machine's ledger through it.
+    let nobody = super::Origin {
+        host: String::new(),
+        user: String::new(),
+    };
+    let mut sink = PgTx {
+        tx,
+        origin: &nobody,
+    };
     let mut usage = Fold::default();
     let carried = transcript::carry_local_rows(&mut sink, old, new, own_session, held, &mut usage)?;
     crate::pg::usage::store_folded(tx, session, &usage)?;
