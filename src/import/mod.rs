@@ -512,19 +512,7 @@ pub fn import_paths_with(
     limits: &ImportLimits,
 ) -> Result<ImportReport> {
     let started = Instant::now();
-    let mut found = Discovery::default();
-    let mut scanned_dirs = Vec::new();
-    for path in paths {
-        let more = discover(path)?;
-        found.sources.extend(more.sources);
-        found.skipped_links.extend(more.skipped_links);
-        found.named_by_records.extend(more.named_by_records);
-        if path.is_dir() {
-            scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
-        }
-    }
-    settle_names(&mut found);
-    keep_stored_names(&mut found, |path| {
+    let (found, scanned_dirs) = discover_paths(paths, |path| {
         Ok(store
             .reader()?
             .prepare_cached(
@@ -541,6 +529,111 @@ pub fn import_paths_with(
         inline: false,
     };
     import_sources(store, found, &scanned_dirs, progress, &how, started)
+}
+
+/// What the files under `paths` are (see [`discover`]), their names settled, and the
+/// folders scanned whole, whose ledger entries of files now gone are marked vanished.
+/// `stored_session` is the engine's answer to which session a path's stored copy belongs
+/// to (see [`keep_stored_names`]).
+///
+/// # Errors
+/// Fails when a path cannot be scanned or on a database error.
+pub(crate) fn discover_paths(
+    paths: &[PathBuf],
+    stored_session: impl Fn(&str) -> Result<Option<String>>,
+) -> Result<(Discovery, Vec<PathBuf>)> {
+    let mut found = Discovery::default();
+    let mut scanned_dirs = Vec::new();
+    for path in paths {
+        let more = discover(path)?;
+        found.sources.extend(more.sources);
+        found.skipped_links.extend(more.skipped_links);
+        found.named_by_records.extend(more.named_by_records);
+        if path.is_dir() {
+            scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
+        }
+    }
+    settle_names(&mut found);
+    keep_stored_names(&mut found, stored_session)?;
+    Ok((found, scanned_dirs))
+}
+
+/// The sources of `found` whose names can be stored, with their sizes, and the report's
+/// first counts (files, sessions, links skipped, names refused); starts `progress`.
+pub(crate) fn checked_sources(
+    found: Discovery,
+    progress: &dyn Progress,
+) -> (ImportReport, Vec<Source>, Vec<u64>) {
+    let mut report = ImportReport {
+        files: found.sources.len() as u64,
+        symlinks_skipped: found.skipped_links.len() as u64,
+        named_by_records: found.named_by_records,
+        ..ImportReport::default()
+    };
+    let mut sources = Vec::with_capacity(found.sources.len());
+    for source in found.sources {
+        match check_names(&source) {
+            Ok(()) => sources.push(source),
+            Err(e) => {
+                report.files_failed += 1;
+                report.bad_names += 1;
+                report
+                    .errors
+                    .push(format!("{}: {e}; not imported", source.path.display()));
+            }
+        }
+    }
+    let sessions: BTreeSet<(&str, &str)> = sources
+        .iter()
+        .map(|s| (s.project.as_str(), s.session.as_str()))
+        .collect();
+    report.sessions = sessions.len() as u64;
+    let sizes: Vec<u64> = sources
+        .iter()
+        .map(|s| std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0))
+        .collect();
+    progress.start(sizes.iter().sum());
+    (report, sources, sizes)
+}
+
+/// `report` with its time and rate; the progress bar closed.
+pub(crate) fn finished(
+    mut report: ImportReport,
+    started: Instant,
+    progress: &dyn Progress,
+) -> ImportReport {
+    report.seconds = started.elapsed().as_secs_f64();
+    report.mb_per_s = if report.seconds > 0.0 {
+        report.bytes_read as f64 / 1e6 / report.seconds
+    } else {
+        0.0
+    };
+    progress.finish();
+    report
+}
+
+/// The ledger's paths under `dirs` whose files are gone. `paths_between(from, to)` is the
+/// engine's answer: the paths not yet marked vanished from `from` up to `to`, a range of
+/// the ledger's key that holds exactly one folder's entries (`dir/` up to `dir0`: '0'
+/// follows '/').
+///
+/// # Errors
+/// Fails on a database error.
+pub(crate) fn gone_under(
+    dirs: &[PathBuf],
+    mut paths_between: impl FnMut(&str, &str) -> Result<Vec<String>>,
+) -> Result<Vec<String>> {
+    let mut gone = Vec::new();
+    for dir in dirs {
+        let dir = dir.to_string_lossy();
+        let dir = dir.trim_end_matches('/');
+        for path in paths_between(&format!("{dir}/"), &format!("{dir}0"))? {
+            if !Path::new(&path).exists() {
+                gone.push(path);
+            }
+        }
+    }
+    Ok(gone)
 }
 
 /// How [`import_sources`] runs.
@@ -709,31 +802,7 @@ fn import_sources(
     how: &How<'_>,
     started: Instant,
 ) -> Result<ImportReport> {
-    let mut report = ImportReport {
-        files: found.sources.len() as u64,
-        symlinks_skipped: found.skipped_links.len() as u64,
-        named_by_records: found.named_by_records.clone(),
-        ..ImportReport::default()
-    };
-    let mut sources = Vec::with_capacity(found.sources.len());
-    for source in found.sources {
-        match check_names(&source) {
-            Ok(()) => sources.push(source),
-            Err(e) => {
-                report.files_failed += 1;
-                report.bad_names += 1;
-                report
-                    .errors
-                    .push(format!("{}: {e}; not imported", source.path.display()));
-            }
-        }
-    }
-    let sizes: Vec<u64> = sources
-        .iter()
-        .map(|s| std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0))
-        .collect();
-    progress.start(sizes.iter().sum());
-    let mut sessions = BTreeSet::new();
+    let (mut report, sources, sizes) = checked_sources(found, progress);
     let mut transcripts = BTreeSet::new();
     let mut run = Run {
         store,
@@ -742,9 +811,9 @@ fn import_sources(
         transcripts: &mut transcripts,
     };
     if how.inline {
-        run.inline(&sizes, progress, how.limits, &mut sessions)?;
+        run.inline(&sizes, progress, how.limits)?;
     } else {
-        run.threaded(&sizes, progress, how.limits, &mut sessions)?;
+        run.threaded(&sizes, progress, how.limits)?;
         let reader = store.reader()?;
         for id in &transcripts {
             let n: i64 = reader
@@ -754,15 +823,7 @@ fn import_sources(
         }
     }
     report.vanished_files = mark_vanished(store, scanned_dirs)?;
-    report.sessions = sessions.len() as u64;
-    report.seconds = started.elapsed().as_secs_f64();
-    report.mb_per_s = if report.seconds > 0.0 {
-        report.bytes_read as f64 / 1e6 / report.seconds
-    } else {
-        0.0
-    };
-    progress.finish();
-    Ok(report)
+    Ok(finished(report, started, progress))
 }
 
 /// One import's writer side: the sources, and what it found so far.
@@ -820,7 +881,6 @@ impl Run<'_> {
         sizes: &[u64],
         progress: &dyn Progress,
         limits: &ImportLimits,
-        sessions: &mut BTreeSet<(String, String)>,
     ) -> Result<()> {
         let mut texts = PendingTexts::new();
         let mut group = Group::default();
@@ -828,7 +888,6 @@ impl Run<'_> {
         let count = self.sources.len();
         for (index, size) in sizes.iter().enumerate() {
             let source = &self.sources[index];
-            sessions.insert((source.project.clone(), source.session.clone()));
             let loaded = load_here(self.store, source, spare.pop().unwrap_or_default(), limits)?;
             self.take(index, loaded, &mut group);
             progress.advance(*size, &source.path.to_string_lossy());
@@ -855,7 +914,6 @@ impl Run<'_> {
         sizes: &[u64],
         progress: &dyn Progress,
         limits: &ImportLimits,
-        sessions: &mut BTreeSet<(String, String)>,
     ) -> Result<()> {
         let store = self.store;
         let checkpointer = Checkpointer::start(store, None)?;
@@ -898,7 +956,6 @@ impl Run<'_> {
             let mut loaded = loaded.into_iter();
             for (index, (source, size)) in sources.iter().zip(sizes).enumerate() {
                 let Some(next) = loaded.next() else { break };
-                sessions.insert((source.project.clone(), source.session.clone()));
                 self.take(index, next?, &mut group);
                 progress.advance(*size, &source.path.to_string_lossy());
                 if group.bytes < GROUP_BYTES && index + 1 < sources.len() {
@@ -1583,27 +1640,17 @@ fn mark_vanished(store: &Store, dirs: &[PathBuf]) -> Result<u64> {
     if dirs.is_empty() {
         return Ok(0);
     }
-    let mut gone = Vec::new();
-    {
+    let gone = {
         let reader = store.reader()?;
-        // A range of the primary key: the paths that start with `dir/` sort between it and
-        // `dir0` ('0' follows '/'), so only the folder's own entries are read.
         let mut stmt = reader.prepare_cached(
             "SELECT path FROM source_files WHERE path >= ?1 AND path < ?2 AND vanished = 0",
         )?;
-        for dir in dirs {
-            let dir = dir.to_string_lossy();
-            let dir = dir.trim_end_matches('/');
-            let (prefix, past) = (format!("{dir}/"), format!("{dir}0"));
-            let paths = stmt.query_map([&prefix, &past], |r| r.get::<_, String>(0))?;
-            for path in paths {
-                let path = path?;
-                if !Path::new(&path).exists() {
-                    gone.push(path);
-                }
-            }
-        }
-    }
+        gone_under(dirs, |from, to| {
+            Ok(stmt
+                .query_map([from, to], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?)
+        })?
+    };
     mark_gone(store, &gone)
 }
 

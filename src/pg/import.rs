@@ -55,20 +55,8 @@ pub fn import_paths_with(
     limits: &import::ImportLimits,
 ) -> Result<ImportReport> {
     let started = Instant::now();
-    let mut found = import::Discovery::default();
-    let mut scanned_dirs = Vec::new();
-    for path in paths {
-        let more = import::discover(path)?;
-        found.sources.extend(more.sources);
-        found.skipped_links.extend(more.skipped_links);
-        found.named_by_records.extend(more.named_by_records);
-        if path.is_dir() {
-            scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
-        }
-    }
-    import::settle_names(&mut found);
     let host = store.origin().host.clone();
-    import::keep_stored_names(&mut found, |path| {
+    let (found, scanned_dirs) = import::discover_paths(paths, |path| {
         store.read(|tx| {
             let stmt = prepared(
                 tx,
@@ -80,9 +68,9 @@ pub fn import_paths_with(
             Ok(tx.query_opt(&stmt, &[&host, &path])?.map(|r| r.get(0)))
         })
     })?;
-    let mut report = import_discovered(store, &found, progress, limits)?;
+    let mut report = import_discovered(store, found, progress, limits)?;
     report.vanished_files = mark_vanished(store, &gone_under(store, &scanned_dirs)?)?;
-    Ok(finished(report, started, progress))
+    Ok(import::finished(report, started, progress))
 }
 
 /// Imports one session's files (as [`import::import_session`]: the main transcript and its
@@ -100,70 +88,32 @@ pub fn import_session(
     let started = Instant::now();
     let (found, scanned_dirs) = import::discover_session(transcript)?;
     let limits = import::ImportLimits::default();
-    let mut report = import_discovered(store, &found, progress, &limits)?;
+    let mut report = import_discovered(store, found, progress, &limits)?;
     let mut gone = gone_under(store, &scanned_dirs)?;
     let main = std::path::absolute(transcript).map_err(|e| Error::io(transcript, e))?;
     if !main.exists() {
         gone.push(import::path_key(&main));
     }
     report.vanished_files = mark_vanished(store, &gone)?;
-    Ok(finished(report, started, progress))
+    Ok(import::finished(report, started, progress))
 }
 
 /// Imports what discovery found (its files' sessions, rows and failures counted in the
 /// report; no timing yet).
 fn import_discovered(
     store: &PgStore,
-    found: &import::Discovery,
+    found: import::Discovery,
     progress: &dyn Progress,
     limits: &import::ImportLimits,
 ) -> Result<ImportReport> {
-    let sources = &found.sources;
-    let mut report = ImportReport {
-        symlinks_skipped: found.skipped_links.len() as u64,
-        named_by_records: found.named_by_records.clone(),
-        files: sources.len() as u64,
-        ..ImportReport::default()
-    };
-    let sizes: Vec<u64> = sources
-        .iter()
-        .map(|s| std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0))
-        .collect();
-    progress.start(sizes.iter().sum());
-    let mut sessions = std::collections::BTreeSet::new();
-    let mut todo = Vec::with_capacity(sources.len());
-    for (index, source) in sources.iter().enumerate() {
-        if let Err(e) = import::check_names(source) {
-            report.files_failed += 1;
-            report.bad_names += 1;
-            report
-                .errors
-                .push(format!("{}: {e}; not imported", source.path.display()));
-            continue;
-        }
-        sessions.insert((source.project.clone(), source.session.clone()));
-        todo.push(index);
-    }
+    let (mut report, sources, sizes) = import::checked_sources(found, progress);
     let mut transcripts = Vec::new();
-    for (part, transcript) in import_sources(store, sources, &todo, &sizes, progress, limits)? {
+    for (part, transcript) in import_sources(store, &sources, &sizes, progress, limits)? {
         report.add(part);
         transcripts.extend(transcript);
     }
     report.rows = rows_of(store, &transcripts)?;
-    report.sessions = sessions.len() as u64;
     Ok(report)
-}
-
-/// `report` with its time and rate, the progress bar closed.
-fn finished(mut report: ImportReport, started: Instant, progress: &dyn Progress) -> ImportReport {
-    report.seconds = started.elapsed().as_secs_f64();
-    report.mb_per_s = if report.seconds > 0.0 {
-        report.bytes_read as f64 / 1e6 / report.seconds
-    } else {
-        0.0
-    };
-    progress.finish();
-    report
 }
 
 /// The lines stored in `transcripts` (the summary's `rows`, as the SQLite importer counts
@@ -184,27 +134,25 @@ fn rows_of(store: &PgStore, transcripts: &[i64]) -> Result<u64> {
 /// more of its cores to work, while the files of each session stay in order on one.
 const MAX_CONNECTIONS: usize = 4;
 
-/// Imports `sources[i]` for each `i` of `todo`, spread by session over up to
-/// [`MAX_CONNECTIONS`] connections (one per core of this machine), each file in a
-/// transaction of its own. Returns each file's report and its transcript (as
-/// [`import_source`]), in `todo`'s order, so that the merged report is the one a single
-/// connection would give.
+/// Imports `sources`, spread by session over up to [`MAX_CONNECTIONS`] connections (one
+/// per core of this machine), each file in a transaction of its own. Returns each file's
+/// report and its transcript (as [`import_source`]), in order, so that the merged report is
+/// the one a single connection would give.
 fn import_sources(
     store: &PgStore,
     sources: &[Source],
-    todo: &[usize],
     sizes: &[u64],
     progress: &dyn Progress,
     limits: &import::ImportLimits,
 ) -> Result<Vec<(ImportReport, Option<i64>)>> {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    let lanes = cores.clamp(1, MAX_CONNECTIONS).min(todo.len().max(1));
-    let mut parts: Vec<Option<(ImportReport, Option<i64>)>> = vec![None; todo.len()];
+    let lanes = cores.clamp(1, MAX_CONNECTIONS).min(sources.len().max(1));
+    let mut parts: Vec<Option<(ImportReport, Option<i64>)>> = vec![None; sources.len()];
     if lanes == 1 {
-        for (at, &index) in todo.iter().enumerate() {
+        for (at, source) in sources.iter().enumerate() {
             let mut part = ImportReport::default();
-            let transcript = import_source(store, &sources[index], &mut part, limits)?;
-            progress.advance(sizes[index], &sources[index].path.to_string_lossy());
+            let transcript = import_source(store, source, &mut part, limits)?;
+            progress.advance(sizes[at], &source.path.to_string_lossy());
             parts[at] = Some((part, transcript));
         }
         return Ok(parts.into_iter().flatten().collect());
@@ -230,15 +178,15 @@ fn import_sources(
             let failed = &failed;
             let lane_of = &lane_of;
             scope.spawn(move || {
-                for (at, &index) in todo.iter().enumerate() {
-                    if lane_of(index) != lane {
+                for (at, source) in sources.iter().enumerate() {
+                    if lane_of(at) != lane {
                         continue;
                     }
                     if failed.load(std::sync::atomic::Ordering::Relaxed) {
                         break;
                     }
                     let mut part = ImportReport::default();
-                    let result = import_source(conn, &sources[index], &mut part, limits)
+                    let result = import_source(conn, source, &mut part, limits)
                         .map(|transcript| (part, transcript));
                     if result.is_err() {
                         failed.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -253,8 +201,7 @@ fn import_sources(
         for (at, result) in results {
             match result {
                 Ok(part) => {
-                    let index = todo[at];
-                    progress.advance(sizes[index], &sources[index].path.to_string_lossy());
+                    progress.advance(sizes[at], &sources[at].path.to_string_lossy());
                     parts[at] = Some(part);
                 }
                 Err(e) => {
@@ -782,26 +729,19 @@ fn gone_under(store: &PgStore, dirs: &[PathBuf]) -> Result<Vec<String>> {
     }
     let host = store.origin().host.clone();
     store.read(|tx| {
-        // A range of the primary key: the paths that start with `dir/` sort between it and
-        // `dir0` ('0' follows '/' in the C collation the range compares in).
+        // The range compares in the C collation, where '0' follows '/'.
         let stmt = prepared(
             tx,
             "SELECT path FROM source_files WHERE host = $1
                AND path COLLATE \"C\" >= $2 AND path COLLATE \"C\" < $3 AND NOT vanished",
         )?;
-        let mut gone = Vec::new();
-        for dir in dirs {
-            let dir = dir.to_string_lossy();
-            let dir = dir.trim_end_matches('/');
-            let (prefix, past) = (format!("{dir}/"), format!("{dir}0"));
-            for row in tx.query(&stmt, &[&host, &prefix, &past])? {
-                let path: String = row.get(0);
-                if !Path::new(&path).exists() {
-                    gone.push(path);
-                }
-            }
-        }
-        Ok(gone)
+        import::gone_under(dirs, |from, to| {
+            Ok(tx
+                .query(&stmt, &[&host, &from, &to])?
+                .into_iter()
+                .map(|r| r.get(0))
+                .collect())
+        })
     })
 }
 
