@@ -417,8 +417,8 @@ fn a_session_claude_code_deleted_comes_back_where_it_was() {
 
 /// `CLAUDE_CODE_PROJECT_DIR_NAME` (Claude Code 2.1.234+, honoured with `CLAUDE_CONFIG_DIR`):
 /// Claude Code keeps every session under `projects/<that name>/`, so `restore` writes there,
-/// `import` with no path and `continue` find sessions there; a name Claude Code would ignore
-/// (not `[A-Za-z0-9_-]{1,64}`, or a Windows device name) is ignored.
+/// `import` and `watch` with no path, `capture` and `continue` find sessions there; a name
+/// Claude Code would ignore (not `[A-Za-z0-9_-]{1,64}`, or a Windows device name) is ignored.
 #[test]
 fn a_host_chosen_project_folder_name_is_honoured() {
     let s = Setup::new();
