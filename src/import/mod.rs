@@ -108,7 +108,7 @@ pub fn discover(path: &Path) -> Result<Discovery> {
         let mut source = classify_file(path)?;
         // `import copy.jsonl`: Claude Code names a transcript by its session id, and every
         // record carries it; a file renamed by hand keeps its session.
-        if source.kind == SourceKind::Main && !crate::watch::is_session_id(&source.session) {
+        if source.kind == SourceKind::Main && !crate::names::is_session_id(&source.session) {
             if let Some(id) = recorded_session_id(&source.path)? {
                 found.named_by_records.push(crate::model::NamedByRecords {
                     path: source.path.clone(),
@@ -271,7 +271,7 @@ fn recorded_session_id(path: &Path) -> Result<Option<String>> {
             _ => {}
         }
     }
-    Ok(found.filter(|id| crate::watch::is_session_id(id)))
+    Ok(found.filter(|id| crate::names::is_session_id(id)))
 }
 
 fn file_stem(path: &Path) -> String {
