@@ -296,6 +296,9 @@ async def test_load_reads_entries_as_json_loads(tmp_path):
         0.30000000000000004, 1e300, 5e-324, 0.07513349999999999, 1.2345678901234567e-7,
         True, False, None, "", "plain", "esc \" \\ \n \t \u00e9 caf\u00e9 \U0001f984 \x00 \x1f",
         {"k": {"k": []}, "": [{}]}, [[[]]],
+        # Keys alike in length and first and last bytes (shared keys are looked up by
+        # those), escaped and not ASCII.
+        [{"tx": 1, "ax": 2, "t\u00e9x": 3, "tex": 4, "t\\x": 5, "t\"x": 6, "": 7}, {"tx": 8}],
         # Each character that ends a run of plain bytes, at every place in a word of 8.
         *("x" * k + c + "y" * (17 - k) for k in range(18)
           for c in ('"', "\\", "\x01", "\x1f", "\x7f", " ", "\u00e9", "\U0001f984")),
