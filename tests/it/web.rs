@@ -846,3 +846,75 @@ fn serve_open_starts_the_browser_on_the_page() {
     let _ = child.wait();
     assert_eq!(opened.trim(), format!("{url}/"));
 }
+
+/// Issue 28, item 8: every render that holds a whole session in memory (the session page,
+/// its resume view, a sub-agent, a record, a tool's fold, the download, the API's resume)
+/// waits for a place among the server's heavy renders, and other pages do not. With every
+/// place held by the test, none of those routes answers while the session list does; once
+/// the places are given back, each answers.
+#[test]
+fn heavy_renders_wait_for_a_place_and_other_pages_do_not() {
+    use sessiondb::serve::heavy::Gate;
+    use std::sync::Arc;
+    use std::time::Duration;
+    let (_dir, store) = fixture_store();
+    let gate = Arc::new(Gate::new(2));
+    let server = Server::start(
+        store,
+        Config {
+            heavy: gate.clone(),
+            ..Config::default()
+        },
+    );
+    let a = server.addr;
+    let held = [gate.try_hold(), gate.try_hold()];
+    assert!(held.iter().all(Option::is_some) && gate.try_hold().is_none());
+    let page = session_path(READABLE);
+    let heavy = [
+        (page.clone(), 200),
+        (format!("{page}?view=resume"), 200),
+        (format!("{page}/agent/a1b2c3d4e5f607182"), 200),
+        (format!("{page}/record/0"), 200),
+        (format!("{page}/tool/9999?id=x"), 404),
+        (format!("{page}/download"), 200),
+        (format!("/v1/resume?session={READABLE}"), 200),
+    ];
+    let waiting: Vec<TcpStream> = heavy
+        .iter()
+        .map(|(path, _)| {
+            let mut stream = TcpStream::connect(a).expect("connect");
+            let head = format!("GET {path} HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\n\r\n");
+            stream.write_all(head.as_bytes()).expect("write");
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    for (mut stream, (path, _)) in waiting.iter().zip(&heavy) {
+        stream
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("timeout");
+        let mut byte = [0u8; 1];
+        let read = stream.read(&mut byte);
+        assert!(
+            matches!(&read, Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
+            "{path} was answered without a place: {read:?}"
+        );
+    }
+    assert_eq!(get(a, "/").status, 200, "the session list needs no place");
+    assert_eq!(get(a, "/v1/sessions").status, 200);
+    drop(held);
+    for (stream, (path, want)) in waiting.into_iter().zip(&heavy) {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("timeout");
+        let mut line = String::new();
+        BufReader::new(stream)
+            .read_line(&mut line)
+            .expect("status line");
+        assert!(
+            line.starts_with(&format!("HTTP/1.1 {want} ")),
+            "{path}: {line}"
+        );
+    }
+    assert!(gate.most_at_once() >= 1);
+}

@@ -92,6 +92,8 @@ pub struct WebState {
     auth: Arc<Auth>,
     /// What tells the live pages that the store changed.
     live: Arc<live::Live>,
+    /// The places of the heavy renders ([`crate::serve::heavy`]).
+    heavy: Arc<crate::serve::heavy::Gate>,
 }
 
 impl axum::extract::FromRef<WebState> for Arc<Auth> {
@@ -101,13 +103,20 @@ impl axum::extract::FromRef<WebState> for Arc<Auth> {
 }
 
 impl WebState {
-    /// The pages' state over `db`, logging in with `auth`.
-    pub fn new(db: Arc<Db>, auth: Arc<Auth>) -> WebState {
+    /// The pages' state over `db`, logging in with `auth`, its heavy renders taking places
+    /// at `heavy`.
+    pub fn new(db: Arc<Db>, auth: Arc<Auth>, heavy: Arc<crate::serve::heavy::Gate>) -> WebState {
         WebState {
             db,
             auth,
             live: Arc::new(live::Live::new()),
+            heavy,
         }
+    }
+
+    /// The places of the heavy renders.
+    pub(crate) fn heavy(&self) -> Arc<crate::serve::heavy::Gate> {
+        self.heavy.clone()
     }
 
     /// Ends the live pages' event streams (on shutdown, so that they do not hold their
@@ -266,11 +275,11 @@ where
 
 /// [`blocking_page`] for a render that holds a whole session in memory: it waits for one of
 /// [`crate::serve::heavy`]'s bounded places.
-pub(crate) async fn heavy_page<F>(f: F) -> Response
+pub(crate) async fn heavy_page<F>(gate: Arc<crate::serve::heavy::Gate>, f: F) -> Response
 where
     F: FnOnce() -> Result<Response, Error> + Send + 'static,
 {
-    match crate::serve::heavy::run(f).await {
+    match gate.run(f).await {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
             let status = status_of(&e);

@@ -475,7 +475,7 @@ pub(crate) async fn download(
     State(state): State<WebState>,
     Path((project, session_id)): Path<(String, String)>,
 ) -> Response {
-    super::heavy_page(move || {
+    super::heavy_page(state.heavy(), move || {
         let session = find_session(state.db(), &project, &session_id)?;
         let mut out = Vec::new();
         state

@@ -42,7 +42,7 @@ pub(crate) async fn page_handler(
     session_id: String,
     params: ViewParams,
 ) -> Response {
-    heavy_page(move || {
+    heavy_page(state.heavy(), move || {
         let resume_view = params.view.as_deref() == Some("resume");
         let db = state.db();
         let session = find_session(db, &project, &session_id)?;
@@ -393,7 +393,7 @@ pub(crate) async fn agent_page(
         Ok(Query(p)) => p.fragment.is_some(),
         Err(e) => return super::bad_query(&e),
     };
-    heavy_page(move || {
+    heavy_page(state.heavy(), move || {
         let db = state.db();
         let session = find_session(db, &project, &session_id)?;
         let lines = db
@@ -476,7 +476,7 @@ pub(crate) async fn tool_fragment(
         Ok(Query(p)) => p,
         Err(e) => return super::bad_query(&e),
     };
-    heavy_page(move || {
+    heavy_page(state.heavy(), move || {
         let db = state.db();
         let session = find_session(db, &project, &session_id)?;
         let agent = params.agent.as_deref();
@@ -527,7 +527,7 @@ pub(crate) async fn record_page(
         Ok(Query(p)) => p,
         Err(e) => return super::bad_query(&e),
     };
-    heavy_page(move || {
+    heavy_page(state.heavy(), move || {
         let agent = params.agent;
         let session = find_session(state.db(), &project, &session_id)?;
         let line = state
