@@ -6,7 +6,8 @@
 //!
 //! The parser takes only plain JSON and gives up on anything else ([`build`] answers
 //! `None`): escapes that are lone surrogates, `NaN`/`Infinity`, nesting deeper than
-//! [`MAX_DEPTH`], numbers it does not read exactly as [`Numbers`] asks, malformed text. The
+//! [`MAX_DEPTH`], numbers it does not read exactly as [`Numbers`] asks, a string that is not
+//! UTF-8, malformed text. The
 //! caller then reads the text the way it did before, so the answer never depends on which
 //! path built it. Objects keep their key order, and a repeated key keeps its first place
 //! with its last value, as both `json.loads` and the library's `preserve_order` maps do.
