@@ -193,3 +193,91 @@ impl http_body::Body for Chunks {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    /// Runs `render` on a sink as a heavy page does, and answers the status and what the
+    /// client received: the body's bytes, or the error that cut it.
+    fn serve(
+        render: impl FnOnce(&mut Sink) -> Result<(), Error> + Send + 'static,
+    ) -> Result<(StatusCode, Result<Vec<u8>, String>), Error> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let (answer, answered) = oneshot::channel();
+            let handle = tokio::runtime::Handle::current();
+            let task = tokio::task::spawn_blocking(move || {
+                let mut sink = Sink::new(handle, answer);
+                let outcome = render(&mut sink);
+                sink.end(outcome);
+            });
+            let response = match answered.await {
+                Ok(r) => r?,
+                Err(_) => panic!("no answer: {:?}", task.await),
+            };
+            let status = response.status();
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .map(|b| b.to_bytes().to_vec())
+                .map_err(|e| e.to_string());
+            Ok((status, body))
+        })
+    }
+
+    fn bytes(n: usize) -> Vec<u8> {
+        (0..n).map(|i| b'a' + (i % 26) as u8).collect()
+    }
+
+    #[test]
+    fn an_answer_larger_than_a_chunk_arrives_whole() {
+        let want = bytes(3 * CHUNK + 123);
+        let sent = want.clone();
+        let (status, body) = serve(move |sink| {
+            for piece in sent.chunks(1000) {
+                sink.write(piece)?;
+            }
+            Ok(())
+        })
+        .expect("answer");
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body.expect("complete"), want);
+    }
+
+    #[test]
+    fn an_error_before_the_first_chunk_is_the_answer() {
+        let outcome = serve(|sink| {
+            sink.write(b"<p>a start")?;
+            Err(Error::NotFound("no such session".into()))
+        });
+        assert!(matches!(outcome, Err(Error::NotFound(_))));
+    }
+
+    #[test]
+    fn an_error_after_the_first_chunk_cuts_the_transfer() {
+        let (status, body) = serve(|sink| {
+            sink.write(&bytes(2 * CHUNK))?;
+            Err(Error::NotFound("a line went missing".into()))
+        })
+        .expect("answer");
+        assert_eq!(status, StatusCode::OK);
+        assert!(body.is_err(), "the body ended as if complete");
+    }
+
+    #[test]
+    fn a_render_that_panics_after_the_first_chunk_cuts_the_transfer() {
+        let (_, body) = serve(|sink| {
+            sink.write(&bytes(2 * CHUNK))?;
+            panic!("a bug in a render");
+        })
+        .expect("answer");
+        assert!(body.is_err(), "the body ended as if complete");
+    }
+}

@@ -17,7 +17,6 @@ use crate::backend::Db;
 use crate::error::Error;
 use crate::model::SessionRef;
 use crate::query::StoredLine;
-use crate::serve::stream::Sink;
 use std::collections::HashSet;
 
 /// Rows read at a time.
@@ -56,14 +55,14 @@ impl Outline {
     }
 
     /// Writes the conversation (as [`Renderer::all`] with `lazy` folds would) into `h`,
-    /// sending `h` to `sink` after each piece.
+    /// handing what `h` holds to `send` after each piece (the last piece stays in `h`).
     pub(super) fn write(
         &self,
         db: &Db,
         session: &SessionRef,
         agents: &HashSet<String>,
         h: &mut Html,
-        sink: &mut Sink,
+        send: &mut dyn FnMut(String) -> Result<(), Error>,
     ) -> Result<(), Error> {
         h.raw(CONVERSATION_START);
         let mut piece: Vec<Rec> = Vec::new();
@@ -79,7 +78,7 @@ impl Outline {
                     }
                     if self.starts[at] && !piece.is_empty() {
                         render(session, agents, &std::mem::take(&mut piece), h);
-                        sink.write(h.take().as_bytes())?;
+                        send(h.take())?;
                     }
                     piece.push(Rec::from_line(line));
                     at += 1;
@@ -127,4 +126,68 @@ fn each_page(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::SessionFilter;
+
+    /// The conversation as one renderer over the whole transcript writes it (what the
+    /// session page sent before it was streamed).
+    fn whole(db: &Db, session: &SessionRef, agents: &HashSet<String>) -> String {
+        let lines = db.transcript_lines(session, None).expect("lines").unwrap_or_default();
+        let records: Vec<Rec> = lines.into_iter().map(Rec::from_line).collect();
+        let mut renderer = Renderer::new(session, None, &records, agents.clone());
+        renderer.lazy = true;
+        let mut h = Html::new();
+        renderer.all(&mut h);
+        h.into_string()
+    }
+
+    /// Every session of the corpus: the conversation written piece by piece, a page of
+    /// rows at a time, is byte for byte the one written whole; the larger sessions are cut
+    /// into many pieces.
+    #[test]
+    #[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
+    fn every_corpus_conversation_streams_as_it_renders_whole() {
+        let corpus =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/claude-code");
+        assert!(corpus.is_dir(), "../shared is missing");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = crate::Store::open(dir.path().join("db.sqlite")).expect("store");
+        crate::import::import_paths(&store, &[corpus], &crate::model::NoProgress)
+            .expect("import the corpus");
+        let db = Db::Sqlite(store);
+        let sessions = db.list_sessions(&SessionFilter::default()).expect("sessions");
+        let (mut compared, mut largest_pieces, mut largest) = (0, 0, 0);
+        for info in sessions {
+            let session = db
+                .find_exact_session(&info.project, &info.session_id)
+                .expect("session");
+            let agents: HashSet<String> =
+                db.list_subagents(&session).expect("agents").into_iter().collect();
+            let outline = Outline::read(&db, &session).expect("outline");
+            let mut sent = Vec::new();
+            let mut h = Html::new();
+            outline
+                .write(&db, &session, &agents, &mut h, &mut |piece| {
+                    sent.push(piece);
+                    Ok(())
+                })
+                .expect("write");
+            let streamed = sent.concat() + &h.into_string();
+            assert_eq!(streamed, whole(&db, &session, &agents), "{}", info.session_id);
+            compared += 1;
+            if info.file_size > largest {
+                largest = info.file_size;
+                largest_pieces = sent.len() + 1;
+            }
+        }
+        assert!(compared >= 20, "only {compared} sessions compared");
+        assert!(
+            largest > 1_000_000 && largest_pieces > 10,
+            "the largest session ({largest} bytes) came in {largest_pieces} pieces"
+        );
+    }
 }

@@ -76,7 +76,7 @@ async fn transcript_page(
         );
         if fragment {
             let mut h = Html::new();
-            outline.write(db, &session, &agents, &mut h, sink)?;
+            outline.write(db, &session, &agents, &mut h, &mut |piece| sink.write(piece.as_bytes()))?;
             return sink.write(h.take().as_bytes());
         }
         // The resume is built for the panel, and dropped before the conversation is read.
@@ -97,7 +97,7 @@ async fn transcript_page(
         }
         h.raw("\">");
         toggles(&mut h);
-        outline.write(db, &session, &agents, &mut h, sink)?;
+        outline.write(db, &session, &agents, &mut h, &mut |piece| sink.write(piece.as_bytes()))?;
         h.raw("</section></div>").raw(PAGE_END);
         sink.write(h.take().as_bytes())
     })
