@@ -232,9 +232,9 @@ impl Db {
                 crate::query::transcript_lines_after(&*s.reader()?, transcript, after, limit)
             }
             #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read(|tx| {
-                crate::pg::query::transcript_lines_after(tx, transcript, after, limit)
-            }),
+            Db::Postgres(p) => {
+                p.read(|tx| crate::pg::query::transcript_lines_after(tx, transcript, after, limit))
+            }
         }
     }
 

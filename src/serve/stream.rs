@@ -99,9 +99,9 @@ impl Sink {
                 .send(Ok(response))
                 .map_err(|_| client_gone("the client went away"))?;
         }
-        let sent = self.runtime.block_on(async {
-            tokio::time::timeout(CLIENT_WAIT, self.sender.send(chunk)).await
-        });
+        let sent = self
+            .runtime
+            .block_on(async { tokio::time::timeout(CLIENT_WAIT, self.sender.send(chunk)).await });
         match sent {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) => Err(client_gone("the client went away")),

@@ -934,7 +934,11 @@ fn streamed_pages_larger_than_a_chunk_arrive_whole() {
         .into_iter()
         .max_by_key(|p| std::fs::metadata(p).expect("size").len())
         .expect("a corpus file");
-    let stem = largest.file_stem().expect("stem").to_string_lossy().into_owned();
+    let stem = largest
+        .file_stem()
+        .expect("stem")
+        .to_string_lossy()
+        .into_owned();
     let (dir, store) = temp_store();
     let folder = dir.path().join("tree").join("-corpus");
     std::fs::create_dir_all(&folder).expect("folder");
@@ -948,11 +952,16 @@ fn streamed_pages_larger_than_a_chunk_arrive_whole() {
     assert_eq!(page.status, 200);
     assert_eq!(page.header("transfer-encoding"), "chunked");
     assert!(page.body.len() > 4 * chunk, "{} bytes", page.body.len());
-    assert!(page.body.ends_with("</section></div></main></body></html>\n"));
+    assert!(page
+        .body
+        .ends_with("</section></div></main></body></html>\n"));
     let refresh = get(server.addr, &format!("{base}?fragment=1"));
     assert_eq!(refresh.status, 200);
     assert!(refresh.body.starts_with("<div class=\"conversation\">"));
-    assert!(page.body.contains(&refresh.body), "the refresh is the page's conversation");
+    assert!(
+        page.body.contains(&refresh.body),
+        "the refresh is the page's conversation"
+    );
 
     let download = get(server.addr, &format!("{base}/download"));
     assert_eq!(download.status, 200);

@@ -136,7 +136,10 @@ mod tests {
     /// The conversation as one renderer over the whole transcript writes it (what the
     /// session page sent before it was streamed).
     fn whole(db: &Db, session: &SessionRef, agents: &HashSet<String>) -> String {
-        let lines = db.transcript_lines(session, None).expect("lines").unwrap_or_default();
+        let lines = db
+            .transcript_lines(session, None)
+            .expect("lines")
+            .unwrap_or_default();
         let records: Vec<Rec> = lines.into_iter().map(Rec::from_line).collect();
         let mut renderer = Renderer::new(session, None, &records, agents.clone());
         renderer.lazy = true;
@@ -159,14 +162,19 @@ mod tests {
         crate::import::import_paths(&store, &[corpus], &crate::model::NoProgress)
             .expect("import the corpus");
         let db = Db::Sqlite(store);
-        let sessions = db.list_sessions(&SessionFilter::default()).expect("sessions");
+        let sessions = db
+            .list_sessions(&SessionFilter::default())
+            .expect("sessions");
         let (mut compared, mut largest_pieces, mut largest) = (0, 0, 0);
         for info in sessions {
             let session = db
                 .find_exact_session(&info.project, &info.session_id)
                 .expect("session");
-            let agents: HashSet<String> =
-                db.list_subagents(&session).expect("agents").into_iter().collect();
+            let agents: HashSet<String> = db
+                .list_subagents(&session)
+                .expect("agents")
+                .into_iter()
+                .collect();
             let outline = Outline::read(&db, &session).expect("outline");
             let mut sent = Vec::new();
             let mut h = Html::new();
@@ -177,7 +185,12 @@ mod tests {
                 })
                 .expect("write");
             let streamed = sent.concat() + &h.into_string();
-            assert_eq!(streamed, whole(&db, &session, &agents), "{}", info.session_id);
+            assert_eq!(
+                streamed,
+                whole(&db, &session, &agents),
+                "{}",
+                info.session_id
+            );
             compared += 1;
             if info.file_size > largest {
                 largest = info.file_size;

@@ -32,12 +32,12 @@ pub(crate) use super::response::{json_error, json_ok};
 use crate::backend::Db;
 use crate::error::Error;
 use crate::model::SessionRef;
+use crate::serve::stream::Sink;
 use axum::extract::RawQuery;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use crate::serve::stream::Sink;
 use html::Html;
 use std::sync::{Arc, LazyLock};
 

@@ -4,11 +4,11 @@
 //! conversation, one whole record, and the fragments the page's folds are filled from.
 //! The conversation itself is drawn by [`super::render`].
 
+use super::conversation::Outline;
 use super::html::Html;
 use super::pages::{clip, home, short_path, time_element, LIVE_MS};
 use super::render::{thousands, Rec, Renderer, CUT_RECORD};
 use super::usage::SessionUsage;
-use super::conversation::Outline;
 use super::{
     find_session, heavy_page, heavy_stream, page, page_start, session_href, Nav, WebState, PAGE_END,
 };
@@ -76,7 +76,9 @@ async fn transcript_page(
         );
         if fragment {
             let mut h = Html::new();
-            outline.write(db, &session, &agents, &mut h, &mut |piece| sink.write(piece.as_bytes()))?;
+            outline.write(db, &session, &agents, &mut h, &mut |piece| {
+                sink.write(piece.as_bytes())
+            })?;
             return sink.write(h.take().as_bytes());
         }
         // The resume is built for the panel, and dropped before the conversation is read.
@@ -85,7 +87,14 @@ async fn transcript_page(
         let title = title_of(&session, info.as_ref());
         let mut h = page_start(&title, Nav::None);
         head(&mut h, &session, info.as_ref(), &title, false);
-        panel(&mut h, &session, info.as_ref(), resumed.as_ref().ok(), &agents, &usage);
+        panel(
+            &mut h,
+            &session,
+            info.as_ref(),
+            resumed.as_ref().ok(),
+            &agents,
+            &usage,
+        );
         drop(resumed);
         h.raw("<section class=\"thread\" aria-labelledby=\"title\"");
         // The script follows the session's growth from here (server-sent events).
@@ -97,7 +106,9 @@ async fn transcript_page(
         }
         h.raw("\">");
         toggles(&mut h);
-        outline.write(db, &session, &agents, &mut h, &mut |piece| sink.write(piece.as_bytes()))?;
+        outline.write(db, &session, &agents, &mut h, &mut |piece| {
+            sink.write(piece.as_bytes())
+        })?;
         h.raw("</section></div>").raw(PAGE_END);
         sink.write(h.take().as_bytes())
     })
@@ -157,31 +168,48 @@ fn title_of(session: &SessionRef, info: Option<&SessionInfo>) -> String {
 }
 
 /// The session page's head: title, where and when, the two views' links; opens the grid.
-fn head(h: &mut Html, session: &SessionRef, info: Option<&SessionInfo>, title: &str, resume_view: bool) {
+fn head(
+    h: &mut Html,
+    session: &SessionRef,
+    info: Option<&SessionInfo>,
+    title: &str,
+    resume_view: bool,
+) {
     let now = crate::time::now_ms();
-    h.raw("<div class=\"session-head\"><h1 id=\"title\">").text(&clip(title, 200)).raw("</h1><p class=\"meta\">");
+    h.raw("<div class=\"session-head\"><h1 id=\"title\">")
+        .text(&clip(title, 200))
+        .raw("</h1><p class=\"meta\">");
     match info.and_then(|i| i.cwd.as_deref()) {
         Some(cwd) => {
-            h.raw("<span class=\"project\" title=\"").text(cwd).raw(" (").text(&session.project).raw(")\">")
-                .text(&short_path(cwd, home().as_deref())).raw("</span>");
+            h.raw("<span class=\"project\" title=\"")
+                .text(cwd)
+                .raw(" (")
+                .text(&session.project)
+                .raw(")\">")
+                .text(&short_path(cwd, home().as_deref()))
+                .raw("</span>");
         }
         None => {
             h.text(&session.project);
         }
     }
-    h.raw(" · <code>")
-        .text(&session.session_id)
-        .raw("</code>");
+    h.raw(" · <code>").text(&session.session_id).raw("</code>");
     if let Some(i) = info {
-        h.raw(" · ").text(&thousands(i.message_count)).raw(" messages · updated ");
+        h.raw(" · ")
+            .text(&thousands(i.message_count))
+            .raw(" messages · updated ");
         time_element(h, i.last_modified, now);
         if now - i.last_modified < LIVE_MS {
-            h.raw(" <span class=\"live-mark\" title=\"written in the last two minutes\">live</span>");
+            h.raw(
+                " <span class=\"live-mark\" title=\"written in the last two minutes\">live</span>",
+            );
         }
         // A team store records which machine (and account) imported or first wrote the
         // session; a SQLite file has only this machine's.
         if let Some(host) = &i.origin_host {
-            h.raw("<span class=\"origin\"> · from <code>").text(host).raw("</code>");
+            h.raw("<span class=\"origin\"> · from <code>")
+                .text(host)
+                .raw("</code>");
             if let Some(user) = &i.origin_user {
                 h.raw(" (").text(user).raw(")");
             }
