@@ -1,10 +1,11 @@
-//! A bound on the renders that hold a whole session in memory (issue 28, item 8): the
-//! session pages (transcript, resume view, a sub-agent, one record, a tool's fold), the
-//! download and the API's `/v1/resume`. Sixteen resume views of a 50 MB session at once
-//! took `serve` to 3.85 GB, and the allocator kept most of it afterwards; at most
-//! [`limit`] of them now run at once, the others wait their turn (their connections stay
-//! open), so the peak is a few renders' worth whatever the burst. When the last of them
-//! ends, the memory they freed is given back to the system ([`super::trim`]).
+//! A bound on the heavy renders (issue 28, item 8): the session pages (transcript, resume
+//! view, a sub-agent, one record, a tool's fold), the download and the API's `/v1/resume`.
+//! Sixteen resume views of a 50 MB session at once took `serve` to 3.85 GB, and the
+//! allocator kept most of it afterwards; at most [`limit`] of them now run at once, the
+//! others wait their turn (their connections stay open), so the peak is a few renders'
+//! worth whatever the burst. A streamed answer ([`super::stream`]) keeps its place until
+//! its client has taken the last chunk. When the last heavy render ends, the memory they
+//! freed is given back to the system ([`super::trim`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -29,8 +29,9 @@ pub const CHUNK: usize = 64 * 1024;
 const AHEAD: usize = 2;
 
 /// How long a render waits for the client to take one chunk before it gives up: a client
-/// that stops reading must not keep a heavy render's place for ever.
-const CLIENT_WAIT: Duration = Duration::from_secs(60);
+/// that stops reading must not keep a heavy render's place for ever (the idle timeout's
+/// length, [`crate::serve::connections::Limits`]).
+const CLIENT_WAIT: Duration = Duration::from_secs(30);
 
 /// Where the handler waits for the answer: the response (sent with the first chunk), or the
 /// error that ended the render before it.
@@ -105,7 +106,7 @@ impl Sink {
         match sent {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) => Err(client_gone("the client went away")),
-            Err(_) => Err(client_gone("the client took no data for a minute")),
+            Err(_) => Err(client_gone("the client took no data for 30 s")),
         }
     }
 
