@@ -13,7 +13,10 @@ use crate::jsonl::{self, Envelope, LineStatus};
 use crate::model::{ImportReport, Progress};
 use crate::search::PendingTexts;
 use crate::store::Store;
-use load::{Ahead, Loaded, ReadFile};
+#[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
+pub(crate) use load::load;
+pub(crate) use load::Loaded;
+use load::{Ahead, ReadFile};
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -30,10 +33,9 @@ pub(crate) mod transcript;
 pub use fingerprint::{prefix_hash, TAIL_BYTES};
 pub(crate) use fingerprint::{tail_start, FileView, Fingerprint, PrefixHash};
 #[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
-pub(crate) use load::{read_from, Parsed};
+pub(crate) use load::Parsed;
 use sqlite::SqliteTx;
 pub(crate) use tally::LineTally;
-use transcript::Incoming;
 #[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
 pub(crate) use transcript::{FileStamp, Held};
 
@@ -106,7 +108,7 @@ pub fn discover(path: &Path) -> Result<Discovery> {
         let mut source = classify_file(path)?;
         // `import copy.jsonl`: Claude Code names a transcript by its session id, and every
         // record carries it; a file renamed by hand keeps its session.
-        if source.kind == SourceKind::Main && !crate::watch::is_session_id(&source.session) {
+        if source.kind == SourceKind::Main && !crate::names::is_session_id(&source.session) {
             if let Some(id) = recorded_session_id(&source.path)? {
                 found.named_by_records.push(crate::model::NamedByRecords {
                     path: source.path.clone(),
@@ -269,7 +271,7 @@ fn recorded_session_id(path: &Path) -> Result<Option<String>> {
             _ => {}
         }
     }
-    Ok(found.filter(|id| crate::watch::is_session_id(id)))
+    Ok(found.filter(|id| crate::names::is_session_id(id)))
 }
 
 fn file_stem(path: &Path) -> String {
@@ -384,13 +386,14 @@ fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// A ledger entry: what was imported from a source path.
 #[derive(Debug, Clone)]
-struct Ledger {
-    target: Option<i64>,
-    size: i64,
-    mtime_ns: i64,
-    vanished: bool,
-    imported_bytes: usize,
-    fingerprint: Fingerprint,
+pub(crate) struct Ledger {
+    /// The transcript or session file it was imported into.
+    pub target: Option<i64>,
+    pub size: i64,
+    pub mtime_ns: i64,
+    pub vanished: bool,
+    pub imported_bytes: usize,
+    pub fingerprint: Fingerprint,
 }
 
 const SELECT_LEDGER: &str = "SELECT transcript_id, session_file_id, size, mtime_ns, vanished,
@@ -509,19 +512,7 @@ pub fn import_paths_with(
     limits: &ImportLimits,
 ) -> Result<ImportReport> {
     let started = Instant::now();
-    let mut found = Discovery::default();
-    let mut scanned_dirs = Vec::new();
-    for path in paths {
-        let more = discover(path)?;
-        found.sources.extend(more.sources);
-        found.skipped_links.extend(more.skipped_links);
-        found.named_by_records.extend(more.named_by_records);
-        if path.is_dir() {
-            scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
-        }
-    }
-    settle_names(&mut found);
-    keep_stored_names(&mut found, |path| {
+    let (found, scanned_dirs) = discover_paths(paths, |path| {
         Ok(store
             .reader()?
             .prepare_cached(
@@ -538,6 +529,111 @@ pub fn import_paths_with(
         inline: false,
     };
     import_sources(store, found, &scanned_dirs, progress, &how, started)
+}
+
+/// What the files under `paths` are (see [`discover`]), their names settled, and the
+/// folders scanned whole, whose ledger entries of files now gone are marked vanished.
+/// `stored_session` is the engine's answer to which session a path's stored copy belongs
+/// to (see [`keep_stored_names`]).
+///
+/// # Errors
+/// Fails when a path cannot be scanned or on a database error.
+pub(crate) fn discover_paths(
+    paths: &[PathBuf],
+    stored_session: impl Fn(&str) -> Result<Option<String>>,
+) -> Result<(Discovery, Vec<PathBuf>)> {
+    let mut found = Discovery::default();
+    let mut scanned_dirs = Vec::new();
+    for path in paths {
+        let more = discover(path)?;
+        found.sources.extend(more.sources);
+        found.skipped_links.extend(more.skipped_links);
+        found.named_by_records.extend(more.named_by_records);
+        if path.is_dir() {
+            scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
+        }
+    }
+    settle_names(&mut found);
+    keep_stored_names(&mut found, stored_session)?;
+    Ok((found, scanned_dirs))
+}
+
+/// The sources of `found` whose names can be stored, with their sizes, and the report's
+/// first counts (files, sessions, links skipped, names refused); starts `progress`.
+pub(crate) fn checked_sources(
+    found: Discovery,
+    progress: &dyn Progress,
+) -> (ImportReport, Vec<Source>, Vec<u64>) {
+    let mut report = ImportReport {
+        files: found.sources.len() as u64,
+        symlinks_skipped: found.skipped_links.len() as u64,
+        named_by_records: found.named_by_records,
+        ..ImportReport::default()
+    };
+    let mut sources = Vec::with_capacity(found.sources.len());
+    for source in found.sources {
+        match check_names(&source) {
+            Ok(()) => sources.push(source),
+            Err(e) => {
+                report.files_failed += 1;
+                report.bad_names += 1;
+                report
+                    .errors
+                    .push(format!("{}: {e}; not imported", source.path.display()));
+            }
+        }
+    }
+    let sessions: BTreeSet<(&str, &str)> = sources
+        .iter()
+        .map(|s| (s.project.as_str(), s.session.as_str()))
+        .collect();
+    report.sessions = sessions.len() as u64;
+    let sizes: Vec<u64> = sources
+        .iter()
+        .map(|s| std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0))
+        .collect();
+    progress.start(sizes.iter().sum());
+    (report, sources, sizes)
+}
+
+/// `report` with its time and rate; the progress bar closed.
+pub(crate) fn finished(
+    mut report: ImportReport,
+    started: Instant,
+    progress: &dyn Progress,
+) -> ImportReport {
+    report.seconds = started.elapsed().as_secs_f64();
+    report.mb_per_s = if report.seconds > 0.0 {
+        report.bytes_read as f64 / 1e6 / report.seconds
+    } else {
+        0.0
+    };
+    progress.finish();
+    report
+}
+
+/// The ledger's paths under `dirs` whose files are gone. `paths_between(from, to)` is the
+/// engine's answer: the paths not yet marked vanished from `from` up to `to`, a range of
+/// the ledger's key that holds exactly one folder's entries (`dir/` up to `dir0`: '0'
+/// follows '/').
+///
+/// # Errors
+/// Fails on a database error.
+pub(crate) fn gone_under(
+    dirs: &[PathBuf],
+    mut paths_between: impl FnMut(&str, &str) -> Result<Vec<String>>,
+) -> Result<Vec<String>> {
+    let mut gone = Vec::new();
+    for dir in dirs {
+        let dir = dir.to_string_lossy();
+        let dir = dir.trim_end_matches('/');
+        for path in paths_between(&format!("{dir}/"), &format!("{dir}0"))? {
+            if !Path::new(&path).exists() {
+                gone.push(path);
+            }
+        }
+    }
+    Ok(gone)
 }
 
 /// How [`import_sources`] runs.
@@ -706,31 +802,7 @@ fn import_sources(
     how: &How<'_>,
     started: Instant,
 ) -> Result<ImportReport> {
-    let mut report = ImportReport {
-        files: found.sources.len() as u64,
-        symlinks_skipped: found.skipped_links.len() as u64,
-        named_by_records: found.named_by_records.clone(),
-        ..ImportReport::default()
-    };
-    let mut sources = Vec::with_capacity(found.sources.len());
-    for source in found.sources {
-        match check_names(&source) {
-            Ok(()) => sources.push(source),
-            Err(e) => {
-                report.files_failed += 1;
-                report.bad_names += 1;
-                report
-                    .errors
-                    .push(format!("{}: {e}; not imported", source.path.display()));
-            }
-        }
-    }
-    let sizes: Vec<u64> = sources
-        .iter()
-        .map(|s| std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0))
-        .collect();
-    progress.start(sizes.iter().sum());
-    let mut sessions = BTreeSet::new();
+    let (mut report, sources, sizes) = checked_sources(found, progress);
     let mut transcripts = BTreeSet::new();
     let mut run = Run {
         store,
@@ -739,9 +811,9 @@ fn import_sources(
         transcripts: &mut transcripts,
     };
     if how.inline {
-        run.inline(&sizes, progress, how.limits, &mut sessions)?;
+        run.inline(&sizes, progress, how.limits)?;
     } else {
-        run.threaded(&sizes, progress, how.limits, &mut sessions)?;
+        run.threaded(&sizes, progress, how.limits)?;
         let reader = store.reader()?;
         for id in &transcripts {
             let n: i64 = reader
@@ -751,15 +823,7 @@ fn import_sources(
         }
     }
     report.vanished_files = mark_vanished(store, scanned_dirs)?;
-    report.sessions = sessions.len() as u64;
-    report.seconds = started.elapsed().as_secs_f64();
-    report.mb_per_s = if report.seconds > 0.0 {
-        report.bytes_read as f64 / 1e6 / report.seconds
-    } else {
-        0.0
-    };
-    progress.finish();
-    Ok(report)
+    Ok(finished(report, started, progress))
 }
 
 /// One import's writer side: the sources, and what it found so far.
@@ -774,23 +838,14 @@ impl Run<'_> {
     /// Accounts for one loaded source; a file that was read joins `group`.
     fn take(&mut self, index: usize, loaded: Loaded, group: &mut Group) {
         let source = &self.sources[index];
-        match loaded {
-            Loaded::Unchanged(target) => {
-                self.report.files_unchanged += 1;
-                if let Some(id) = target {
-                    note_transcript(source, id, self.transcripts);
-                }
+        let transcripts = &mut *self.transcripts;
+        let noted = |target: Option<i64>| {
+            if let Some(id) = target {
+                note_transcript(source, id, transcripts);
             }
-            Loaded::Failed(e) => {
-                self.report.files_failed += 1;
-                self.report.errors.push(e.to_string());
-            }
-            Loaded::TooBig(why) => {
-                self.report.files_failed += 1;
-                self.report.files_too_big += 1;
-                self.report.errors.push(why);
-            }
-            Loaded::Read(file) => group.push(index, file),
+        };
+        if let Some(file) = loaded.into_write(self.report, noted) {
+            group.push(index, file);
         }
     }
 
@@ -826,7 +881,6 @@ impl Run<'_> {
         sizes: &[u64],
         progress: &dyn Progress,
         limits: &ImportLimits,
-        sessions: &mut BTreeSet<(String, String)>,
     ) -> Result<()> {
         let mut texts = PendingTexts::new();
         let mut group = Group::default();
@@ -834,8 +888,7 @@ impl Run<'_> {
         let count = self.sources.len();
         for (index, size) in sizes.iter().enumerate() {
             let source = &self.sources[index];
-            sessions.insert((source.project.clone(), source.session.clone()));
-            let loaded = load::load(self.store, source, spare.pop().unwrap_or_default(), limits)?;
+            let loaded = load_here(self.store, source, spare.pop().unwrap_or_default(), limits)?;
             self.take(index, loaded, &mut group);
             progress.advance(*size, &source.path.to_string_lossy());
             let last = index + 1 == count;
@@ -861,7 +914,6 @@ impl Run<'_> {
         sizes: &[u64],
         progress: &dyn Progress,
         limits: &ImportLimits,
-        sessions: &mut BTreeSet<(String, String)>,
     ) -> Result<()> {
         let store = self.store;
         let checkpointer = Checkpointer::start(store, None)?;
@@ -889,7 +941,7 @@ impl Run<'_> {
                             spare.push(buf);
                         }
                     }
-                    let loaded = load::load(store, source, spare.pop().unwrap_or_default(), limits);
+                    let loaded = load_here(store, source, spare.pop().unwrap_or_default(), limits);
                     if let Ok(Loaded::Read(file)) = &loaded {
                         in_flight += file.bytes.len();
                     }
@@ -904,7 +956,6 @@ impl Run<'_> {
             let mut loaded = loaded.into_iter();
             for (index, (source, size)) in sources.iter().zip(sizes).enumerate() {
                 let Some(next) = loaded.next() else { break };
-                sessions.insert((source.project.clone(), source.session.clone()));
                 self.take(index, next?, &mut group);
                 progress.advance(*size, &source.path.to_string_lossy());
                 if group.bytes < GROUP_BYTES && index + 1 < sources.len() {
@@ -977,14 +1028,13 @@ fn write_group(
         // A session's catalog row is refreshed once, after all its files of the group.
         let mut touched = BTreeSet::new();
         for (index, file) in files {
-            let source = &sources[index];
-            let session = match located_session(tx, source)? {
-                Some(session) => session,
-                None => upsert_session(tx, &source.project, &source.session)?,
+            let mut sink = SqliteTx::new(tx, texts);
+            let file = match transcript::write_file(&mut sink, &sources[index], file, report)? {
+                Ok(file) => file,
+                Err(why) => unreachable!("a store of one machine refused a version: {why}"),
             };
-            let (id, buf) = write_source(tx, session, source, file, texts, report)?;
-            touched.insert(session);
-            written.push((index, id, buf));
+            touched.insert(file.session);
+            written.push((index, file.id, file.buf));
         }
         for session in touched {
             crate::catalog::refresh_session(tx, session)?;
@@ -998,52 +1048,20 @@ fn write_group(
     Ok(written)
 }
 
-/// Writes one file that was read into the transaction. Returns its transcript or file id,
-/// and the file's buffer for reuse.
-fn write_source(
-    tx: &Transaction<'_>,
-    session: i64,
+/// [`load::load`] with the ledger read on a reader connection: a guess the writer checks in
+/// its transaction (see [`load`]).
+fn load_here(
+    store: &Store,
     source: &Source,
-    file: ReadFile,
-    texts: &mut PendingTexts,
-    report: &mut ImportReport,
-) -> Result<(i64, Vec<u8>)> {
-    let ReadFile {
-        bytes: mut buf,
-        base,
-        mtime_ns,
-        ahead,
-        pieces,
-    } = file;
-    let key = path_key(&source.path);
-    report.bytes_read += buf.len() as u64;
-    let stamp = FileStamp {
-        key: &key,
-        size: pieces.map_or((base + buf.len()) as i64, |p| p.size as i64),
-        mtime_ns,
-    };
-    let id = match &source.kind {
-        SourceKind::File { relpath } => {
-            // The loader reads session files whole.
-            debug_assert_eq!(base, 0);
-            import_session_file(tx, session, relpath, &buf, &stamp, report)?
-        }
-        kind => {
-            let file = Incoming {
-                buf: &mut buf,
-                base,
-                ahead,
-                stamp,
-                pieces: pieces.map(|p| p.piece_bytes),
-            };
-            let mut sink = SqliteTx::new(tx, texts);
-            match transcript::import_transcript(&mut sink, session, source, kind, file, report)? {
-                Ok(id) => id,
-                Err(why) => unreachable!("a store of one machine refused a version: {why}"),
-            }
-        }
-    };
-    Ok((id, buf))
+    bytes: Vec<u8>,
+    limits: &ImportLimits,
+) -> Result<Loaded> {
+    load::load(
+        source,
+        |key| read_ledger(&*store.reader()?, key),
+        bytes,
+        limits,
+    )
 }
 
 /// The main transcript path of the session a source belongs to: the source itself, or
@@ -1067,7 +1085,7 @@ pub(crate) fn main_transcript_path(source: &Source) -> PathBuf {
 /// own project folder: a restore (or `launch`) into another folder records the files it
 /// wrote in the ledger under the session they came from, so that importing them later
 /// keeps one session with two locations instead of making a second one.
-fn located_session(tx: &Transaction<'_>, source: &Source) -> Result<Option<i64>> {
+pub(super) fn located_session(tx: &Transaction<'_>, source: &Source) -> Result<Option<i64>> {
     let main = path_key(&main_transcript_path(source));
     Ok(tx
         .prepare_cached(
@@ -1136,49 +1154,6 @@ fn write_ledger(
         tail_column
     ])?;
     Ok(())
-}
-
-fn import_session_file(
-    tx: &Transaction<'_>,
-    session: i64,
-    relpath: &str,
-    bytes: &[u8],
-    stamp: &FileStamp<'_>,
-    report: &mut ImportReport,
-) -> Result<i64> {
-    let existing: Option<Vec<u8>> = tx
-        .prepare_cached("SELECT content FROM session_files WHERE session_id = ?1 AND relpath = ?2")?
-        .query_row(params![session, relpath], |r| r.get(0))
-        .optional()?;
-    if existing.as_deref() != Some(bytes) {
-        tx.prepare_cached(
-            "INSERT INTO session_files (session_id, relpath, content) VALUES (?1, ?2, ?3)
-             ON CONFLICT (session_id, relpath) DO UPDATE SET content = excluded.content",
-        )?
-        .execute(params![session, relpath, bytes])?;
-        report.files_imported += 1;
-    } else {
-        report.files_unchanged += 1;
-    }
-    if let Some(sidechain) = relpath.strip_suffix(".meta.json") {
-        tx.prepare_cached(
-            "UPDATE transcripts SET meta_json = ?3
-             WHERE session_id = ?1 AND subpath = ?2 AND superseded_at IS NULL",
-        )?
-        .execute(params![session, sidechain, bytes])?;
-    }
-    let id: i64 = tx
-        .prepare_cached("SELECT id FROM session_files WHERE session_id = ?1 AND relpath = ?2")?
-        .query_row(params![session, relpath], |r| r.get(0))?;
-    write_ledger(
-        tx,
-        stamp,
-        None,
-        Some(id),
-        &FileView::whole(bytes),
-        bytes.len(),
-    )?;
-    Ok(id)
 }
 
 /// How many `\n` are in `bytes`.
@@ -1665,27 +1640,17 @@ fn mark_vanished(store: &Store, dirs: &[PathBuf]) -> Result<u64> {
     if dirs.is_empty() {
         return Ok(0);
     }
-    let mut gone = Vec::new();
-    {
+    let gone = {
         let reader = store.reader()?;
-        // A range of the primary key: the paths that start with `dir/` sort between it and
-        // `dir0` ('0' follows '/'), so only the folder's own entries are read.
         let mut stmt = reader.prepare_cached(
             "SELECT path FROM source_files WHERE path >= ?1 AND path < ?2 AND vanished = 0",
         )?;
-        for dir in dirs {
-            let dir = dir.to_string_lossy();
-            let dir = dir.trim_end_matches('/');
-            let (prefix, past) = (format!("{dir}/"), format!("{dir}0"));
-            let paths = stmt.query_map([&prefix, &past], |r| r.get::<_, String>(0))?;
-            for path in paths {
-                let path = path?;
-                if !Path::new(&path).exists() {
-                    gone.push(path);
-                }
-            }
-        }
-    }
+        gone_under(dirs, |from, to| {
+            Ok(stmt
+                .query_map([from, to], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?)
+        })?
+    };
     mark_gone(store, &gone)
 }
 
