@@ -454,24 +454,26 @@ pub(crate) async fn agent_page(
         Ok(Query(p)) => p.fragment.is_some(),
         Err(e) => return super::bad_query(&e),
     };
-    heavy_page(state.heavy(), move || {
+    heavy_stream(state.heavy(), move |sink| {
         let db = state.db();
         let session = find_session(db, &project, &session_id)?;
-        let lines = db
-            .transcript_lines(&session, Some(&agent))?
-            .ok_or_else(|| {
-                Error::NotFound(format!("no sub-agent {agent} in session {session_id}"))
-            })?;
+        let outline = Outline::read_agent(db, &session, &agent)?;
         let agents = stored_agents(db, &session)?;
-        let records: Vec<Rec> = lines.into_iter().map(Rec::from_line).collect();
-        let mut body = Html::new();
-        let mut renderer = Renderer::new(&session, Some(&agent), &records, agents);
-        renderer.lazy = true;
-        let total = renderer.all(&mut body);
-        if fragment {
-            return Ok(fragment_answer(body));
-        }
+        sink.header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
         let mut h = Html::new();
+        if fragment {
+            outline.write(db, &session, &agents, &mut h, &mut |piece| {
+                sink.write(piece.as_bytes())
+            })?;
+            return sink.write(h.take().as_bytes());
+        }
+        // The head shows the conversation's totals: a first rendering, thrown away, counts
+        // them (a piece at a time, as the second).
+        let total = outline.write(db, &session, &agents, &mut h, &mut |_| Ok(()))?;
+        let mut h = page_start(&format!("Sub-agent {agent}"), Nav::None);
         h.raw("<div class=\"session-head\"><h1 id=\"title\">Sub-agent <code>")
             .text(&agent)
             .raw("</code></h1><p class=\"meta\">of <a href=\"");
@@ -479,18 +481,16 @@ pub(crate) async fn agent_page(
         h.raw("\">")
             .text(&session.session_id)
             .raw("</a> · ")
-            .text(&thousands(records.len() as i64))
+            .text(&thousands(outline.len() as i64))
             .raw(" records · ");
         total.write(&mut h);
         h.raw("</p></div><section class=\"thread\" aria-labelledby=\"title\">");
         toggles(&mut h);
-        h.append(&body).raw("</section>");
-        Ok(page(
-            StatusCode::OK,
-            &format!("Sub-agent {agent}"),
-            Nav::None,
-            &h,
-        ))
+        outline.write(db, &session, &agents, &mut h, &mut |piece| {
+            sink.write(piece.as_bytes())
+        })?;
+        h.raw("</section>").raw(PAGE_END);
+        sink.write(h.take().as_bytes())
     })
     .await
 }
