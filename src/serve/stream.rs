@@ -134,6 +134,10 @@ impl Sink {
         match sent {
             // The sender is dropped after this, so the body sees the mark before its end.
             Ok(()) => self.complete.store(true, Ordering::SeqCst),
+            Err(e) if is_client_gone(&e) => {
+                // Nothing is wrong with the server: say so without an error id.
+                eprintln!("sessiondb serve: a streamed answer stopped: {e}");
+            }
             Err(e) => cut(&e),
         }
     }
@@ -149,7 +153,10 @@ impl Drop for Sink {
 
 impl std::io::Write for Sink {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        Sink::write(self, bytes).map_err(std::io::Error::other)?;
+        Sink::write(self, bytes).map_err(|e| match e {
+            Error::Io { source, .. } => source,
+            other => std::io::Error::other(other),
+        })?;
         Ok(bytes.len())
     }
 
@@ -163,6 +170,12 @@ fn client_gone(why: &str) -> Error {
         "<client>",
         std::io::Error::new(std::io::ErrorKind::BrokenPipe, why),
     )
+}
+
+/// Whether `e` is the client's going away ([`client_gone`]), also as a render passed it on
+/// (the export wraps it in an error of its own output, of the same kind).
+fn is_client_gone(e: &Error) -> bool {
+    matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// Logs why an answer was cut (its client sees the connection closed before the end).
