@@ -2,8 +2,9 @@
 //! the write transaction the importer holds. The search texts read ahead are kept for the
 //! full-text index (`texts`), which SQLite fills after the rows.
 
+use super::rows::{create_transcript, set_project_cwd, ROW_BATCH, STATEMENT_CACHE};
 use super::transcript::{FileStamp, LastRow, LedgerEntry, TranscriptTx};
-use super::{FileView, Fingerprint, Origin, Parsed, Source, ROW_BATCH, STATEMENT_CACHE};
+use super::{FileView, Fingerprint, Origin, Parsed, Source};
 use crate::error::Result;
 use crate::jsonl::Envelope;
 use crate::search::PendingTexts;
@@ -161,7 +162,7 @@ impl TranscriptTx for SqliteTx<'_, '_> {
         subpath: &str,
         agent_id: Option<&str>,
     ) -> Result<i64> {
-        super::create_transcript(self.tx, session, subpath, agent_id)
+        create_transcript(self.tx, session, subpath, agent_id)
     }
 
     fn insert_lines(
@@ -202,7 +203,7 @@ impl TranscriptTx for SqliteTx<'_, '_> {
     }
 
     fn set_project_cwd(&mut self, session: i64, cwd: &str) -> Result<()> {
-        super::set_project_cwd(self.tx, session, cwd)
+        set_project_cwd(self.tx, session, cwd)
     }
 
     fn project_sides(
