@@ -199,6 +199,45 @@ impl Db {
         }
     }
 
+    /// The id of a session's live main transcript (`agent` `None`) or of its sub-agent
+    /// `agent`'s, if stored: what [`Db::transcript_page`] reads.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn transcript_id(&self, session: &SessionRef, agent: Option<&str>) -> Result<Option<i64>> {
+        match self {
+            Db::Sqlite(s) => crate::query::session_transcript(&*s.reader()?, session, agent),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => {
+                p.read(|tx| crate::pg::query::session_transcript(tx, session, agent))
+            }
+        }
+    }
+
+    /// Up to `limit` stored lines of transcript `transcript` after line `after` (`-1`: from
+    /// the first), in file order: a page of the transcript, for a reader that holds a page
+    /// at a time (the streamed session page).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn transcript_page(
+        &self,
+        transcript: i64,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredLine>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        match self {
+            Db::Sqlite(s) => {
+                crate::query::transcript_lines_after(&*s.reader()?, transcript, after, limit)
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => {
+                p.read(|tx| crate::pg::query::transcript_lines_after(tx, transcript, after, limit))
+            }
+        }
+    }
+
     /// The stored lines of a session's main transcript (`agent` `None`) or of its sub-agent
     /// `agent`'s, in file order; `None` when that transcript is not stored.
     ///

@@ -1,9 +1,11 @@
-//! A bound on the renders that hold a whole session in memory (issue 28, item 8): the
-//! session pages (transcript, resume view, a sub-agent, one record, a tool's fold), the
-//! download and the API's `/v1/resume`. Sixteen resume views of a 50 MB session at once
-//! took `serve` to 3.85 GB, and the allocator kept most of it afterwards; at most
-//! [`limit`] of them now run at once, the others wait their turn (their connections stay
-//! open), so the peak is a few renders' worth whatever the burst.
+//! A bound on the heavy renders (issue 28, item 8): the session pages (transcript, resume
+//! view, a sub-agent, one record, a tool's fold), the download and the API's `/v1/resume`.
+//! Sixteen resume views of a 50 MB session at once took `serve` to 3.85 GB, and the
+//! allocator kept most of it afterwards; at most [`limit`] of them now run at once, the
+//! others wait their turn (their connections stay open), so the peak is a few renders'
+//! worth whatever the burst. A streamed answer ([`super::stream`]) keeps its place until
+//! its client has taken the last chunk. When the last heavy render ends, the memory they
+//! freed is given back to the system ([`super::trim`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -55,12 +57,22 @@ impl Gate {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
+        self.start(f).await.await
+    }
+
+    /// Starts `f` on the blocking pool once a place is free, and answers its handle without
+    /// waiting for it to end: a streamed answer ([`crate::serve::stream`]) is sent while its
+    /// render runs. Dropped while it waits, it starts nothing.
+    pub async fn start<T, F>(self: Arc<Self>, f: F) -> tokio::task::JoinHandle<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
         let permit = self.hold().await;
         tokio::task::spawn_blocking(move || {
             let _place = Place::take(self, permit);
             f()
         })
-        .await
     }
 
     /// Waits for a place, kept until the permit is dropped.
@@ -103,7 +115,10 @@ impl Place {
 
 impl Drop for Place {
     fn drop(&mut self) {
-        self.gate.running.fetch_sub(1, Ordering::SeqCst);
+        if self.gate.running.fetch_sub(1, Ordering::SeqCst) == 1 {
+            // The burst is over: give the memory its renders freed back to the system.
+            super::trim::release_free_memory();
+        }
     }
 }
 
