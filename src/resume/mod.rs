@@ -24,6 +24,7 @@ pub mod gather;
 pub mod history;
 pub mod legacy;
 pub mod model;
+pub mod normalize;
 mod reminder_escape;
 pub mod render_extra;
 pub mod repair;
