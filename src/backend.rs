@@ -14,8 +14,8 @@ use crate::pg::PgStore;
 use crate::query::{SessionFilter, SessionInfo, StoredLine};
 use crate::resume::{ResumeOptions, Resumed};
 use crate::sdk::{SessionMessage, StoredMessage};
+use crate::store::Store;
 use crate::streams::{StreamStore, StreamTx};
-use crate::Store;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -164,7 +164,7 @@ impl Db {
     /// the web viewer's paths name both, and match nothing else.
     ///
     /// # Errors
-    /// [`crate::Error::SessionNotFound`], or a database error.
+    /// [`crate::error::Error::SessionNotFound`], or a database error.
     pub fn find_exact_session(&self, project: &str, session_id: &str) -> Result<SessionRef> {
         match self {
             Db::Sqlite(s) => crate::query::find_exact_session(&*s.reader()?, project, session_id),
@@ -199,6 +199,45 @@ impl Db {
         }
     }
 
+    /// The id of a session's live main transcript (`agent` `None`) or of its sub-agent
+    /// `agent`'s, if stored: what [`Db::transcript_page`] reads.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn transcript_id(&self, session: &SessionRef, agent: Option<&str>) -> Result<Option<i64>> {
+        match self {
+            Db::Sqlite(s) => crate::query::session_transcript(&*s.reader()?, session, agent),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => {
+                p.read(|tx| crate::pg::query::session_transcript(tx, session, agent))
+            }
+        }
+    }
+
+    /// Up to `limit` stored lines of transcript `transcript` after line `after` (`-1`: from
+    /// the first), in file order: a page of the transcript, for a reader that holds a page
+    /// at a time (the streamed session page).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn transcript_page(
+        &self,
+        transcript: i64,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredLine>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        match self {
+            Db::Sqlite(s) => {
+                crate::query::transcript_lines_after(&*s.reader()?, transcript, after, limit)
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => {
+                p.read(|tx| crate::pg::query::transcript_lines_after(tx, transcript, after, limit))
+            }
+        }
+    }
+
     /// The stored lines of a session's main transcript (`agent` `None`) or of its sub-agent
     /// `agent`'s, in file order; `None` when that transcript is not stored.
     ///
@@ -229,7 +268,7 @@ impl Db {
     /// `agent`'s, as stored: one line read, not the transcript.
     ///
     /// # Errors
-    /// [`crate::Error::NotFound`] when the transcript or the line is not stored; a database
+    /// [`crate::error::Error::NotFound`] when the transcript or the line is not stored; a database
     /// error.
     pub fn transcript_line(
         &self,
@@ -255,9 +294,9 @@ impl Db {
                     .transpose()
             })?,
         }
-        .ok_or_else(|| crate::Error::NotFound("no such transcript".into()))?
+        .ok_or_else(|| crate::error::Error::NotFound("no such transcript".into()))?
         .ok_or_else(|| {
-            crate::Error::NotFound(format!("no line {} in this transcript", ordinal + 1))
+            crate::error::Error::NotFound(format!("no line {} in this transcript", ordinal + 1))
         })?;
         Ok(StoredLine {
             ordinal,
@@ -389,7 +428,7 @@ impl Db {
     pub fn search(
         &self,
         q: &crate::search::SearchQuery,
-    ) -> Result<(Vec<crate::search::Hit>, Option<crate::Error>)> {
+    ) -> Result<(Vec<crate::search::Hit>, Option<crate::error::Error>)> {
         self.search_narrowed(q, &crate::search::Narrowing::default())
     }
 
@@ -402,7 +441,7 @@ impl Db {
         &self,
         q: &crate::search::SearchQuery,
         n: &crate::search::Narrowing,
-    ) -> Result<(Vec<crate::search::Hit>, Option<crate::Error>)> {
+    ) -> Result<(Vec<crate::search::Hit>, Option<crate::error::Error>)> {
         match self {
             Db::Sqlite(s) => {
                 let caught_up = crate::search::catch_up(s).err();

@@ -27,7 +27,7 @@ pub struct BackupReport {
     /// Database pages copied.
     pub pages: i64,
     /// Temporary files of earlier backups that were killed before their rename, removed
-    /// from DEST's folder ([`remove_stale_temporaries`]).
+    /// from DEST's folder (see `remove_stale_temporaries`).
     pub stale_temporaries_removed: u64,
 }
 

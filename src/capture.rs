@@ -150,7 +150,7 @@ pub fn checkpoint_wal(db: &Path) -> Result<()> {
 /// # Errors
 /// Fails when a transcript path is not a `.jsonl` regular file under the projects folder
 /// (nothing is imported then), or when import fails.
-pub fn capture(store: &crate::Db, payload: &HookPayload) -> Result<ImportReport> {
+pub fn capture(store: &crate::backend::Db, payload: &HookPayload) -> Result<ImportReport> {
     let root = projects_root()?;
     capture_under(store, payload, &root)
 }
@@ -160,7 +160,7 @@ pub fn capture(store: &crate::Db, payload: &HookPayload) -> Result<ImportReport>
 /// # Errors
 /// As [`capture`].
 pub fn capture_under(
-    store: &crate::Db,
+    store: &crate::backend::Db,
     payload: &HookPayload,
     root: &Path,
 ) -> Result<ImportReport> {

@@ -21,6 +21,8 @@
 //!   against other sessiondb processes, and compares the file's bytes just before the rename
 //!   with those it read (a writer that does not lock, such as Claude Code): when they
 //!   differ it starts over from the new bytes, up to [`ATTEMPTS`] times.
+//! * **Text**: [`edit_text`] is the same edit for a change that works on the text itself
+//!   (`mcp install` splices what `claude mcp add` writes); [`edit`] is built on it.
 //! * **Removing**: with [`Options::remove_when_empty`], a file left holding exactly
 //!   [`NEW_FILE`] (`{}` and a newline, what an edit starts a missing file from) is removed:
 //!   undoing an edit that created the file leaves no file (Claude Code reads a missing file
@@ -90,25 +92,23 @@ pub fn target(path: &Path) -> Result<PathBuf> {
 /// # Errors
 /// Fails when it cannot be read or is not a JSON object (naming line and column).
 pub fn read(path: &Path) -> Result<Document> {
-    Ok(read_bytes(path)?.1)
+    let bytes = current(path)?;
+    let text = bytes.as_deref().map(|b| utf8(path, b)).transpose()?;
+    parse(path, text.unwrap_or(NEW_FILE))
 }
 
-fn read_bytes(path: &Path) -> Result<(Option<Vec<u8>>, Document)> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(Error::io(path, e)),
-    };
-    let text = match &bytes {
-        Some(b) => String::from_utf8(b.clone()).map_err(|_| {
-            Error::Invalid(format!(
-                "{} is not UTF-8 text; it was left untouched",
-                path.display()
-            ))
-        })?,
-        None => NEW_FILE.to_owned(),
-    };
-    let doc = Document::parse(text).map_err(|e| {
+fn utf8<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str> {
+    std::str::from_utf8(bytes).map_err(|_| {
+        Error::Invalid(format!(
+            "{} is not UTF-8 text; it was left untouched",
+            path.display()
+        ))
+    })
+}
+
+/// `text` as a document, refused unless it is a JSON object.
+fn parse(path: &Path, text: &str) -> Result<Document> {
+    let doc = Document::parse(text.to_owned()).map_err(|e| {
         Error::Invalid(format!(
             "{} is not valid JSON (line {}, column {}: {e}); it was left untouched",
             path.display(),
@@ -122,7 +122,7 @@ fn read_bytes(path: &Path) -> Result<(Option<Vec<u8>>, Document)> {
             path.display()
         )));
     }
-    Ok((bytes, doc))
+    Ok(doc)
 }
 
 /// Edits the settings file at `path` with `change` (see the module documentation). `change`
@@ -137,6 +137,45 @@ pub fn edit<T>(
     options: &Options,
     mut change: impl FnMut(&mut Document) -> Result<T>,
 ) -> Result<(T, Edited)> {
+    edit_text(path, options, |file, before| {
+        let mut doc = parse(file, before.unwrap_or(NEW_FILE))?;
+        let answer = change(&mut doc)?;
+        let after = doc.text();
+        let new = if before.unwrap_or(NEW_FILE) == after {
+            NewText::Keep
+        } else if options.remove_when_empty && before.is_some() && after == NEW_FILE {
+            NewText::Remove
+        } else {
+            NewText::Write(after.to_owned())
+        };
+        Ok((answer, new))
+    })
+}
+
+/// What a change made with [`edit_text`] asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NewText {
+    /// Leave the file as it is.
+    Keep,
+    /// Write these bytes.
+    Write(String),
+    /// Remove the file.
+    Remove,
+}
+
+/// [`edit`] for a change that works on the file's text itself (`mcp install` splices the
+/// text `claude mcp add` would write): `change` gets the file the link points to and its
+/// text (`None` when it does not exist), and says what to write. Links, the read-only
+/// refusal, the lock, the comparison before the rename and [`Options::backup`] are those
+/// of [`edit`].
+///
+/// # Errors
+/// As [`edit`], and when the file is not UTF-8 text.
+pub fn edit_text<T>(
+    path: &Path,
+    options: &Options,
+    mut change: impl FnMut(&Path, Option<&str>) -> Result<(T, NewText)>,
+) -> Result<(T, Edited)> {
     let file = target(path)?;
     let folder = match file.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
@@ -145,25 +184,27 @@ pub fn edit<T>(
     std::fs::create_dir_all(&folder).map_err(|e| Error::io(&folder, e))?;
     let _lock = lock(&folder)?;
     for _ in 0..ATTEMPTS {
-        let (before, mut doc) = read_bytes(&file)?;
+        let before = current(&file)?;
+        let text = before.as_deref().map(|b| utf8(&file, b)).transpose()?;
         let mode = refuse_read_only(&file)?;
-        let answer = change(&mut doc)?;
+        let (answer, new) = change(&file, text)?;
         let mut edited = Edited {
             file: file.clone(),
             changed: false,
             backup: None,
             removed: false,
         };
-        let after = doc.text().as_bytes();
-        if before.as_deref() == Some(after) || (before.is_none() && doc.text() == NEW_FILE) {
-            return Ok((answer, edited));
-        }
+        let after = match &new {
+            NewText::Write(text) if before.as_deref() != Some(text.as_bytes()) => {
+                Some(text.as_bytes())
+            }
+            NewText::Remove if before.is_some() => None,
+            _ => return Ok((answer, edited)),
+        };
         edited.changed = true;
-        let remove = options.remove_when_empty && before.is_some() && doc.text() == NEW_FILE;
-        let tmp = if remove {
-            None
-        } else {
-            Some(write_beside(&file, &folder, after, mode)?)
+        let tmp = match after {
+            Some(bytes) => Some(write_beside(&file, &folder, bytes, mode)?),
+            None => None,
         };
         // Another writer (one that does not lock) changed the file since it was read:
         // start over from its bytes.

@@ -97,12 +97,14 @@ pub fn position(conn: &Connection, transcript: i64, ordinal: i64) -> Result<(u64
 /// Checks one row read by a reader: `Ok` when its bytes match, else the error naming it.
 ///
 /// # Errors
-/// [`crate::Error::Damaged`] when the bytes do not match; a database error while naming it.
+/// [`crate::error::Error::Damaged`] when the bytes do not match; a database error while naming it.
 pub fn check_row(conn: &Connection, row_id: i64, raw: &[u8], checksum: Option<i64>) -> Result<()> {
     if verify(raw, checksum) {
         return Ok(());
     }
-    Err(crate::Error::Damaged(Box::new(locate(conn, row_id)?)))
+    Err(crate::error::Error::Damaged(Box::new(locate(
+        conn, row_id,
+    )?)))
 }
 
 #[cfg(test)]

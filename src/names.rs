@@ -6,6 +6,16 @@
 
 use crate::error::{Error, Result};
 
+/// Whether a name is a Claude Code session id (spec §1.5: a UUID, any case).
+pub(crate) fn is_session_id(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    bytes.len() == 36
+        && bytes.iter().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => *b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+}
+
 /// What kind of name is checked (for the message).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NameKind {

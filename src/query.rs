@@ -581,6 +581,35 @@ pub fn transcript_lines(conn: &Connection, transcript_id: i64) -> Result<Vec<Sto
     Ok(out)
 }
 
+/// Up to `limit` live lines of one transcript after line `after`, in file order (a page of
+/// [`transcript_lines`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn transcript_lines_after(
+    conn: &Connection,
+    transcript_id: i64,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<StoredLine>> {
+    let out = conn
+        .prepare_cached(
+            "SELECT ordinal, raw, checksum FROM rows WHERE transcript_id = ?1 AND ordinal > ?2
+             ORDER BY ordinal LIMIT ?3",
+        )?
+        .query_map(params![transcript_id, after, limit], |r| {
+            let raw: Vec<u8> = r.get(1)?;
+            let damaged = !crate::integrity::verify(&raw, r.get(2)?);
+            Ok(StoredLine {
+                ordinal: r.get(0)?,
+                raw,
+                damaged,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(out)
+}
+
 /// One line of a transcript by its position, and whether it is damaged (see
 /// [`StoredLine::damaged`]).
 ///

@@ -3,7 +3,7 @@
 //! and for transcripts written by other programs (Agent SDK apps).
 //!
 //! A thin layer over import: every change is an import of the session a changed path
-//! belongs to ([`crate::Db::import_session`]: its main transcript and its session folder,
+//! belongs to ([`crate::backend::Db::import_session`]: its main transcript and its session folder,
 //! on either store), so a deleted file keeps its rows and is marked vanished, as a folder
 //! import does.
 
@@ -22,16 +22,6 @@ pub const QUIET: Duration = Duration::from_millis(300);
 /// The longest a batch waits while events keep coming.
 pub const MAX_WAIT: Duration = Duration::from_secs(2);
 
-/// Whether a name is a Claude Code session id (spec §1.5: a UUID, any case).
-pub(crate) fn is_session_id(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    bytes.len() == 36
-        && bytes.iter().enumerate().all(|(i, b)| match i {
-            8 | 13 | 18 | 23 => *b == b'-',
-            _ => b.is_ascii_hexdigit(),
-        })
-}
-
 /// The main transcript of the session a changed path belongs to: the path itself for
 /// `<project>/<id>.jsonl`, `<project>/<id>.jsonl` for anything inside `<project>/<id>/`.
 /// Another `.jsonl` file is its own transcript; anything else belongs to no session.
@@ -41,7 +31,7 @@ pub fn session_transcript(path: &Path) -> Option<PathBuf> {
         if let Component::Normal(name) = component {
             let name = name.to_string_lossy();
             let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
-            if is_session_id(stem) && prefix.parent().is_some() {
+            if crate::names::is_session_id(stem) && prefix.parent().is_some() {
                 return Some(prefix.join(format!("{stem}.jsonl")));
             }
         }
@@ -196,13 +186,13 @@ fn walk_files(folder: &Path, found: &mut dyn FnMut(&Path)) {
 }
 
 /// Imports the sessions of a batch, one by one, into either store
-/// ([`crate::Db::import_session`]); returns those where something changed (new or
+/// ([`crate::backend::Db::import_session`]); returns those where something changed (new or
 /// rewritten lines, files that vanished).
 ///
 /// # Errors
 /// Fails when the database cannot be written; a session folder that cannot be read is
 /// reported in its change's `errors`.
-pub fn import_batch(db: &crate::Db, batch: &BTreeSet<PathBuf>) -> Result<Vec<Change>> {
+pub fn import_batch(db: &crate::backend::Db, batch: &BTreeSet<PathBuf>) -> Result<Vec<Change>> {
     let mut changes = Vec::new();
     for transcript in batch {
         let report = match db.import_session(transcript, &NoProgress) {
@@ -257,6 +247,8 @@ mod tests {
         );
         let other = Path::new("/c/projects/-w/notes.jsonl");
         assert_eq!(session_transcript(other), Some(other.to_path_buf()));
-        assert!(!is_session_id("5992899e-5e2b-4509-8109-e2acee6ef1eg"));
+        assert!(!crate::names::is_session_id(
+            "5992899e-5e2b-4509-8109-e2acee6ef1eg"
+        ));
     }
 }

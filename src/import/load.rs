@@ -7,15 +7,15 @@
 //! the write lock, so the writer compares what was parsed against the stored state inside
 //! its transaction and parses the file itself when they disagree.
 
-use super::{path_key, read_ledger, ImportLimits, Source, SourceKind};
+use super::{path_key, ImportLimits, Ledger, Source, SourceKind};
 use crate::error::{Error, Result};
 use crate::jsonl::{self, Envelope, LineStatus, SearchText};
-use crate::store::Store;
+use crate::model::ImportReport;
 use crate::usage::record::{self, Response};
 use std::time::UNIX_EPOCH;
 
 /// A source file made ready for the writer.
-pub(super) enum Loaded {
+pub(crate) enum Loaded {
     /// The ledger says the file has not changed since it was imported: its transcript or
     /// session-file id.
     Unchanged(Option<i64>),
@@ -28,7 +28,7 @@ pub(super) enum Loaded {
 }
 
 /// A source file read into memory, from `base` on.
-pub(super) struct ReadFile {
+pub(crate) struct ReadFile {
     pub bytes: Vec<u8>,
     /// The file offset of `bytes[0]`: 0, or for a transcript that grew, where the check of
     /// its imported bytes needs it from (see [`super::Fingerprint`]).
@@ -39,6 +39,36 @@ pub(super) struct ReadFile {
     /// A transcript too large to read ahead: `bytes` is empty, and the writer reads the
     /// file in pieces while it stores it ([`super::stream`]).
     pub pieces: Option<Pieces>,
+}
+
+impl Loaded {
+    /// The file to write, or `None` when there is none: a file left out is counted in
+    /// `report`, and an unchanged one is handed with its stored id to `unchanged`.
+    pub(crate) fn into_write(
+        self,
+        report: &mut ImportReport,
+        unchanged: impl FnOnce(Option<i64>),
+    ) -> Option<ReadFile> {
+        match self {
+            Loaded::Unchanged(target) => {
+                report.files_unchanged += 1;
+                unchanged(target);
+                None
+            }
+            Loaded::Failed(e) => {
+                report.files_failed += 1;
+                report.errors.push(e.to_string());
+                None
+            }
+            Loaded::TooBig(why) => {
+                report.files_failed += 1;
+                report.files_too_big += 1;
+                report.errors.push(why);
+                None
+            }
+            Loaded::Read(file) => Some(file),
+        }
+    }
 }
 
 /// How a transcript read in pieces is read.
@@ -113,14 +143,15 @@ impl Ahead {
     }
 }
 
-/// Stats, reads and parses one source file, unless the ledger says it is unchanged.
+/// Stats, reads and parses one source file, unless its ledger entry (`ledger_of` its path
+/// key: the engine's answer) says it is unchanged.
 ///
 /// # Errors
 /// Fails only on a database error reading the ledger; a file that cannot be read is
 /// [`Loaded::Failed`].
-pub(super) fn load(
-    store: &Store,
+pub(crate) fn load(
     source: &Source,
+    ledger_of: impl FnOnce(&str) -> Result<Option<Ledger>>,
     mut bytes: Vec<u8>,
     limits: &ImportLimits,
 ) -> Result<Loaded> {
@@ -133,7 +164,7 @@ pub(super) fn load(
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos() as i64);
-    let ledger = read_ledger(&*store.reader()?, &path_key(&source.path))?;
+    let ledger = ledger_of(&path_key(&source.path))?;
     if let Some(l) = &ledger {
         if l.size == meta.len() as i64
             && l.mtime_ns == mtime_ns

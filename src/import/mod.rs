@@ -6,391 +6,62 @@
 //! `stat`, a grown file cost only its new lines (and the last [`TAIL_BYTES`] before them),
 //! and a rewritten file get re-imported as a new version while the old version's rows stay
 //! in the database.
+//!
+//! The modules: `discover` (which files, which sessions), `load` (the ledger's decision and
+//! the reading, parsing ahead), `transcript` (one file's import over `TranscriptTx`,
+//! for every engine), `sqlite` and `rows` (SQLite's answers and row writer), `writer`
+//! (SQLite's loop of threads and transactions), `sides` (what records put in side tables).
 
-use crate::checkpoint::Checkpointer;
 use crate::error::{Error, Result};
-use crate::jsonl::{self, Envelope, LineStatus};
 use crate::model::{ImportReport, Progress};
-use crate::search::PendingTexts;
 use crate::store::Store;
-use load::{Ahead, Loaded, ReadFile};
+#[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
+pub(crate) use load::load;
+use load::Ahead;
 use rusqlite::{params, OptionalExtension, Transaction};
-use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::{Component, Path, PathBuf};
-use std::sync::mpsc;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod discover;
 mod fingerprint;
 mod load;
+mod rows;
+mod sides;
 mod sqlite;
 mod stream;
 mod tally;
+mod writer;
+use writer::Run;
 pub(crate) mod transcript;
+pub use discover::discover_session;
+pub(crate) use discover::{check_names, discover_paths};
+pub use discover::{discover, Discovery, Source, SourceKind};
 pub use fingerprint::{prefix_hash, TAIL_BYTES};
 pub(crate) use fingerprint::{tail_start, FileView, Fingerprint, PrefixHash};
 #[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
-pub(crate) use load::{read_from, Parsed};
-use sqlite::SqliteTx;
+pub(crate) use load::Parsed;
+#[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
+pub(crate) use rows::line_session_id;
+pub(crate) use rows::{
+    insert_row, insert_rows, insert_rows_of, project_record, project_sides, Origin,
+};
+#[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
+pub(crate) use sides::{side_of, Side};
 pub(crate) use tally::LineTally;
-use transcript::Incoming;
 #[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
 pub(crate) use transcript::{FileStamp, Held};
 
-/// What a source file is to its session.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SourceKind {
-    /// `<project>/<session>.jsonl`.
-    Main,
-    /// `<project>/<session>/subagents/[<dir>/]agent-<id>.jsonl`.
-    Sidechain {
-        /// The path inside the session folder, without `.jsonl`.
-        subpath: String,
-        /// The agent id from the file name.
-        agent_id: String,
-    },
-    /// Any other file of the session folder (`tool-results/*`, `*.meta.json`, ...).
-    File {
-        /// The path inside the session folder.
-        relpath: String,
-    },
-}
-
-/// A file found under an import path.
-#[derive(Debug, Clone)]
-pub struct Source {
-    /// Where it is.
-    pub path: PathBuf,
-    /// Its project folder name.
-    pub project: String,
-    /// Its session id.
-    pub session: String,
-    /// What it is.
-    pub kind: SourceKind,
-}
-
-impl SourceKind {
-    /// The transcript subpath: `""` for a main transcript.
-    pub(crate) fn subpath(&self) -> &str {
-        match self {
-            SourceKind::Main => "",
-            SourceKind::Sidechain { subpath, .. } => subpath,
-            SourceKind::File { relpath } => relpath,
-        }
-    }
-}
-
-/// What a scan of an import path found.
-#[derive(Debug, Default)]
-pub struct Discovery {
-    /// The transcripts and session files, in path order.
-    pub sources: Vec<Source>,
-    /// Symbolic links inside the scanned folders: never followed, so that a link in a
-    /// projects tree cannot pull in `/etc` or a tree elsewhere.
-    pub skipped_links: Vec<PathBuf>,
-    /// Transcripts named by path whose file name is not a session id, given the id their
-    /// records carry (see [`discover`]).
-    pub named_by_records: Vec<crate::model::NamedByRecords>,
-}
-
-/// Finds the transcripts and session files under `path`: a `.jsonl` file, a project folder
-/// or a projects root (a folder of project folders). `path` itself is followed when it is a
-/// symbolic link (the user named it); links found inside it are skipped and listed.
-///
-/// # Errors
-/// Fails when `path` cannot be read or is a file that is not `.jsonl`.
-pub fn discover(path: &Path) -> Result<Discovery> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    let mut found = Discovery::default();
-    if meta.is_file() {
-        let mut source = classify_file(path)?;
-        // `import copy.jsonl`: Claude Code names a transcript by its session id, and every
-        // record carries it; a file renamed by hand keeps its session.
-        if source.kind == SourceKind::Main && !crate::watch::is_session_id(&source.session) {
-            if let Some(id) = recorded_session_id(&source.path)? {
-                found.named_by_records.push(crate::model::NamedByRecords {
-                    path: source.path.clone(),
-                    session_id: id.clone(),
-                });
-                source.session = id;
-            }
-        }
-        found.sources.push(source);
-    } else if is_project_dir(path)? {
-        discover_project(path, &mut found)?;
-    } else {
-        for entry in sorted_entries(path)? {
-            let meta = std::fs::symlink_metadata(&entry).map_err(|e| Error::io(&entry, e))?;
-            if meta.is_symlink() {
-                found.skipped_links.push(entry);
-            } else if meta.is_dir() {
-                discover_project(&entry, &mut found)?;
-            }
-        }
-    }
-    Ok(found)
-}
-
-/// Leaves a file named by its records under its own name when another main transcript of
-/// the same import is already that session's (two copies of one session named on one
-/// command line): one file per session transcript.
-pub(crate) fn settle_names(found: &mut Discovery) {
-    let mut named: std::collections::HashSet<(String, String)> = found
-        .sources
-        .iter()
-        .filter(|s| s.kind == SourceKind::Main)
-        .filter(|s| !found.named_by_records.iter().any(|n| n.path == s.path))
-        .map(|s| (s.project.clone(), s.session.clone()))
-        .collect();
-    let mut kept = Vec::new();
-    for source in &mut found.sources {
-        let Some(at) = found
-            .named_by_records
-            .iter()
-            .position(|n| n.path == source.path)
-        else {
-            continue;
-        };
-        if named.insert((source.project.clone(), source.session.clone())) {
-            kept.push(found.named_by_records[at].clone());
-        } else {
-            source.session = file_stem(&source.path);
-        }
-    }
-    found.named_by_records = kept;
-}
-
-/// Keeps a file named by its records in the session an earlier import stored it under
-/// (`stored_under` reads the ledger): a file imported before its first message was written
-/// kept its name, and must not become a second session as it grows.
-pub(crate) fn keep_stored_names(
-    found: &mut Discovery,
-    stored_under: impl Fn(&str) -> Result<Option<String>>,
-) -> Result<()> {
-    let mut kept = Vec::new();
-    for named in std::mem::take(&mut found.named_by_records) {
-        match stored_under(&path_key(&named.path))? {
-            Some(before) if before != named.session_id => {
-                for source in &mut found.sources {
-                    if source.path == named.path {
-                        source.session = before.clone();
-                    }
-                }
-            }
-            _ => kept.push(named),
-        }
-    }
-    found.named_by_records = kept;
-    Ok(())
-}
-
-/// Whether `path` is a folder, not following a symbolic link.
-fn is_real_dir(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
-}
-
-/// Checks the names a source would be stored under (see [`crate::names`]).
-pub(crate) fn check_names(source: &Source) -> Result<()> {
-    crate::names::check_session(&source.project, &source.session)?;
-    match &source.kind {
-        SourceKind::Main => Ok(()),
-        SourceKind::Sidechain { subpath, .. } => crate::names::check_subpath(subpath),
-        SourceKind::File { relpath } => crate::names::check_subpath(relpath),
-    }
-}
-
-fn classify_file(path: &Path) -> Result<Source> {
-    if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-        return Err(Error::Invalid(format!(
-            "{} is not a .jsonl transcript, a project folder or a projects folder",
-            path.display()
-        )));
-    }
-    let abs = std::path::absolute(path).map_err(|e| Error::io(path, e))?;
-    let parts: Vec<String> = abs
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .collect();
-    let stem = file_stem(&abs);
-    if let Some(i) = parts.iter().rposition(|p| p == "subagents") {
-        if i >= 2 && stem.starts_with("agent-") {
-            let subpath = parts[i..].join("/");
-            let subpath = subpath.trim_end_matches(".jsonl").to_owned();
-            return Ok(Source {
-                project: parts[i - 2].clone(),
-                session: parts[i - 1].clone(),
-                kind: SourceKind::Sidechain {
-                    agent_id: stem.trim_start_matches("agent-").to_owned(),
-                    subpath,
-                },
-                path: abs,
-            });
-        }
-    }
-    let project = parts
-        .len()
-        .checked_sub(2)
-        .map(|i| parts[i].clone())
-        .unwrap_or_default();
-    Ok(Source {
-        project,
-        session: stem,
-        kind: SourceKind::Main,
-        path: abs,
-    })
-}
-
-/// The session a transcript's records say they belong to: the `sessionId` of its first user
-/// or assistant record outside sub-agents, when that is a session id. The first, not the
-/// last: it stays the same as the file grows (a transcript continued by an old CLI holds
-/// the older session's records first, then its own).
-fn recorded_session_id(path: &Path) -> Result<Option<String>> {
-    use std::io::BufRead;
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut found = None;
-    for line in std::io::BufReader::new(file).split(b'\n') {
-        let line = line.map_err(|e| Error::io(path, e))?;
-        if memchr::memmem::find(&line, b"\"sessionId\"").is_none() {
-            continue;
-        }
-        let Ok(record) = serde_json::from_slice::<Value>(&line) else {
-            continue;
-        };
-        let kind = record.get("type").and_then(Value::as_str);
-        let sidechain = record.get("isSidechain").and_then(Value::as_bool) == Some(true);
-        match record.get("sessionId").and_then(Value::as_str) {
-            Some(id) if matches!(kind, Some("user" | "assistant")) && !sidechain => {
-                found = Some(id.to_owned());
-                break;
-            }
-            _ => {}
-        }
-    }
-    Ok(found.filter(|id| crate::watch::is_session_id(id)))
-}
-
-fn file_stem(path: &Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-/// A project folder holds transcripts directly, or session folders with subagents/tool results.
-fn is_project_dir(dir: &Path) -> Result<bool> {
-    for entry in sorted_entries(dir)? {
-        let Ok(meta) = std::fs::symlink_metadata(&entry) else {
-            continue;
-        };
-        if entry.extension().is_some_and(|e| e == "jsonl") && meta.is_file() {
-            return Ok(true);
-        }
-        if meta.is_dir()
-            && (is_real_dir(&entry.join("subagents")) || is_real_dir(&entry.join("tool-results")))
-        {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
-fn discover_project(dir: &Path, found: &mut Discovery) -> Result<()> {
-    let abs = std::path::absolute(dir).map_err(|e| Error::io(dir, e))?;
-    let project = abs
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    for entry in sorted_entries(&abs)? {
-        let meta = std::fs::symlink_metadata(&entry).map_err(|e| Error::io(&entry, e))?;
-        if meta.is_symlink() {
-            found.skipped_links.push(entry);
-        } else if meta.is_file() && entry.extension().is_some_and(|e| e == "jsonl") {
-            found.sources.push(Source {
-                session: file_stem(&entry),
-                project: project.clone(),
-                kind: SourceKind::Main,
-                path: entry,
-            });
-        } else if meta.is_dir() {
-            let session = entry
-                .file_name()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            discover_session_dir(&entry, &entry, &project, &session, found)?;
-        }
-    }
-    Ok(())
-}
-
-fn discover_session_dir(
-    root: &Path,
-    dir: &Path,
-    project: &str,
-    session: &str,
-    found: &mut Discovery,
-) -> Result<()> {
-    for entry in sorted_entries(dir)? {
-        let meta = std::fs::symlink_metadata(&entry).map_err(|e| Error::io(&entry, e))?;
-        if meta.is_symlink() {
-            found.skipped_links.push(entry);
-            continue;
-        }
-        if meta.is_dir() {
-            discover_session_dir(root, &entry, project, session, found)?;
-            continue;
-        }
-        if !meta.is_file() {
-            continue;
-        }
-        let rel = entry
-            .strip_prefix(root)
-            .expect("entries are under their root")
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/");
-        let name = file_stem(&entry);
-        let kind = if rel.starts_with("subagents/")
-            && name.starts_with("agent-")
-            && entry.extension().is_some_and(|e| e == "jsonl")
-        {
-            SourceKind::Sidechain {
-                agent_id: name.trim_start_matches("agent-").to_owned(),
-                subpath: rel.trim_end_matches(".jsonl").to_owned(),
-            }
-        } else {
-            SourceKind::File { relpath: rel }
-        };
-        found.sources.push(Source {
-            path: entry,
-            project: project.to_owned(),
-            session: session.to_owned(),
-            kind,
-        });
-    }
-    Ok(())
-}
-
-fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-        out.push(entry.map_err(|e| Error::io(dir, e))?.path());
-    }
-    out.sort();
-    Ok(out)
-}
-
 /// A ledger entry: what was imported from a source path.
 #[derive(Debug, Clone)]
-struct Ledger {
-    target: Option<i64>,
-    size: i64,
-    mtime_ns: i64,
-    vanished: bool,
-    imported_bytes: usize,
-    fingerprint: Fingerprint,
+pub(crate) struct Ledger {
+    /// The transcript or session file it was imported into.
+    pub target: Option<i64>,
+    pub size: i64,
+    pub mtime_ns: i64,
+    pub vanished: bool,
+    pub imported_bytes: usize,
+    pub fingerprint: Fingerprint,
 }
 
 const SELECT_LEDGER: &str = "SELECT transcript_id, session_file_id, size, mtime_ns, vanished,
@@ -419,30 +90,6 @@ pub(crate) fn path_key(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// Bytes of files the writer commits before it waits for the checkpointer to copy them all
-/// (see [`Checkpointer::keep_up`]): the WAL grows to about this much, times the pages every
-/// transaction rewrites, and then starts over.
-/// Measured: 32, 64 and 128 MiB alike; 16 MiB slower.
-const KEEP_UP_BYTES: u64 = 64 * 1024 * 1024;
-
-/// Bytes of files written together in one transaction. Every commit rewrites the last
-/// pages of each b-tree it touched (tens of pages, whatever the file's size), so small
-/// files share one; a file is never split over two, so `kill -9` still leaves whole files
-/// only, and the ledger of a file that was not committed makes the next import take it.
-/// Measured: the 10,000-session tree (1.15 GB) 19–21 s → 11 s, with 4 and 16 MiB alike
-/// and 64 MiB slower (less overlap with the loader).
-const GROUP_BYTES: u64 = 16 * 1024 * 1024;
-
-/// Files the loading thread may read and parse ahead of the writer: enough to keep it busy
-/// while the writer indexes a search batch.
-const LOAD_AHEAD: usize = 16;
-
-/// Buffers the loading thread keeps for reuse.
-const SPARE_BUFFERS: usize = 4;
-
-/// Bytes of files read ahead that the loading thread may hold at once.
-const LOAD_AHEAD_BYTES: usize = 256 * 1024 * 1024;
-
 /// Imports every transcript and session file under `paths`.
 ///
 /// Soft problems (an unreadable file, malformed lines) go into the report; a database
@@ -450,7 +97,7 @@ const LOAD_AHEAD_BYTES: usize = 256 * 1024 * 1024;
 ///
 /// Three threads share the work: a loader reads and parses the next files
 /// (`load`), this one writes them in groups of `GROUP_BYTES` (16 MiB), one transaction per
-/// group, and a [`Checkpointer`] copies committed pages from the WAL into the database
+/// group, and a [`crate::checkpoint::Checkpointer`] copies committed pages from the WAL into the database
 /// file.
 ///
 /// # Errors
@@ -509,19 +156,7 @@ pub fn import_paths_with(
     limits: &ImportLimits,
 ) -> Result<ImportReport> {
     let started = Instant::now();
-    let mut found = Discovery::default();
-    let mut scanned_dirs = Vec::new();
-    for path in paths {
-        let more = discover(path)?;
-        found.sources.extend(more.sources);
-        found.skipped_links.extend(more.skipped_links);
-        found.named_by_records.extend(more.named_by_records);
-        if path.is_dir() {
-            scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
-        }
-    }
-    settle_names(&mut found);
-    keep_stored_names(&mut found, |path| {
+    let (found, scanned_dirs) = discover_paths(paths, |path| {
         Ok(store
             .reader()?
             .prepare_cached(
@@ -538,6 +173,84 @@ pub fn import_paths_with(
         inline: false,
     };
     import_sources(store, found, &scanned_dirs, progress, &how, started)
+}
+
+/// The sources of `found` whose names can be stored, with their sizes, and the report's
+/// first counts (files, sessions, links skipped, names refused); starts `progress`.
+pub(crate) fn checked_sources(
+    found: Discovery,
+    progress: &dyn Progress,
+) -> (ImportReport, Vec<Source>, Vec<u64>) {
+    let mut report = ImportReport {
+        files: found.sources.len() as u64,
+        symlinks_skipped: found.skipped_links.len() as u64,
+        named_by_records: found.named_by_records,
+        ..ImportReport::default()
+    };
+    let mut sources = Vec::with_capacity(found.sources.len());
+    for source in found.sources {
+        match check_names(&source) {
+            Ok(()) => sources.push(source),
+            Err(e) => {
+                report.files_failed += 1;
+                report.bad_names += 1;
+                report
+                    .errors
+                    .push(format!("{}: {e}; not imported", source.path.display()));
+            }
+        }
+    }
+    let sessions: BTreeSet<(&str, &str)> = sources
+        .iter()
+        .map(|s| (s.project.as_str(), s.session.as_str()))
+        .collect();
+    report.sessions = sessions.len() as u64;
+    let sizes: Vec<u64> = sources
+        .iter()
+        .map(|s| std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0))
+        .collect();
+    progress.start(sizes.iter().sum());
+    (report, sources, sizes)
+}
+
+/// `report` with its time and rate; the progress bar closed.
+pub(crate) fn finished(
+    mut report: ImportReport,
+    started: Instant,
+    progress: &dyn Progress,
+) -> ImportReport {
+    report.seconds = started.elapsed().as_secs_f64();
+    report.mb_per_s = if report.seconds > 0.0 {
+        report.bytes_read as f64 / 1e6 / report.seconds
+    } else {
+        0.0
+    };
+    progress.finish();
+    report
+}
+
+/// The ledger's paths under `dirs` whose files are gone. `paths_between(from, to)` is the
+/// engine's answer: the paths not yet marked vanished from `from` up to `to`, a range of
+/// the ledger's key that holds exactly one folder's entries (`dir/` up to `dir0`: '0'
+/// follows '/').
+///
+/// # Errors
+/// Fails on a database error.
+pub(crate) fn gone_under(
+    dirs: &[PathBuf],
+    mut paths_between: impl FnMut(&str, &str) -> Result<Vec<String>>,
+) -> Result<Vec<String>> {
+    let mut gone = Vec::new();
+    for dir in dirs {
+        let dir = dir.to_string_lossy();
+        let dir = dir.trim_end_matches('/');
+        for path in paths_between(&format!("{dir}/"), &format!("{dir}0"))? {
+            if !Path::new(&path).exists() {
+                gone.push(path);
+            }
+        }
+    }
+    Ok(gone)
 }
 
 /// How [`import_sources`] runs.
@@ -581,38 +294,6 @@ pub fn import_session(
         report.vanished_files += mark_gone(store, &[path_key(&transcript)])?;
     }
     Ok(report)
-}
-
-/// The files of one session: its main transcript (when it exists) and what its session
-/// folder holds, with that folder as the one scanned (its files that are gone are marked
-/// vanished). What [`import_session`] and the team store's session import read.
-///
-/// # Errors
-/// Fails when the session folder cannot be scanned.
-pub fn discover_session(transcript: &Path) -> Result<(Discovery, Vec<PathBuf>)> {
-    let transcript = std::path::absolute(transcript).map_err(|e| Error::io(transcript, e))?;
-    let mut found = Discovery::default();
-    if transcript.is_file() {
-        found.sources.push(classify_file(&transcript)?);
-    }
-    let folder = transcript.with_extension("");
-    let mut scanned_dirs = Vec::new();
-    if folder.is_dir() && folder != transcript {
-        let project_dir = folder.parent().unwrap_or(Path::new("/"));
-        let project = project_dir
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        discover_session_dir(
-            &folder,
-            &folder,
-            &project,
-            &file_stem(&transcript),
-            &mut found,
-        )?;
-        scanned_dirs.push(folder);
-    }
-    Ok((found, scanned_dirs))
 }
 
 /// Records in the ledger that the file at `path` now holds exactly the stored rows of
@@ -706,31 +387,7 @@ fn import_sources(
     how: &How<'_>,
     started: Instant,
 ) -> Result<ImportReport> {
-    let mut report = ImportReport {
-        files: found.sources.len() as u64,
-        symlinks_skipped: found.skipped_links.len() as u64,
-        named_by_records: found.named_by_records.clone(),
-        ..ImportReport::default()
-    };
-    let mut sources = Vec::with_capacity(found.sources.len());
-    for source in found.sources {
-        match check_names(&source) {
-            Ok(()) => sources.push(source),
-            Err(e) => {
-                report.files_failed += 1;
-                report.bad_names += 1;
-                report
-                    .errors
-                    .push(format!("{}: {e}; not imported", source.path.display()));
-            }
-        }
-    }
-    let sizes: Vec<u64> = sources
-        .iter()
-        .map(|s| std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0))
-        .collect();
-    progress.start(sizes.iter().sum());
-    let mut sessions = BTreeSet::new();
+    let (mut report, sources, sizes) = checked_sources(found, progress);
     let mut transcripts = BTreeSet::new();
     let mut run = Run {
         store,
@@ -739,9 +396,9 @@ fn import_sources(
         transcripts: &mut transcripts,
     };
     if how.inline {
-        run.inline(&sizes, progress, how.limits, &mut sessions)?;
+        run.inline(&sizes, progress, how.limits)?;
     } else {
-        run.threaded(&sizes, progress, how.limits, &mut sessions)?;
+        run.threaded(&sizes, progress, how.limits)?;
         let reader = store.reader()?;
         for id in &transcripts {
             let n: i64 = reader
@@ -751,299 +408,7 @@ fn import_sources(
         }
     }
     report.vanished_files = mark_vanished(store, scanned_dirs)?;
-    report.sessions = sessions.len() as u64;
-    report.seconds = started.elapsed().as_secs_f64();
-    report.mb_per_s = if report.seconds > 0.0 {
-        report.bytes_read as f64 / 1e6 / report.seconds
-    } else {
-        0.0
-    };
-    progress.finish();
-    Ok(report)
-}
-
-/// One import's writer side: the sources, and what it found so far.
-struct Run<'a> {
-    store: &'a Store,
-    sources: &'a [Source],
-    report: &'a mut ImportReport,
-    transcripts: &'a mut BTreeSet<i64>,
-}
-
-impl Run<'_> {
-    /// Accounts for one loaded source; a file that was read joins `group`.
-    fn take(&mut self, index: usize, loaded: Loaded, group: &mut Group) {
-        let source = &self.sources[index];
-        match loaded {
-            Loaded::Unchanged(target) => {
-                self.report.files_unchanged += 1;
-                if let Some(id) = target {
-                    note_transcript(source, id, self.transcripts);
-                }
-            }
-            Loaded::Failed(e) => {
-                self.report.files_failed += 1;
-                self.report.errors.push(e.to_string());
-            }
-            Loaded::TooBig(why) => {
-                self.report.files_failed += 1;
-                self.report.files_too_big += 1;
-                self.report.errors.push(why);
-            }
-            Loaded::Read(file) => group.push(index, file),
-        }
-    }
-
-    /// Writes `group` (see [`write_group`]); returns the buffers for reuse.
-    fn write(
-        &mut self,
-        group: &mut Group,
-        texts: &mut PendingTexts,
-        index_now: bool,
-    ) -> Result<Vec<Vec<u8>>> {
-        let written = write_group(
-            self.store,
-            self.sources,
-            group,
-            texts,
-            self.report,
-            index_now,
-        )?;
-        Ok(written
-            .into_iter()
-            .map(|(index, id, buf)| {
-                note_transcript(&self.sources[index], id, self.transcripts);
-                buf
-            })
-            .collect())
-    }
-
-    /// A session: loads each file on this thread, and writes what changed in one
-    /// transaction (more only past [`GROUP_BYTES`]), indexing its lines for search in the
-    /// last one. A session where nothing changed costs no write transaction.
-    fn inline(
-        &mut self,
-        sizes: &[u64],
-        progress: &dyn Progress,
-        limits: &ImportLimits,
-        sessions: &mut BTreeSet<(String, String)>,
-    ) -> Result<()> {
-        let mut texts = PendingTexts::new();
-        let mut group = Group::default();
-        let mut spare = Vec::new();
-        let count = self.sources.len();
-        for (index, size) in sizes.iter().enumerate() {
-            let source = &self.sources[index];
-            sessions.insert((source.project.clone(), source.session.clone()));
-            let loaded = load::load(self.store, source, spare.pop().unwrap_or_default(), limits)?;
-            self.take(index, loaded, &mut group);
-            progress.advance(*size, &source.path.to_string_lossy());
-            let last = index + 1 == count;
-            if group.bytes < GROUP_BYTES && !last {
-                continue;
-            }
-            spare = self.write(&mut group, &mut texts, last)?;
-            spare.truncate(1);
-        }
-        if !texts.is_empty() {
-            // An earlier group's lines, when the last group had nothing to write.
-            crate::search::catch_up_with(self.store, &mut texts)?;
-        }
-        Ok(())
-    }
-
-    /// A tree: three threads share the work: a loader reads and parses the next files
-    /// (`load`), this one writes them in groups of [`GROUP_BYTES`], one transaction per
-    /// group, and a [`Checkpointer`] copies committed pages from the WAL into the
-    /// database file.
-    fn threaded(
-        &mut self,
-        sizes: &[u64],
-        progress: &dyn Progress,
-        limits: &ImportLimits,
-        sessions: &mut BTreeSet<(String, String)>,
-    ) -> Result<()> {
-        let store = self.store;
-        let checkpointer = Checkpointer::start(store, None)?;
-        let imported = std::thread::scope(|scope| {
-            let (ready, loaded) = mpsc::sync_channel::<Result<Loaded>>(LOAD_AHEAD);
-            // Buffers come back from the writer: fresh memory is slow to fault in.
-            let (give_back, returned) = mpsc::channel::<Vec<u8>>();
-            let sources = self.sources;
-            scope.spawn(move || {
-                let mut spare = Vec::new();
-                let mut in_flight = 0usize;
-                for source in sources {
-                    // Stay within the memory budget: wait for the writer to give buffers back.
-                    loop {
-                        let back = if in_flight > LOAD_AHEAD_BYTES {
-                            returned.recv().ok()
-                        } else {
-                            returned.try_recv().ok()
-                        };
-                        let Some(buf) = back else { break };
-                        // A buffer the writer grew (a file read again whole) counts as
-                        // what it holds now.
-                        in_flight = in_flight.saturating_sub(buf.len());
-                        if spare.len() < SPARE_BUFFERS {
-                            spare.push(buf);
-                        }
-                    }
-                    let loaded = load::load(store, source, spare.pop().unwrap_or_default(), limits);
-                    if let Ok(Loaded::Read(file)) = &loaded {
-                        in_flight += file.bytes.len();
-                    }
-                    if ready.send(loaded).is_err() {
-                        break;
-                    }
-                }
-            });
-            let mut texts = PendingTexts::new();
-            let mut unindexed = 0u64;
-            let mut group = Group::default();
-            let mut loaded = loaded.into_iter();
-            for (index, (source, size)) in sources.iter().zip(sizes).enumerate() {
-                let Some(next) = loaded.next() else { break };
-                sessions.insert((source.project.clone(), source.session.clone()));
-                self.take(index, next?, &mut group);
-                progress.advance(*size, &source.path.to_string_lossy());
-                if group.bytes < GROUP_BYTES && index + 1 < sources.len() {
-                    continue;
-                }
-                let read_before = self.report.bytes_read;
-                for buf in self.write(&mut group, &mut texts, false)? {
-                    let _ = give_back.send(buf);
-                }
-                let read = self.report.bytes_read - read_before;
-                checkpointer.committed(read);
-                checkpointer.keep_up(KEEP_UP_BYTES);
-                // New lines wait in the search queue; index them in large batches.
-                unindexed += read;
-                if unindexed >= crate::search::CATCH_UP_BYTES {
-                    crate::search::catch_up_with(store, &mut texts)?;
-                    checkpointer.request();
-                    unindexed = 0;
-                }
-            }
-            crate::search::catch_up_with(store, &mut texts).map(drop)
-        });
-        let stopped = checkpointer.stop(store);
-        imported?;
-        stopped
-    }
-}
-
-/// Files read and waiting to be written together, in file order.
-#[derive(Default)]
-struct Group {
-    /// Each file's index in the source list, with what the loader read.
-    files: Vec<(usize, ReadFile)>,
-    bytes: u64,
-}
-
-impl Group {
-    fn push(&mut self, index: usize, file: ReadFile) {
-        self.bytes += file.pieces.map_or(file.bytes.len() as u64, |p| p.size);
-        self.files.push((index, file));
-    }
-}
-
-/// Remembers a transcript the import touched (for the row count of the summary).
-fn note_transcript(source: &Source, id: i64, transcripts: &mut BTreeSet<i64>) {
-    if !matches!(source.kind, SourceKind::File { .. }) {
-        transcripts.insert(id);
-    }
-}
-
-/// Writes a group of files that were read, in one transaction: each file is wholly in it,
-/// so a file is never half imported. With `index_now`, the lines queued for the full-text
-/// index are indexed in the same transaction. Empties the group and returns, for each
-/// file, its index, its transcript or file id, and its buffer for reuse.
-fn write_group(
-    store: &Store,
-    sources: &[Source],
-    group: &mut Group,
-    texts: &mut PendingTexts,
-    report: &mut ImportReport,
-    index_now: bool,
-) -> Result<Vec<(usize, i64, Vec<u8>)>> {
-    let files = std::mem::take(&mut group.files);
-    group.bytes = 0;
-    if files.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut written = Vec::with_capacity(files.len());
-    store.write(|tx| {
-        // A session's catalog row is refreshed once, after all its files of the group.
-        let mut touched = BTreeSet::new();
-        for (index, file) in files {
-            let source = &sources[index];
-            let session = match located_session(tx, source)? {
-                Some(session) => session,
-                None => upsert_session(tx, &source.project, &source.session)?,
-            };
-            let (id, buf) = write_source(tx, session, source, file, texts, report)?;
-            touched.insert(session);
-            written.push((index, id, buf));
-        }
-        for session in touched {
-            crate::catalog::refresh_session(tx, session)?;
-        }
-        if index_now {
-            crate::search::index_pending_with(tx, texts)?;
-            texts.clear();
-        }
-        Ok(())
-    })?;
-    Ok(written)
-}
-
-/// Writes one file that was read into the transaction. Returns its transcript or file id,
-/// and the file's buffer for reuse.
-fn write_source(
-    tx: &Transaction<'_>,
-    session: i64,
-    source: &Source,
-    file: ReadFile,
-    texts: &mut PendingTexts,
-    report: &mut ImportReport,
-) -> Result<(i64, Vec<u8>)> {
-    let ReadFile {
-        bytes: mut buf,
-        base,
-        mtime_ns,
-        ahead,
-        pieces,
-    } = file;
-    let key = path_key(&source.path);
-    report.bytes_read += buf.len() as u64;
-    let stamp = FileStamp {
-        key: &key,
-        size: pieces.map_or((base + buf.len()) as i64, |p| p.size as i64),
-        mtime_ns,
-    };
-    let id = match &source.kind {
-        SourceKind::File { relpath } => {
-            // The loader reads session files whole.
-            debug_assert_eq!(base, 0);
-            import_session_file(tx, session, relpath, &buf, &stamp, report)?
-        }
-        kind => {
-            let file = Incoming {
-                buf: &mut buf,
-                base,
-                ahead,
-                stamp,
-                pieces: pieces.map(|p| p.piece_bytes),
-            };
-            let mut sink = SqliteTx::new(tx, texts);
-            match transcript::import_transcript(&mut sink, session, source, kind, file, report)? {
-                Ok(id) => id,
-                Err(why) => unreachable!("a store of one machine refused a version: {why}"),
-            }
-        }
-    };
-    Ok((id, buf))
+    Ok(finished(report, started, progress))
 }
 
 /// The main transcript path of the session a source belongs to: the source itself, or
@@ -1067,7 +432,7 @@ pub(crate) fn main_transcript_path(source: &Source) -> PathBuf {
 /// own project folder: a restore (or `launch`) into another folder records the files it
 /// wrote in the ledger under the session they came from, so that importing them later
 /// keeps one session with two locations instead of making a second one.
-fn located_session(tx: &Transaction<'_>, source: &Source) -> Result<Option<i64>> {
+pub(super) fn located_session(tx: &Transaction<'_>, source: &Source) -> Result<Option<i64>> {
     let main = path_key(&main_transcript_path(source));
     Ok(tx
         .prepare_cached(
@@ -1138,49 +503,6 @@ fn write_ledger(
     Ok(())
 }
 
-fn import_session_file(
-    tx: &Transaction<'_>,
-    session: i64,
-    relpath: &str,
-    bytes: &[u8],
-    stamp: &FileStamp<'_>,
-    report: &mut ImportReport,
-) -> Result<i64> {
-    let existing: Option<Vec<u8>> = tx
-        .prepare_cached("SELECT content FROM session_files WHERE session_id = ?1 AND relpath = ?2")?
-        .query_row(params![session, relpath], |r| r.get(0))
-        .optional()?;
-    if existing.as_deref() != Some(bytes) {
-        tx.prepare_cached(
-            "INSERT INTO session_files (session_id, relpath, content) VALUES (?1, ?2, ?3)
-             ON CONFLICT (session_id, relpath) DO UPDATE SET content = excluded.content",
-        )?
-        .execute(params![session, relpath, bytes])?;
-        report.files_imported += 1;
-    } else {
-        report.files_unchanged += 1;
-    }
-    if let Some(sidechain) = relpath.strip_suffix(".meta.json") {
-        tx.prepare_cached(
-            "UPDATE transcripts SET meta_json = ?3
-             WHERE session_id = ?1 AND subpath = ?2 AND superseded_at IS NULL",
-        )?
-        .execute(params![session, sidechain, bytes])?;
-    }
-    let id: i64 = tx
-        .prepare_cached("SELECT id FROM session_files WHERE session_id = ?1 AND relpath = ?2")?
-        .query_row(params![session, relpath], |r| r.get(0))?;
-    write_ledger(
-        tx,
-        stamp,
-        None,
-        Some(id),
-        &FileView::whole(bytes),
-        bytes.len(),
-    )?;
-    Ok(id)
-}
-
 /// How many `\n` are in `bytes`.
 pub(crate) fn newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
@@ -1217,475 +539,22 @@ pub(crate) fn read_whole(path: &Path, buf: &mut Vec<u8>) -> Result<()> {
     Ok(())
 }
 
-fn create_transcript(
-    tx: &Transaction<'_>,
-    session: i64,
-    subpath: &str,
-    agent_id: Option<&str>,
-) -> Result<i64> {
-    tx.prepare_cached(
-        "INSERT INTO transcripts (session_id, subpath, agent_id) VALUES (?1, ?2, ?3)",
-    )?
-    .execute(params![session, subpath, agent_id])?;
-    Ok(tx.last_insert_rowid())
-}
-
-fn set_project_cwd(tx: &Transaction<'_>, session: i64, cwd: &str) -> Result<()> {
-    tx.prepare_cached(
-        "UPDATE projects SET cwd = ?2
-         WHERE id = (SELECT project_id FROM sessions WHERE id = ?1) AND cwd IS NULL",
-    )?
-    .execute(params![session, cwd])?;
-    Ok(())
-}
-
-/// One line written by sessiondb itself (`local = 1`, see migration V8).
-const INSERT_ROW: &str = "INSERT INTO rows (transcript_id, ordinal, raw, terminated, status, type, uuid,
-    parent_uuid, logical_parent_uuid, is_sidechain, entry_session_id, agent_id, timestamp, subtype,
-    message_id, role, is_meta, is_compact_summary, is_api_error, source_tool_assistant_uuid,
-    unknown_type, unknown_fields, local, checksum)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, 1, ?23)";
-
-/// Lines per multi-row `INSERT` of import. Every statement that inserts into `rows` opens
-/// a statement journal (the table has triggers), which copies each page it touches first:
-/// one statement per line made that a large share of import time.
-const ROW_BATCH: usize = 64;
-
-/// Import's prepared statements: the multi-row inserts of every power of two up to
-/// [`ROW_BATCH`] beside the per-file and per-record ones.
-const STATEMENT_CACHE: usize = 64;
-
-/// The columns [`insert_rows`] binds per line.
-const ROW_PARAMS: usize = 25;
-
-/// Where the lines [`insert_rows`] stores come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Origin {
-    /// Read from a source file.
-    Imported,
-    /// Written by sessiondb (append, tag, rename, fork, a SessionStore append): carried over
-    /// when a re-import replaces the transcript (see [`carry_local_rows`]).
-    Local,
-}
-
-/// Stores `lines` with their projected columns under ids `first..`, in statements of
-/// [`ROW_BATCH`] or fewer lines (powers of two, so that few distinct statements are cached).
-/// A line's `sessionId` is projected only when it differs from its session's own id (see
-/// [`line_session_id`]).
-pub(crate) fn insert_rows(
-    tx: &Transaction<'_>,
-    transcript: i64,
-    ordinal: i64,
-    first: i64,
-    lines: &[(jsonl::Line<'_>, LineStatus, Envelope<'_>)],
-    origin: Origin,
-) -> Result<()> {
-    let own = own_session_id(tx, transcript)?;
-    insert_rows_of(
-        tx,
-        transcript,
-        ordinal,
-        first,
-        lines,
-        origin,
-        own.as_deref(),
-    )
-}
-
-/// A line as [`insert_rows_of`] stores it: its bytes, status and projection.
-pub(crate) trait RowLine {
-    /// The line, its status and its projection.
-    fn parts(&self) -> (&jsonl::Line<'_>, LineStatus, &Envelope<'_>);
-}
-
-impl RowLine for (jsonl::Line<'_>, LineStatus, Envelope<'_>) {
-    fn parts(&self) -> (&jsonl::Line<'_>, LineStatus, &Envelope<'_>) {
-        (&self.0, self.1, &self.2)
-    }
-}
-
-impl RowLine for Parsed<'_> {
-    fn parts(&self) -> (&jsonl::Line<'_>, LineStatus, &Envelope<'_>) {
-        (&self.0, self.1, &self.2)
-    }
-}
-
-/// [`insert_rows`] for a transcript of the session whose id is `own`.
-pub(crate) fn insert_rows_of(
-    tx: &Transaction<'_>,
-    transcript: i64,
-    ordinal: i64,
-    first: i64,
-    lines: &[impl RowLine],
-    origin: Origin,
-    own: Option<&str>,
-) -> Result<()> {
-    let mut done = 0;
-    while done < lines.len() {
-        let n = (lines.len() - done).min(ROW_BATCH);
-        let n = 1 << n.ilog2();
-        let one = format!("({})", vec!["?"; ROW_PARAMS].join(", "));
-        let sql = format!(
-            "INSERT INTO rows (id, transcript_id, ordinal, raw, terminated, status, type, uuid,
-                parent_uuid, logical_parent_uuid, is_sidechain, entry_session_id, agent_id,
-                timestamp, subtype, message_id, role, is_meta, is_compact_summary, is_api_error,
-                source_tool_assistant_uuid, unknown_type, unknown_fields, local, checksum)
-                VALUES {}",
-            vec![one; n].join(", ")
-        );
-        let mut stmt = tx.prepare_cached(&sql)?;
-        for (k, row_line) in lines[done..done + n].iter().enumerate() {
-            let (line, status, env) = row_line.parts();
-            let i = done + k;
-            let at = k * ROW_PARAMS;
-            let unknown_type = status == LineStatus::Record && !env.has_known_type();
-            stmt.raw_bind_parameter(at + 1, first + i as i64)?;
-            stmt.raw_bind_parameter(at + 2, transcript)?;
-            stmt.raw_bind_parameter(at + 3, ordinal + i as i64)?;
-            stmt.raw_bind_parameter(at + 4, line.bytes)?;
-            stmt.raw_bind_parameter(at + 5, line.terminated)?;
-            stmt.raw_bind_parameter(at + 6, status as i64)?;
-            stmt.raw_bind_parameter(at + 7, env.kind.as_deref())?;
-            stmt.raw_bind_parameter(at + 8, env.uuid.as_deref())?;
-            stmt.raw_bind_parameter(at + 9, env.parent_uuid.as_deref())?;
-            stmt.raw_bind_parameter(at + 10, env.logical_parent_uuid.as_deref())?;
-            stmt.raw_bind_parameter(at + 11, env.is_sidechain)?;
-            stmt.raw_bind_parameter(at + 12, line_session_id(env, own))?;
-            stmt.raw_bind_parameter(at + 13, env.agent_id.as_deref())?;
-            stmt.raw_bind_parameter(at + 14, env.timestamp.as_deref())?;
-            stmt.raw_bind_parameter(at + 15, env.subtype.as_deref())?;
-            stmt.raw_bind_parameter(at + 16, env.message_id.as_deref())?;
-            stmt.raw_bind_parameter(at + 17, env.role.as_deref())?;
-            stmt.raw_bind_parameter(at + 18, env.is_meta)?;
-            stmt.raw_bind_parameter(at + 19, env.is_compact_summary)?;
-            stmt.raw_bind_parameter(at + 20, env.is_api_error)?;
-            stmt.raw_bind_parameter(at + 21, env.source_tool_assistant_uuid.as_deref())?;
-            stmt.raw_bind_parameter(at + 22, unknown_type)?;
-            stmt.raw_bind_parameter(at + 23, env.unknown_fields)?;
-            stmt.raw_bind_parameter(at + 24, origin == Origin::Local)?;
-            stmt.raw_bind_parameter(at + 25, crate::integrity::line_checksum(line.bytes))?;
-        }
-        stmt.raw_execute()?;
-        done += n;
-    }
-    Ok(())
-}
-
-/// The session id of the session a transcript belongs to.
-fn own_session_id(tx: &Transaction<'_>, transcript: i64) -> Result<Option<String>> {
-    Ok(tx
-        .prepare_cached(
-            "SELECT s.session_id FROM transcripts t JOIN sessions s ON s.id = t.session_id
-             WHERE t.id = ?1",
-        )?
-        .query_row([transcript], |r| r.get(0))
-        .optional()?)
-}
-
-/// What `rows.entry_session_id` holds for a line: its `sessionId` when that differs from
-/// `own`, the id of the session the line is stored under, and NULL when it is the same or
-/// absent. Nearly every line repeats its session's id; storing it once per line was 1 % of
-/// the database, and no query needs it (the line itself keeps it, byte for byte).
-pub(crate) fn line_session_id<'e>(env: &'e Envelope<'_>, own: Option<&str>) -> Option<&'e str> {
-    env.session_id.as_deref().filter(|id| Some(*id) != own)
-}
-
-/// Stores one line with its projected columns; returns the row id.
-pub(crate) fn insert_row(
-    tx: &Transaction<'_>,
-    transcript: i64,
-    ordinal: i64,
-    line: jsonl::Line<'_>,
-    status: LineStatus,
-    env: &Envelope<'_>,
-) -> Result<i64> {
-    let unknown_type = status == LineStatus::Record && !env.has_known_type();
-    let own = own_session_id(tx, transcript)?;
-    tx.prepare_cached(INSERT_ROW)?.execute(params![
-        transcript,
-        ordinal,
-        line.bytes,
-        line.terminated,
-        status as i64,
-        env.kind.as_deref(),
-        env.uuid.as_deref(),
-        env.parent_uuid.as_deref(),
-        env.logical_parent_uuid.as_deref(),
-        env.is_sidechain,
-        line_session_id(env, own.as_deref()),
-        env.agent_id.as_deref(),
-        env.timestamp.as_deref(),
-        env.subtype.as_deref(),
-        env.message_id.as_deref(),
-        env.role.as_deref(),
-        env.is_meta,
-        env.is_compact_summary,
-        env.is_api_error,
-        env.source_tool_assistant_uuid.as_deref(),
-        unknown_type,
-        env.unknown_fields,
-        crate::integrity::line_checksum(line.bytes),
-    ])?;
-    Ok(tx.last_insert_rowid())
-}
-
-/// Metadata record types and the field that holds each one's value (spec §3).
-const METADATA_FIELDS: &[(&str, &str)] = &[
-    ("custom-title", "customTitle"),
-    ("ai-title", "aiTitle"),
-    ("tag", "tag"),
-    ("agent-name", "agentName"),
-    ("agent-color", "agentColor"),
-    ("agent-setting", "agentSetting"),
-    ("mode", "mode"),
-    ("permission-mode", "permissionMode"),
-    ("worktree-state", "worktreeSession"),
-    ("last-prompt", "lastPrompt"),
-    ("summary", "summary"),
-    ("task-summary", "summary"),
-    ("cost-state", "costState"),
-];
-
-/// What a record puts in a side table, beside its row: the one reading of these records,
-/// shared by both backends.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Side {
-    /// A compact boundary: `compactMetadata`'s trigger, token count and preserved segment.
-    Compaction {
-        trigger: Option<String>,
-        pre_tokens: Option<i64>,
-        head_uuid: Option<String>,
-        anchor_uuid: Option<String>,
-        tail_uuid: Option<String>,
-    },
-    /// A content-replacement record: (kind, toolUseId, replacement) per replacement.
-    Replacements(Vec<(Option<String>, Option<String>, Option<String>)>),
-    /// A file-history snapshot or delta.
-    FileHistory {
-        message_id: Option<String>,
-        is_snapshot_update: bool,
-    },
-    /// A metadata entry of kind `env.kind`.
-    Metadata {
-        leaf_uuid: Option<String>,
-        value: Option<String>,
-    },
-}
-
-/// The side-table entry of a record, if its kind has one. Only these records are parsed
-/// whole.
-pub(crate) fn side_of(bytes: &[u8], env: &Envelope<'_>) -> Option<Side> {
-    let kind = env.kind.as_deref()?;
-    let is_boundary = kind == "system" && env.subtype.as_deref() == Some("compact_boundary");
-    let is_side = is_boundary
-        || matches!(
-            kind,
-            "content-replacement" | "file-history-snapshot" | "file-history-delta" | "pr-link"
-        )
-        || METADATA_FIELDS.iter().any(|(k, _)| *k == kind);
-    if !is_side {
-        return None;
-    }
-    let record = jsonl::parse_record(bytes)?;
-    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
-    if is_boundary {
-        let meta = record
-            .get("compactMetadata")
-            .cloned()
-            .unwrap_or(Value::Null);
-        let seg = meta.get("preservedSegment").cloned().unwrap_or(Value::Null);
-        return Some(Side::Compaction {
-            trigger: text(&meta, "trigger"),
-            pre_tokens: meta.get("preTokens").and_then(Value::as_i64),
-            head_uuid: text(&seg, "headUuid"),
-            anchor_uuid: text(&seg, "anchorUuid"),
-            tail_uuid: text(&seg, "tailUuid"),
-        });
-    }
-    Some(match kind {
-        "content-replacement" => {
-            let replacements = record.get("replacements").and_then(Value::as_array);
-            Side::Replacements(
-                replacements
-                    .into_iter()
-                    .flatten()
-                    .map(|r| {
-                        let replacement = r.get("replacement").map(|v| match v {
-                            Value::String(s) => s.clone(),
-                            other => other.to_string(),
-                        });
-                        (text(r, "kind"), text(r, "toolUseId"), replacement)
-                    })
-                    .collect(),
-            )
-        }
-        "file-history-snapshot" | "file-history-delta" => Side::FileHistory {
-            message_id: text(&record, "messageId"),
-            is_snapshot_update: record
-                .get("isSnapshotUpdate")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-        },
-        _ => {
-            let value = if kind == "pr-link" {
-                let mut link = serde_json::Map::new();
-                for key in ["prNumber", "prUrl", "prRepository"] {
-                    if let Some(v) = record.get(key) {
-                        link.insert(key.to_owned(), v.clone());
-                    }
-                }
-                Some(Value::Object(link).to_string())
-            } else {
-                let field = METADATA_FIELDS
-                    .iter()
-                    .find(|(k, _)| *k == kind)
-                    .map(|(_, f)| *f)
-                    .expect("is_side checked the kind");
-                match record.get(field) {
-                    Some(Value::String(s)) => Some(s.clone()),
-                    Some(Value::Null) | None => None,
-                    Some(other) => Some(other.to_string()),
-                }
-            };
-            Side::Metadata {
-                leaf_uuid: text(&record, "leafUuid"),
-                value,
-            }
-        }
-    })
-}
-
-/// Stores a record's usage (line by line: import folds a file's first, see
-/// [`transcript::TranscriptTx::store_usage`]) and fills its side tables.
-pub(crate) fn project_record(
-    tx: &Transaction<'_>,
-    transcript: i64,
-    row: i64,
-    bytes: &[u8],
-    env: &Envelope<'_>,
-) -> Result<()> {
-    crate::usage::sqlite::store(tx, transcript, row, bytes, env)?;
-    project_sides(tx, transcript, row, bytes, env)
-}
-
-/// Fills the side tables for the records that have one: metadata, compactions, content
-/// replacements and file history (see [`side_of`]).
-pub(crate) fn project_sides(
-    tx: &Transaction<'_>,
-    transcript: i64,
-    row: i64,
-    bytes: &[u8],
-    env: &Envelope<'_>,
-) -> Result<()> {
-    let Some(kind) = env.kind.as_deref() else {
-        return Ok(());
-    };
-    if kind == "user" && env.is_compact_summary {
-        tx.prepare_cached(
-            "UPDATE compactions SET summary_uuid = ?3 WHERE transcript_id = ?1 AND boundary_uuid = ?2",
-        )?
-        .execute(params![transcript, env.parent_uuid.as_deref(), env.uuid.as_deref()])?;
-    }
-    let Some(side) = side_of(bytes, env) else {
-        return Ok(());
-    };
-    match side {
-        Side::Compaction {
-            trigger,
-            pre_tokens,
-            head_uuid,
-            anchor_uuid,
-            tail_uuid,
-        } => {
-            tx.prepare_cached(
-                "INSERT INTO compactions (row_id, transcript_id, boundary_uuid, logical_parent_uuid,
-                    trigger, pre_tokens, head_uuid, anchor_uuid, tail_uuid)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )?
-            .execute(params![
-                row,
-                transcript,
-                env.uuid.as_deref(),
-                env.logical_parent_uuid.as_deref(),
-                trigger,
-                pre_tokens,
-                head_uuid,
-                anchor_uuid,
-                tail_uuid,
-            ])?;
-        }
-        Side::Replacements(replacements) => {
-            for (kind, tool_use_id, replacement) in replacements {
-                tx.prepare_cached(
-                    "INSERT INTO content_replacements
-                        (row_id, transcript_id, entry_session_id, agent_id, kind, tool_use_id, replacement)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )?
-                .execute(params![
-                    row,
-                    transcript,
-                    env.session_id.as_deref(),
-                    env.agent_id.as_deref(),
-                    kind,
-                    tool_use_id,
-                    replacement,
-                ])?;
-            }
-        }
-        Side::FileHistory {
-            message_id,
-            is_snapshot_update,
-        } => {
-            tx.prepare_cached(
-                "INSERT INTO file_history (row_id, transcript_id, kind, message_id, is_snapshot_update)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![row, transcript, kind, message_id, is_snapshot_update])?;
-        }
-        Side::Metadata { leaf_uuid, value } => {
-            tx.prepare_cached(
-                "INSERT INTO metadata (row_id, transcript_id, kind, entry_session_id, leaf_uuid, value)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(params![
-                row,
-                transcript,
-                kind,
-                env.session_id.as_deref(),
-                leaf_uuid,
-                value,
-            ])?;
-        }
-    }
-    Ok(())
-}
-
 /// Marks ledger entries under the scanned folders whose file is gone. Rows are kept.
 fn mark_vanished(store: &Store, dirs: &[PathBuf]) -> Result<u64> {
     if dirs.is_empty() {
         return Ok(0);
     }
-    let mut gone = Vec::new();
-    {
+    let gone = {
         let reader = store.reader()?;
-        // A range of the primary key: the paths that start with `dir/` sort between it and
-        // `dir0` ('0' follows '/'), so only the folder's own entries are read.
         let mut stmt = reader.prepare_cached(
             "SELECT path FROM source_files WHERE path >= ?1 AND path < ?2 AND vanished = 0",
         )?;
-        for dir in dirs {
-            let dir = dir.to_string_lossy();
-            let dir = dir.trim_end_matches('/');
-            let (prefix, past) = (format!("{dir}/"), format!("{dir}0"));
-            let paths = stmt.query_map([&prefix, &past], |r| r.get::<_, String>(0))?;
-            for path in paths {
-                let path = path?;
-                if !Path::new(&path).exists() {
-                    gone.push(path);
-                }
-            }
-        }
-    }
+        gone_under(dirs, |from, to| {
+            Ok(stmt
+                .query_map([from, to], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?)
+        })?
+    };
     mark_gone(store, &gone)
 }
 

@@ -2,8 +2,9 @@
 //! the write transaction the importer holds. The search texts read ahead are kept for the
 //! full-text index (`texts`), which SQLite fills after the rows.
 
+use super::rows::{create_transcript, set_project_cwd, ROW_BATCH, STATEMENT_CACHE};
 use super::transcript::{FileStamp, LastRow, LedgerEntry, TranscriptTx};
-use super::{FileView, Fingerprint, Origin, Parsed, ROW_BATCH, STATEMENT_CACHE};
+use super::{FileView, Fingerprint, Origin, Parsed, Source};
 use crate::error::Result;
 use crate::jsonl::Envelope;
 use crate::search::PendingTexts;
@@ -37,6 +38,43 @@ impl<'a, 't> SqliteTx<'a, 't> {
 impl TranscriptTx for SqliteTx<'_, '_> {
     const SHARED: bool = false;
     const BATCH: usize = ROW_BATCH;
+
+    fn session_of(&mut self, source: &Source) -> Result<i64> {
+        match super::located_session(self.tx, source)? {
+            Some(session) => Ok(session),
+            None => super::upsert_session(self.tx, &source.project, &source.session),
+        }
+    }
+
+    fn session_file(&mut self, session: i64, relpath: &str) -> Result<Option<(i64, Vec<u8>)>> {
+        Ok(self
+            .tx
+            .prepare_cached(
+                "SELECT id, content FROM session_files WHERE session_id = ?1 AND relpath = ?2",
+            )?
+            .query_row(params![session, relpath], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?)
+    }
+
+    fn store_session_file(&mut self, session: i64, relpath: &str, content: &[u8]) -> Result<i64> {
+        let id = self
+            .tx
+            .prepare_cached(
+                "INSERT INTO session_files (session_id, relpath, content) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (session_id, relpath) DO UPDATE SET content = excluded.content
+                 RETURNING id",
+            )?
+            .query_row(params![session, relpath, content], |r| r.get(0))?;
+        if let Some(sidechain) = relpath.strip_suffix(".meta.json") {
+            self.tx
+                .prepare_cached(
+                    "UPDATE transcripts SET meta_json = ?3
+                     WHERE session_id = ?1 AND subpath = ?2 AND superseded_at IS NULL",
+                )?
+                .execute(params![session, sidechain, content])?;
+        }
+        Ok(id)
+    }
 
     fn live_transcript(&mut self, session: i64, subpath: &str) -> Result<Option<i64>> {
         Ok(self
@@ -124,7 +162,7 @@ impl TranscriptTx for SqliteTx<'_, '_> {
         subpath: &str,
         agent_id: Option<&str>,
     ) -> Result<i64> {
-        super::create_transcript(self.tx, session, subpath, agent_id)
+        create_transcript(self.tx, session, subpath, agent_id)
     }
 
     fn insert_lines(
@@ -165,7 +203,7 @@ impl TranscriptTx for SqliteTx<'_, '_> {
     }
 
     fn set_project_cwd(&mut self, session: i64, cwd: &str) -> Result<()> {
-        super::set_project_cwd(self.tx, session, cwd)
+        set_project_cwd(self.tx, session, cwd)
     }
 
     fn project_sides(

@@ -1,11 +1,12 @@
-//! The import of one transcript file, written once for every engine: the decision between
+//! The import of one source file, written once for every engine: a session file stored
+//! as it is, or, for a transcript, the decision between
 //! a grown file (only its new lines are stored, an unterminated last line replaced by its
 //! complete version) and a rewritten one (a new version of the transcript, the old one kept
 //! and its local lines carried over), the row batches, the side tables and the ledger.
 //! Each engine answers the narrow questions of [`TranscriptTx`] inside its write
 //! transaction; nothing here knows which engine it is.
 
-use super::load::Lines;
+use super::load::{Lines, ReadFile};
 use super::{Ahead, FileView, Fingerprint, LineTally, Parsed, Source, SourceKind};
 use crate::error::Result;
 use crate::jsonl::{self, Envelope, LineStatus};
@@ -39,13 +40,22 @@ pub(crate) struct LastRow {
     pub len: usize,
 }
 
-/// The SQL answers the import of a transcript needs, inside one write transaction.
+/// The SQL answers the import of a file needs, inside one write transaction.
 pub(crate) trait TranscriptTx {
     /// Whether several machines import into the store: a rewritten file then does not
     /// replace a version holding lines from another machine's copy (see [`replace_version`]).
     const SHARED: bool;
     /// Lines per [`TranscriptTx::insert_lines`] call.
     const BATCH: usize;
+
+    /// The stored session `source` belongs to, created (with its project) when new: the
+    /// session a restore recorded at the file's main transcript path first (the file is
+    /// then a second location of it, not a new session), else its folder's and id's.
+    fn session_of(&mut self, source: &Source) -> Result<i64>;
+    /// A stored session file's id and bytes.
+    fn session_file(&mut self, session: i64, relpath: &str) -> Result<Option<(i64, Vec<u8>)>>;
+    /// Stores a session file's bytes (a sidecar's on its live transcript too); its id.
+    fn store_session_file(&mut self, session: i64, relpath: &str, content: &[u8]) -> Result<i64>;
 
     /// The live (not superseded) version of `subpath` in `session`.
     fn live_transcript(&mut self, session: i64, subpath: &str) -> Result<Option<i64>>;
@@ -125,6 +135,72 @@ pub(crate) struct Incoming<'a> {
     /// that many bytes while it is written ([`super::stream`]), `buf` (empty) holding
     /// each piece in turn, and `stamp.size` is its size when it was looked at.
     pub pieces: Option<usize>,
+}
+
+/// A file the import wrote: its session, its transcript's or session file's id, and the
+/// buffer it was read into, for reuse.
+pub(crate) struct Written {
+    pub session: i64,
+    pub id: i64,
+    pub buf: Vec<u8>,
+}
+
+/// Writes one file the loader read ([`super::load`]) into the transaction of `tx`: a
+/// session file as it is, a transcript by [`import_transcript`]. `Err(why)` when a
+/// transcript conflicts with another machine's version (nothing was written).
+pub(crate) fn write_file<T: TranscriptTx>(
+    tx: &mut T,
+    source: &Source,
+    file: ReadFile,
+    report: &mut ImportReport,
+) -> Result<std::result::Result<Written, String>> {
+    let ReadFile {
+        bytes: mut buf,
+        base,
+        mtime_ns,
+        ahead,
+        pieces,
+    } = file;
+    let key = super::path_key(&source.path);
+    report.bytes_read += buf.len() as u64;
+    let stamp = FileStamp {
+        key: &key,
+        size: pieces.map_or((base + buf.len()) as i64, |p| p.size as i64),
+        mtime_ns,
+    };
+    let session = tx.session_of(source)?;
+    let id = match &source.kind {
+        SourceKind::File { relpath } => {
+            // The loader reads session files whole.
+            debug_assert_eq!(base, 0);
+            let id = match tx.session_file(session, relpath)? {
+                Some((id, stored)) if stored == buf => {
+                    report.files_unchanged += 1;
+                    id
+                }
+                _ => {
+                    report.files_imported += 1;
+                    tx.store_session_file(session, relpath, &buf)?
+                }
+            };
+            tx.write_ledger(&stamp, None, Some(id), &FileView::whole(&buf), buf.len())?;
+            id
+        }
+        kind => {
+            let file = Incoming {
+                buf: &mut buf,
+                base,
+                ahead,
+                stamp,
+                pieces: pieces.map(|p| p.piece_bytes),
+            };
+            match import_transcript(tx, session, source, kind, file, report)? {
+                Ok(id) => id,
+                Err(why) => return Ok(Err(why)),
+            }
+        }
+    };
+    Ok(Ok(Written { session, id, buf }))
 }
 
 /// Where the stored copy of a transcript ends, to decide between append and re-import.

@@ -109,7 +109,7 @@ fn by_id(cx: &Context<'_>, query: &str) -> Result<Option<Value>, ToolError> {
             let info = cx.db.session_info(&session, None)?;
             Ok(Some(json!({ "session": session_item(&info, cx.caller) })))
         }
-        Err(crate::Error::SessionNotFound(_)) => Ok(None),
+        Err(crate::error::Error::SessionNotFound(_)) => Ok(None),
         Err(e) => Err(e.into()),
     }
 }

@@ -10,9 +10,13 @@
 //! Claude Code rewrites the whole file; this splices: the entry's text is inserted after the
 //! last member of `mcpServers` (or `mcpServers` after the last top-level member), and
 //! uninstall cuts out exactly that text again (and an `mcpServers` left empty), so that
-//! install then uninstall gives the file back byte for byte. The file is written atomically
-//! with its permissions; a symbolic link is followed and stays a link.
+//! install then uninstall gives the file back byte for byte. The file is read and written
+//! by [`claude_settings::edit_text`], as `hooks install` writes `settings.json` (issue 28,
+//! item 3): atomically with its permissions, a symbolic link followed and kept (a link to
+//! nothing refused), a read-only file refused, under a lock, and started over when Claude
+//! Code (which rewrites `~/.claude.json` while it runs) changed the file meanwhile.
 
+use crate::claude_settings::{self, NewText, Options};
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
 use std::ops::Range;
@@ -79,46 +83,47 @@ pub enum Change {
 ///
 /// # Errors
 /// When the file is not a JSON object, holds an `mcpServers` that is not an object, or
-/// names another program `sessiondb`; or when it cannot be read or written.
+/// names another program `sessiondb`; or as [`claude_settings::edit_text`] (a link to
+/// nothing, a read-only file, a file that kept changing, a failure to read or write).
 pub fn install(path: &Path, entry: &Value) -> Result<Change> {
-    let target = real_path(path);
-    let Some(text) = read(&target)? else {
-        let body = indent(&pretty(&json!({ "mcpServers": { NAME: entry } })), "");
-        write(&target, &body)?;
-        return Ok(Change::Added);
-    };
-    let (top, servers) = locate(&target, &text)?;
-    let value = |level: &str| indent(&pretty(entry), level);
-    let (new, change) = match servers {
-        Some(servers) => match servers.members.iter().find(|m| m.key == NAME) {
-            Some(ours) => {
-                check_ours(&target, &text[ours.value.clone()])?;
-                let level = line_indent(&text, ours.start);
-                let replaced = splice(&text, ours.value.clone(), &value(&level));
-                if replaced == text {
-                    return Ok(Change::Unchanged);
+    let (change, _) = claude_settings::edit_text(path, &Options::default(), |file, text| {
+        let Some(text) = text else {
+            let body = indent(&pretty(&json!({ "mcpServers": { NAME: entry } })), "");
+            return Ok((Change::Added, NewText::Write(body)));
+        };
+        let (top, servers) = locate(file, text)?;
+        let value = |level: &str| indent(&pretty(entry), level);
+        let (new, change) = match servers {
+            Some(servers) => match servers.members.iter().find(|m| m.key == NAME) {
+                Some(ours) => {
+                    check_ours(file, &text[ours.value.clone()])?;
+                    let level = line_indent(text, ours.start);
+                    let replaced = splice(text, ours.value.clone(), &value(&level));
+                    if replaced == text {
+                        return Ok((Change::Unchanged, NewText::Keep));
+                    }
+                    (replaced, Change::Replaced)
                 }
-                (replaced, Change::Replaced)
-            }
+                None => {
+                    let (own, inner) = member_indent(text, &servers);
+                    (
+                        insert_member(text, &servers, &own, NAME, &value(&inner)),
+                        Change::Added,
+                    )
+                }
+            },
             None => {
-                let (own, inner) = member_indent(&text, &servers);
+                let (own, inner) = member_indent(text, &top);
+                let nested = format!("{inner}  ");
+                let servers = format!("{{\n{nested}{}: {}\n{inner}}}", json!(NAME), value(&nested));
                 (
-                    insert_member(&text, &servers, &own, NAME, &value(&inner)),
+                    insert_member(text, &top, &own, "mcpServers", &servers),
                     Change::Added,
                 )
             }
-        },
-        None => {
-            let (own, inner) = member_indent(&text, &top);
-            let nested = format!("{inner}  ");
-            let servers = format!("{{\n{nested}{}: {}\n{inner}}}", json!(NAME), value(&nested));
-            (
-                insert_member(&text, &top, &own, "mcpServers", &servers),
-                Change::Added,
-            )
-        }
-    };
-    write(&target, &new)?;
+        };
+        Ok((change, NewText::Write(new)))
+    })?;
     Ok(change)
 }
 
@@ -128,62 +133,36 @@ pub fn install(path: &Path, entry: &Value) -> Result<Change> {
 /// # Errors
 /// As [`install`].
 pub fn uninstall(path: &Path, scope: Scope) -> Result<Change> {
-    let target = real_path(path);
-    let Some(text) = read(&target)? else {
-        return Ok(Change::Unchanged);
-    };
-    let (top, servers) = locate(&target, &text)?;
-    let Some(servers) = servers else {
-        return Ok(Change::Unchanged);
-    };
-    let Some(at) = servers.members.iter().position(|m| m.key == NAME) else {
-        return Ok(Change::Unchanged);
-    };
-    check_ours(&target, &text[servers.members[at].value.clone()])?;
-    let new = if servers.members.len() == 1 {
-        let at = top
-            .members
-            .iter()
-            .position(|m| m.key == "mcpServers")
-            .expect("located");
-        remove_member(&text, &top, at)
-    } else {
-        remove_member(&text, &servers, at)
-    };
-    if scope == Scope::Project && new.trim() == "{}" {
-        std::fs::remove_file(&target).map_err(|e| Error::io(&target, e))?;
-    } else {
-        write(&target, &new)?;
-    }
-    Ok(Change::Removed)
-}
-
-/// `path` with its symbolic links followed, so that a link stays one.
-fn real_path(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
-}
-
-fn read(path: &Path) -> Result<Option<String>> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| Error::Invalid(format!("{} is not UTF-8 text", path.display()))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
-    }
-}
-
-fn write(path: &Path, text: &str) -> Result<()> {
-    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
-    crate::export::write_atomically(path, |out| {
-        out.write_all(text.as_bytes())
-            .map_err(|e| Error::io(path, e))?;
-        Ok(text.len() as u64)
+    let (change, _) = claude_settings::edit_text(path, &Options::default(), |file, text| {
+        let unchanged = Ok((Change::Unchanged, NewText::Keep));
+        let Some(text) = text else {
+            return unchanged;
+        };
+        let (top, servers) = locate(file, text)?;
+        let Some(servers) = servers else {
+            return unchanged;
+        };
+        let Some(at) = servers.members.iter().position(|m| m.key == NAME) else {
+            return unchanged;
+        };
+        check_ours(file, &text[servers.members[at].value.clone()])?;
+        let new = if servers.members.len() == 1 {
+            let at = top
+                .members
+                .iter()
+                .position(|m| m.key == "mcpServers")
+                .expect("located");
+            remove_member(text, &top, at)
+        } else {
+            remove_member(text, &servers, at)
+        };
+        if scope == Scope::Project && new.trim() == "{}" {
+            Ok((Change::Removed, NewText::Remove))
+        } else {
+            Ok((Change::Removed, NewText::Write(new)))
+        }
     })?;
-    if let Some(permissions) = permissions {
-        std::fs::set_permissions(path, permissions).map_err(|e| Error::io(path, e))?;
-    }
-    Ok(())
+    Ok(change)
 }
 
 /// An entry named `sessiondb` that runs another program is not ours to change.
@@ -471,6 +450,30 @@ mod tests {
                 .unwrap()
                 .contains("sessiondb"));
         }
+    }
+
+    /// Issue 28, items 3 and 10, for `.claude.json` and `.mcp.json` as for `settings.json`:
+    /// a read-only file is refused, and a link to nothing is refused and stays a link (a
+    /// regular file written over it would cut the link).
+    #[cfg(unix)]
+    #[test]
+    fn read_only_files_and_links_to_nothing_are_refused_untouched() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".claude.json");
+        std::fs::write(&path, "{\"a\": 1}").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let err = install(&path, &entry_for_test()).unwrap_err().to_string();
+        assert!(err.contains("read-only (mode 0444)"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"a\": 1}");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o444);
+        let link = dir.path().join(".mcp.json");
+        let nowhere = dir.path().join("dotfiles/mcp.json");
+        std::os::unix::fs::symlink(&nowhere, &link).unwrap();
+        assert!(install(&link, &entry_for_test()).is_err());
+        assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+        assert!(!nowhere.exists());
     }
 
     #[test]

@@ -8,10 +8,10 @@ use crate::fork::{fork_with, used_id, ForkBackend, ForkOptions, ForkOrigin, Fork
 use crate::model::SessionRef;
 use crate::resume::{ResumeOptions, Resumed};
 
-/// Forks a stored session (see [`crate::Store::fork`]).
+/// Forks a stored session (see [`crate::store::Store::fork`]).
 ///
 /// # Errors
-/// As [`crate::Store::fork`].
+/// As [`crate::store::Store::fork`].
 pub fn fork(store: &PgStore, source: &SessionRef, options: &ForkOptions) -> Result<Forked> {
     fork_with(store, source, options)
 }

@@ -12,7 +12,7 @@
 use super::{prepared, PgStore};
 use crate::error::{Error, Result};
 use crate::import::transcript::{self, FileStamp, LastRow, LedgerEntry, TranscriptTx};
-use crate::import::{self, FileView, Fingerprint, Held, Side, Source, SourceKind};
+use crate::import::{self, FileView, Fingerprint, Held, Ledger, Side, Source, SourceKind};
 use crate::jsonl::{Envelope, LineStatus, SearchText};
 use crate::model::{ImportReport, Progress};
 use crate::usage::record::Fold;
@@ -55,20 +55,8 @@ pub fn import_paths_with(
     limits: &import::ImportLimits,
 ) -> Result<ImportReport> {
     let started = Instant::now();
-    let mut found = import::Discovery::default();
-    let mut scanned_dirs = Vec::new();
-    for path in paths {
-        let more = import::discover(path)?;
-        found.sources.extend(more.sources);
-        found.skipped_links.extend(more.skipped_links);
-        found.named_by_records.extend(more.named_by_records);
-        if path.is_dir() {
-            scanned_dirs.push(std::path::absolute(path).map_err(|e| Error::io(path, e))?);
-        }
-    }
-    import::settle_names(&mut found);
     let host = store.origin().host.clone();
-    import::keep_stored_names(&mut found, |path| {
+    let (found, scanned_dirs) = import::discover_paths(paths, |path| {
         store.read(|tx| {
             let stmt = prepared(
                 tx,
@@ -80,9 +68,9 @@ pub fn import_paths_with(
             Ok(tx.query_opt(&stmt, &[&host, &path])?.map(|r| r.get(0)))
         })
     })?;
-    let mut report = import_discovered(store, &found, progress, limits)?;
+    let mut report = import_discovered(store, found, progress, limits)?;
     report.vanished_files = mark_vanished(store, &gone_under(store, &scanned_dirs)?)?;
-    Ok(finished(report, started, progress))
+    Ok(import::finished(report, started, progress))
 }
 
 /// Imports one session's files (as [`import::import_session`]: the main transcript and its
@@ -100,70 +88,32 @@ pub fn import_session(
     let started = Instant::now();
     let (found, scanned_dirs) = import::discover_session(transcript)?;
     let limits = import::ImportLimits::default();
-    let mut report = import_discovered(store, &found, progress, &limits)?;
+    let mut report = import_discovered(store, found, progress, &limits)?;
     let mut gone = gone_under(store, &scanned_dirs)?;
     let main = std::path::absolute(transcript).map_err(|e| Error::io(transcript, e))?;
     if !main.exists() {
         gone.push(import::path_key(&main));
     }
     report.vanished_files = mark_vanished(store, &gone)?;
-    Ok(finished(report, started, progress))
+    Ok(import::finished(report, started, progress))
 }
 
 /// Imports what discovery found (its files' sessions, rows and failures counted in the
 /// report; no timing yet).
 fn import_discovered(
     store: &PgStore,
-    found: &import::Discovery,
+    found: import::Discovery,
     progress: &dyn Progress,
     limits: &import::ImportLimits,
 ) -> Result<ImportReport> {
-    let sources = &found.sources;
-    let mut report = ImportReport {
-        symlinks_skipped: found.skipped_links.len() as u64,
-        named_by_records: found.named_by_records.clone(),
-        files: sources.len() as u64,
-        ..ImportReport::default()
-    };
-    let sizes: Vec<u64> = sources
-        .iter()
-        .map(|s| std::fs::metadata(&s.path).map(|m| m.len()).unwrap_or(0))
-        .collect();
-    progress.start(sizes.iter().sum());
-    let mut sessions = std::collections::BTreeSet::new();
-    let mut todo = Vec::with_capacity(sources.len());
-    for (index, source) in sources.iter().enumerate() {
-        if let Err(e) = import::check_names(source) {
-            report.files_failed += 1;
-            report.bad_names += 1;
-            report
-                .errors
-                .push(format!("{}: {e}; not imported", source.path.display()));
-            continue;
-        }
-        sessions.insert((source.project.clone(), source.session.clone()));
-        todo.push(index);
-    }
+    let (mut report, sources, sizes) = import::checked_sources(found, progress);
     let mut transcripts = Vec::new();
-    for (part, transcript) in import_sources(store, sources, &todo, &sizes, progress, limits)? {
+    for (part, transcript) in import_sources(store, &sources, &sizes, progress, limits)? {
         report.add(part);
         transcripts.extend(transcript);
     }
     report.rows = rows_of(store, &transcripts)?;
-    report.sessions = sessions.len() as u64;
     Ok(report)
-}
-
-/// `report` with its time and rate, the progress bar closed.
-fn finished(mut report: ImportReport, started: Instant, progress: &dyn Progress) -> ImportReport {
-    report.seconds = started.elapsed().as_secs_f64();
-    report.mb_per_s = if report.seconds > 0.0 {
-        report.bytes_read as f64 / 1e6 / report.seconds
-    } else {
-        0.0
-    };
-    progress.finish();
-    report
 }
 
 /// The lines stored in `transcripts` (the summary's `rows`, as the SQLite importer counts
@@ -184,27 +134,25 @@ fn rows_of(store: &PgStore, transcripts: &[i64]) -> Result<u64> {
 /// more of its cores to work, while the files of each session stay in order on one.
 const MAX_CONNECTIONS: usize = 4;
 
-/// Imports `sources[i]` for each `i` of `todo`, spread by session over up to
-/// [`MAX_CONNECTIONS`] connections (one per core of this machine), each file in a
-/// transaction of its own. Returns each file's report and its transcript (as
-/// [`import_source`]), in `todo`'s order, so that the merged report is the one a single
-/// connection would give.
+/// Imports `sources`, spread by session over up to [`MAX_CONNECTIONS`] connections (one
+/// per core of this machine), each file in a transaction of its own. Returns each file's
+/// report and its transcript (as [`import_source`]), in order, so that the merged report is
+/// the one a single connection would give.
 fn import_sources(
     store: &PgStore,
     sources: &[Source],
-    todo: &[usize],
     sizes: &[u64],
     progress: &dyn Progress,
     limits: &import::ImportLimits,
 ) -> Result<Vec<(ImportReport, Option<i64>)>> {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    let lanes = cores.clamp(1, MAX_CONNECTIONS).min(todo.len().max(1));
-    let mut parts: Vec<Option<(ImportReport, Option<i64>)>> = vec![None; todo.len()];
+    let lanes = cores.clamp(1, MAX_CONNECTIONS).min(sources.len().max(1));
+    let mut parts: Vec<Option<(ImportReport, Option<i64>)>> = vec![None; sources.len()];
     if lanes == 1 {
-        for (at, &index) in todo.iter().enumerate() {
+        for (at, source) in sources.iter().enumerate() {
             let mut part = ImportReport::default();
-            let transcript = import_source(store, &sources[index], &mut part, limits)?;
-            progress.advance(sizes[index], &sources[index].path.to_string_lossy());
+            let transcript = import_source(store, source, &mut part, limits)?;
+            progress.advance(sizes[at], &source.path.to_string_lossy());
             parts[at] = Some((part, transcript));
         }
         return Ok(parts.into_iter().flatten().collect());
@@ -230,15 +178,15 @@ fn import_sources(
             let failed = &failed;
             let lane_of = &lane_of;
             scope.spawn(move || {
-                for (at, &index) in todo.iter().enumerate() {
-                    if lane_of(index) != lane {
+                for (at, source) in sources.iter().enumerate() {
+                    if lane_of(at) != lane {
                         continue;
                     }
                     if failed.load(std::sync::atomic::Ordering::Relaxed) {
                         break;
                     }
                     let mut part = ImportReport::default();
-                    let result = import_source(conn, &sources[index], &mut part, limits)
+                    let result = import_source(conn, source, &mut part, limits)
                         .map(|transcript| (part, transcript));
                     if result.is_err() {
                         failed.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -253,8 +201,7 @@ fn import_sources(
         for (at, result) in results {
             match result {
                 Ok(part) => {
-                    let index = todo[at];
-                    progress.advance(sizes[index], &sources[index].path.to_string_lossy());
+                    progress.advance(sizes[at], &sources[at].path.to_string_lossy());
                     parts[at] = Some(part);
                 }
                 Err(e) => {
@@ -269,133 +216,66 @@ fn import_sources(
     Ok(parts.into_iter().flatten().collect())
 }
 
-/// Imports one file unless this machine's ledger says it is unchanged. Returns the live
-/// transcript a transcript file is stored in, imported or unchanged.
+/// Imports one file unless this machine's ledger says it is unchanged, in one
+/// transaction (the ledger read in it: a transaction of its own would cost two more round
+/// trips per file). Returns the live transcript a transcript file is stored in, imported or
+/// unchanged.
 fn import_source(
     store: &PgStore,
     source: &Source,
     report: &mut ImportReport,
     limits: &import::ImportLimits,
 ) -> Result<Option<i64>> {
-    let meta = match std::fs::metadata(&source.path) {
-        Ok(m) => m,
-        Err(e) => {
-            report.files_failed += 1;
-            report.errors.push(Error::io(&source.path, e).to_string());
-            return Ok(None);
-        }
-    };
-    let mtime_ns = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i64);
-    let host = store.origin().host.clone();
-    let key = import::path_key(&source.path);
     let origin = store.origin().clone();
-    // The ledger is read in the transaction that writes the file: a transaction of its own
-    // would cost two more round trips per file.
+    let is_file = matches!(source.kind, SourceKind::File { .. });
     store.write(|tx| {
-        let stmt = prepared(
-            tx,
-            "SELECT size, mtime_ns, vanished, transcript_id, session_file_id, imported_bytes,
-                    tail_hash IS NOT NULL
-             FROM source_files WHERE host = $1 AND path = $2",
+        let loaded = import::load(
+            source,
+            |key| read_ledger(tx, &origin.host, key),
+            Vec::new(),
+            limits,
         )?;
-        let ledger = tx.query_opt(&stmt, &[&host, &key])?;
-        let unchanged = ledger.as_ref().and_then(|r| {
-            let transcript: Option<i64> = r.get(3);
-            let same = r.get::<_, i64>(0) == meta.len() as i64
-                && r.get::<_, i64>(1) == mtime_ns
-                && !r.get::<_, bool>(2)
-                && (transcript.is_some() || r.get::<_, Option<i64>>(4).is_some());
-            same.then_some(transcript)
-        });
-        if let Some(transcript) = unchanged {
-            report.files_unchanged += 1;
-            return Ok(transcript);
-        }
-        // A transcript that grew is read from the last TAIL_BYTES of what was imported, all
-        // its fingerprint's check needs, as the SQLite importer reads it; the transcript
-        // import reads it whole when that is not enough.
-        let base = match (&source.kind, &ledger) {
-            (SourceKind::File { .. }, _) | (_, None) => 0,
-            (_, Some(r)) => {
-                let imported = r.get::<_, i64>(5).max(0) as u64;
-                let tail = r.get::<_, bool>(6) && r.get::<_, Option<i64>>(3).is_some();
-                if tail && imported <= meta.len() {
-                    import::tail_start(imported as usize)
-                } else {
-                    0
-                }
+        let mut kept = None;
+        let Some(file) = loaded.into_write(report, |target| kept = target.filter(|_| !is_file))
+        else {
+            return Ok(kept);
+        };
+        let mut sink = PgTx {
+            tx,
+            origin: &origin,
+        };
+        let written = match transcript::write_file(&mut sink, source, file, report)? {
+            Ok(written) => written,
+            // A conflict is found before anything of the file is written or counted.
+            Err(why) => {
+                report.files_failed += 1;
+                report
+                    .errors
+                    .push(format!("{}: {why}; not imported", source.path.display()));
+                return Ok(None);
             }
         };
-        let mut bytes = Vec::new();
-        // A large transcript is read in pieces while it is written (as by the SQLite
-        // importer), not here.
-        let pieces = (!matches!(source.kind, SourceKind::File { .. })
-            && meta.len().saturating_sub(base as u64) > limits.stream_above)
-            .then_some(limits.piece_bytes);
-        let read = match pieces {
-            Some(_) => Ok(0),
-            None => import::read_from(&source.path, base, meta.len(), &mut bytes),
-        };
-        if let Err(e) = read {
-            report.files_failed += 1;
-            report.errors.push(Error::io(&source.path, e).to_string());
-            return Ok(None);
-        }
-        report.bytes_read += bytes.len() as u64;
-        let base = if pieces.is_some() { 0 } else { base };
-        let stamp = Stamp {
-            host: &host,
-            key: &key,
-            size: match pieces {
-                Some(_) => meta.len() as i64,
-                None => (base + bytes.len()) as i64,
-            },
-            mtime_ns,
-        };
-        let session = match located_session(tx, source, &host)? {
-            Some(session) => session,
-            None => upsert_session(tx, &source.project, &source.session, &origin)?,
-        };
-        let transcript = match &source.kind {
-            SourceKind::File { relpath } => {
-                import_session_file(tx, session, relpath, &bytes, &stamp, report)?;
-                None
-            }
-            kind => {
-                let file = transcript::Incoming {
-                    buf: &mut bytes,
-                    base,
-                    ahead: Default::default(),
-                    stamp: FileStamp {
-                        key: &key,
-                        size: stamp.size,
-                        mtime_ns,
-                    },
-                    pieces,
-                };
-                let mut sink = PgTx { tx, host: &host };
-                match transcript::import_transcript(&mut sink, session, source, kind, file, report)?
-                {
-                    Ok(id) => Some(id),
-                    // A conflict is found before anything of the file is written or
-                    // counted.
-                    Err(why) => {
-                        report.files_failed += 1;
-                        report
-                            .errors
-                            .push(format!("{}: {why}; not imported", source.path.display()));
-                        return Ok(None);
-                    }
-                }
-            }
-        };
-        super::catalog::refresh_session(tx, session, None)?;
-        Ok(transcript)
+        super::catalog::refresh_session(tx, written.session, None)?;
+        Ok((!is_file).then_some(written.id))
     })
+}
+
+/// This machine's ledger entry of the file at `key`.
+fn read_ledger(tx: &mut Transaction<'_>, host: &str, key: &str) -> Result<Option<Ledger>> {
+    let stmt = prepared(
+        tx,
+        "SELECT transcript_id, session_file_id, size, mtime_ns, vanished, imported_bytes,
+                prefix_hash, tail_hash
+         FROM source_files WHERE host = $1 AND path = $2",
+    )?;
+    Ok(tx.query_opt(&stmt, &[&host, &key])?.map(|r| Ledger {
+        target: r.get::<_, Option<i64>>(0).or(r.get(1)),
+        size: r.get(2),
+        mtime_ns: r.get(3),
+        vanished: r.get(4),
+        imported_bytes: r.get::<_, i64>(5).max(0) as usize,
+        fingerprint: Fingerprint::read(r.get(6), r.get(7)),
+    }))
 }
 
 /// Where a source file was read: this machine, its path, its size and mtime.
@@ -561,19 +441,20 @@ fn write_ledger(
 }
 
 /// Stores a session file's bytes (a tool result, a sidecar), and a sidecar's on its live
-/// transcript too. Returns whether the stored bytes changed.
+/// transcript too. Returns its id.
 pub(crate) fn store_session_file(
     tx: &mut Transaction<'_>,
     session: i64,
     relpath: &str,
     content: &[u8],
-) -> Result<()> {
+) -> Result<i64> {
     let stmt = prepared(
         tx,
         "INSERT INTO session_files (session_id, relpath, content) VALUES ($1, $2, $3)
-         ON CONFLICT (session_id, relpath) DO UPDATE SET content = excluded.content",
+         ON CONFLICT (session_id, relpath) DO UPDATE SET content = excluded.content
+         RETURNING id",
     )?;
-    tx.execute(&stmt, &[&session, &relpath, &content])?;
+    let id = tx.query_one(&stmt, &[&session, &relpath, &content])?.get(0);
     if let Some(sidechain) = relpath.strip_suffix(".meta.json") {
         let stmt = prepared(
             tx,
@@ -582,53 +463,41 @@ pub(crate) fn store_session_file(
         )?;
         tx.execute(&stmt, &[&session, &sidechain, &content])?;
     }
-    Ok(())
+    Ok(id)
 }
 
-fn import_session_file(
-    tx: &mut Transaction<'_>,
-    session: i64,
-    relpath: &str,
-    bytes: &[u8],
-    stamp: &Stamp<'_>,
-    report: &mut ImportReport,
-) -> Result<()> {
-    let stmt = prepared(
-        tx,
-        "SELECT id, content FROM session_files WHERE session_id = $1 AND relpath = $2",
-    )?;
-    let existing: Option<(i64, Vec<u8>)> = tx
-        .query_opt(&stmt, &[&session, &relpath])?
-        .map(|r| (r.get(0), r.get(1)));
-    let id = match existing {
-        Some((id, content)) if content == bytes => {
-            report.files_unchanged += 1;
-            id
-        }
-        _ => {
-            store_session_file(tx, session, relpath, bytes)?;
-            report.files_imported += 1;
-            let stmt = prepared(
-                tx,
-                "SELECT id FROM session_files WHERE session_id = $1 AND relpath = $2",
-            )?;
-            tx.query_one(&stmt, &[&session, &relpath])?.get(0)
-        }
-    };
-    write_ledger(tx, stamp, None, Some(id), &FileView::whole(bytes))
-}
-
-/// The team store's answers to the import of a transcript ([`TranscriptTx`]), in the
-/// transaction that writes the file; `host` is this machine, whose ledger entries come
-/// first.
+/// The team store's answers to the import of a file ([`TranscriptTx`]), in the
+/// transaction that writes it; `origin` is this machine, whose ledger entries come first.
 pub(crate) struct PgTx<'a, 't> {
     pub tx: &'a mut Transaction<'t>,
-    pub host: &'a str,
+    pub origin: &'a super::Origin,
 }
 
 impl TranscriptTx for PgTx<'_, '_> {
     const SHARED: bool = true;
     const BATCH: usize = ROW_BATCH;
+
+    fn session_of(&mut self, source: &Source) -> Result<i64> {
+        match located_session(self.tx, source, &self.origin.host)? {
+            Some(session) => Ok(session),
+            None => upsert_session(self.tx, &source.project, &source.session, self.origin),
+        }
+    }
+
+    fn session_file(&mut self, session: i64, relpath: &str) -> Result<Option<(i64, Vec<u8>)>> {
+        let stmt = prepared(
+            self.tx,
+            "SELECT id, content FROM session_files WHERE session_id = $1 AND relpath = $2",
+        )?;
+        Ok(self
+            .tx
+            .query_opt(&stmt, &[&session, &relpath])?
+            .map(|r| (r.get(0), r.get(1))))
+    }
+
+    fn store_session_file(&mut self, session: i64, relpath: &str, content: &[u8]) -> Result<i64> {
+        store_session_file(self.tx, session, relpath, content)
+    }
 
     fn live_transcript(&mut self, session: i64, subpath: &str) -> Result<Option<i64>> {
         let stmt = prepared(
@@ -654,7 +523,7 @@ impl TranscriptTx for PgTx<'_, '_> {
         )?;
         Ok(self
             .tx
-            .query_opt(&stmt, &[&transcript, &self.host, &path])?
+            .query_opt(&stmt, &[&transcript, &self.origin.host, &path])?
             .map(|r| LedgerEntry {
                 imported_bytes: r.get::<_, i64>(0) as usize,
                 fingerprint: Fingerprint::read(r.get(1), r.get(2)),
@@ -780,7 +649,7 @@ impl TranscriptTx for PgTx<'_, '_> {
     ) -> Result<()> {
         debug_assert_eq!(imported, file.len());
         let stamp = Stamp {
-            host: self.host,
+            host: &self.origin.host,
             key: stamp.key,
             size: stamp.size,
             mtime_ns: stamp.mtime_ns,
@@ -799,8 +668,15 @@ pub(crate) fn replace_version(
     held: &Held,
     from_here: bool,
 ) -> Result<std::result::Result<i64, String>> {
-    let host = String::new();
-    let mut sink = PgTx { tx, host: &host };
+    // No machine: `sync` reads no machine's ledger through it.
+    let nobody = super::Origin {
+        host: String::new(),
+        user: String::new(),
+    };
+    let mut sink = PgTx {
+        tx,
+        origin: &nobody,
+    };
     transcript::replace_version(&mut sink, session, old, subpath, agent_id, held, from_here)
 }
 
@@ -814,8 +690,15 @@ pub(crate) fn carry_local_rows(
     own_session: &str,
     held: &Held,
 ) -> Result<u64> {
-    let host = String::new();
-    let mut sink = PgTx { tx, host: &host };
+    // No machine: `sync` reads no machine's ledger through it.
+    let nobody = super::Origin {
+        host: String::new(),
+        user: String::new(),
+    };
+    let mut sink = PgTx {
+        tx,
+        origin: &nobody,
+    };
     let mut usage = Fold::default();
     let carried = transcript::carry_local_rows(&mut sink, old, new, own_session, held, &mut usage)?;
     crate::pg::usage::store_folded(tx, session, &usage)?;
@@ -846,26 +729,19 @@ fn gone_under(store: &PgStore, dirs: &[PathBuf]) -> Result<Vec<String>> {
     }
     let host = store.origin().host.clone();
     store.read(|tx| {
-        // A range of the primary key: the paths that start with `dir/` sort between it and
-        // `dir0` ('0' follows '/' in the C collation the range compares in).
+        // The range compares in the C collation, where '0' follows '/'.
         let stmt = prepared(
             tx,
             "SELECT path FROM source_files WHERE host = $1
                AND path COLLATE \"C\" >= $2 AND path COLLATE \"C\" < $3 AND NOT vanished",
         )?;
-        let mut gone = Vec::new();
-        for dir in dirs {
-            let dir = dir.to_string_lossy();
-            let dir = dir.trim_end_matches('/');
-            let (prefix, past) = (format!("{dir}/"), format!("{dir}0"));
-            for row in tx.query(&stmt, &[&host, &prefix, &past])? {
-                let path: String = row.get(0);
-                if !Path::new(&path).exists() {
-                    gone.push(path);
-                }
-            }
-        }
-        Ok(gone)
+        import::gone_under(dirs, |from, to| {
+            Ok(tx
+                .query(&stmt, &[&host, &from, &to])?
+                .into_iter()
+                .map(|r| r.get(0))
+                .collect())
+        })
     })
 }
 

@@ -1,6 +1,6 @@
 //! The team store: the same sessiondb on PostgreSQL.
 //!
-//! [`PgStore`] is the PostgreSQL counterpart of [`crate::Store`]: a few connections to a
+//! [`PgStore`] is the PostgreSQL counterpart of [`crate::store::Store`]: a few connections to a
 //! database named by a `postgres://` URL, its own migrations (`migrations_pg/`), and every
 //! write in one transaction. The rules that do not depend on the engine (line reading and
 //! projection, the catalog's fields, resume's chain and repair) are the shared ones of the
@@ -60,7 +60,7 @@ const EXCLUSIVE_WRITE_LOCK: &str = "SELECT pg_advisory_xact_lock(1582628903)";
 
 /// An open PostgreSQL team store.
 pub struct PgStore {
-    /// Boxed: the connection settings are large, and a [`crate::Db`] holds either store.
+    /// Boxed: the connection settings are large, and a [`crate::backend::Db`] holds either store.
     pool: Box<Pool>,
     /// The URL without its password: the only form that is shown.
     shown: String,

@@ -390,6 +390,31 @@ pub fn transcript_lines(tx: &mut Transaction<'_>, transcript: i64) -> Result<Vec
         .collect())
 }
 
+/// A page of a transcript's lines (see [`crate::query::transcript_lines_after`]).
+///
+/// # Errors
+/// Fails on a database error.
+pub fn transcript_lines_after(
+    tx: &mut Transaction<'_>,
+    transcript: i64,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<StoredLine>> {
+    Ok(tx
+        .query(
+            "SELECT ordinal, raw FROM rows WHERE transcript_id = $1 AND ordinal > $2
+             ORDER BY ordinal LIMIT $3",
+            &[&transcript, &after, &limit],
+        )?
+        .into_iter()
+        .map(|r| StoredLine {
+            ordinal: r.get(0),
+            raw: r.get(1),
+            damaged: false,
+        })
+        .collect())
+}
+
 /// One line of a transcript by its position (see [`crate::query::transcript_line`]).
 ///
 /// # Errors

@@ -15,10 +15,10 @@ use postgres::Transaction;
 use serde_json::{Map, Value};
 use std::cell::RefCell;
 
-/// Appends a batch of entries to a session (see [`crate::Store::append_with`]).
+/// Appends a batch of entries to a session (see [`crate::store::Store::append_with`]).
 ///
 /// # Errors
-/// As [`crate::Store::append_with`].
+/// As [`crate::store::Store::append_with`].
 pub fn append_with(
     store: &PgStore,
     session: &SessionRef,

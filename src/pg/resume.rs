@@ -19,19 +19,19 @@ use serde_json::Value;
 /// Records that form a chain (the SQLite `ENTRY` condition).
 const CHAIN_TYPES: &str = "('user', 'assistant', 'attachment', 'system')";
 
-/// Resumes a stored session (see [`crate::Store::resume`]).
+/// Resumes a stored session (see [`crate::store::Store::resume`]).
 ///
 /// # Errors
-/// As [`crate::Store::resume`].
+/// As [`crate::store::Store::resume`].
 pub fn resume(store: &PgStore, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
     store.read(|tx| resume_with(&mut Pg(tx), session, options))
 }
 
 /// [`crate::resume::Resumed::into_api_view`] of [`resume`], reading only what the view
-/// needs (see [`crate::Store::resume_api_view`]): five fewer queries than a full resume.
+/// needs (see [`crate::store::Store::resume_api_view`]): five fewer queries than a full resume.
 ///
 /// # Errors
-/// As [`crate::Store::resume`].
+/// As [`crate::store::Store::resume`].
 pub fn resume_api_view(
     store: &PgStore,
     session: &SessionRef,
@@ -40,7 +40,7 @@ pub fn resume_api_view(
     store.read(|tx| api_view_with(&mut Pg(tx), session, options))
 }
 
-/// The session `--continue` picks in a project (see [`crate::Store::continue_target`]).
+/// The session `--continue` picks in a project (see [`crate::store::Store::continue_target`]).
 ///
 /// # Errors
 /// [`Error::SessionNotFound`] when the project has no resumable session.

@@ -23,7 +23,7 @@ use super::{import as pg_import, Origin, PgStore};
 use crate::error::Result;
 use crate::jsonl::{self, Envelope, LineStatus};
 use crate::model::Progress;
-use crate::Store;
+use crate::store::Store;
 use postgres::Transaction;
 use rusqlite::OptionalExtension;
 use serde::Serialize;

@@ -221,7 +221,7 @@ impl Records {
 /// Gathers and parses the rows needed to build the chain that ends at `leaf`, in file order.
 ///
 /// # Errors
-/// [`crate::Error::Damaged`] when a gathered line no longer matches its checksum; a
+/// [`crate::error::Error::Damaged`] when a gathered line no longer matches its checksum; a
 /// database error.
 pub fn gather(
     conn: &Connection,

@@ -46,6 +46,8 @@ pub struct Config {
     pub allowed_hosts: Vec<AllowedHost>,
     /// Connection limits and timeouts.
     pub limits: Limits,
+    /// The places of the renders that hold a whole session in memory ([`super::heavy`]).
+    pub heavy: Arc<super::heavy::Gate>,
 }
 
 impl Default for Config {
@@ -55,6 +57,7 @@ impl Default for Config {
             body_limit: DEFAULT_BODY_LIMIT,
             allowed_hosts: Vec::new(),
             limits: Limits::default(),
+            heavy: Arc::default(),
         }
     }
 }
@@ -63,6 +66,7 @@ impl Default for Config {
 struct AppState {
     store: Arc<Db>,
     body_limit: usize,
+    heavy: Arc<super::heavy::Gate>,
 }
 
 type ApiResult = std::result::Result<Response, ApiError>;
@@ -92,9 +96,14 @@ fn router(
     auth: Arc<Auth>,
     body_limit: usize,
     activity: idle_index::Activity,
+    heavy: Arc<super::heavy::Gate>,
 ) -> (Router, web::WebState) {
-    let state = AppState { store, body_limit };
-    let web_state = web::WebState::new(state.store.clone(), auth.clone());
+    let state = AppState {
+        store,
+        body_limit,
+        heavy: heavy.clone(),
+    };
+    let web_state = web::WebState::new(state.store.clone(), auth.clone(), heavy);
     let pages = web::router(web_state.clone());
     let router = Router::new()
         .route("/v1/health", get(health))
@@ -178,7 +187,13 @@ pub async fn run(
     let indexer = idle_index::IdleIndexer::start(&store, &activity)?;
     let port = listener.local_addr()?.port();
     let auth = Arc::new(Auth::new(config.token.as_deref(), port));
-    let (router, pages) = router(store.clone(), auth, config.body_limit, activity);
+    let (router, pages) = router(
+        store.clone(),
+        auth,
+        config.body_limit,
+        activity,
+        config.heavy.clone(),
+    );
     // The live pages' event streams end with the listener, not after the grace period.
     let shutdown = async move {
         shutdown.await;
@@ -282,13 +297,11 @@ where
 
 /// [`blocking`] for work that holds a whole session in memory: one of [`super::heavy`]'s
 /// bounded places.
-async fn heavy<F>(f: F) -> ApiResult
+async fn heavy<F>(gate: Arc<super::heavy::Gate>, f: F) -> ApiResult
 where
     F: FnOnce() -> ApiResult + Send + 'static,
 {
-    super::heavy::run(f)
-        .await
-        .map_err(|e| ApiError::internal(&e))?
+    gate.run(f).await.map_err(|e| ApiError::internal(&e))?
 }
 
 async fn health() -> Response {
@@ -560,7 +573,7 @@ async fn resume(
     q: std::result::Result<Query<ResumeQuery>, QueryRejection>,
 ) -> ApiResult {
     let Query(q) = q.map_err(query_error)?;
-    heavy(move || {
+    heavy(state.heavy.clone(), move || {
         let session = resolve(&state.store, &q.session)?;
         let options = ResumeOptions {
             at: q.at,

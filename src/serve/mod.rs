@@ -17,6 +17,9 @@
 //!
 //! * [`web`]: the web viewer's pages and actions at `/`, on the same port.
 //!
+//! * [`heavy`]: the bound on renders that hold a whole session; [`stream`]: answers sent
+//!   while they are made; `trim`: memory given back after a burst.
+//!
 //! `tools/python/sessiondb_store.py` is the Python adapter (a `SessionStore` for the SDK).
 
 pub mod auth;
@@ -26,4 +29,6 @@ pub mod heavy;
 pub mod http;
 pub mod idle_index;
 pub mod response;
+pub mod stream;
+mod trim;
 pub mod web;

@@ -46,6 +46,13 @@ fn capture_takes_only_regular_files_under_the_projects_folder() {
     home.capture(&payload_for(&home, &secret));
     let escape = project.join("../../../work/shadow.jsonl");
     home.capture(&payload_for(&home, &escape));
+    // A SubagentStop payload whose main transcript is honest but whose sub-agent path is
+    // outside the tree: the whole payload is skipped.
+    let mut agent =
+        serde_json::from_str::<serde_json::Value>(&payload_for(&home, &main)).expect("payload");
+    agent["hook_event_name"] = "SubagentStop".into();
+    agent["agent_transcript_path"] = secret.to_string_lossy().into_owned().into();
+    home.capture(&agent.to_string());
     assert_eq!(
         count(&store, "transcripts"),
         1,

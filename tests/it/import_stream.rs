@@ -4,7 +4,7 @@
 
 use crate::support::{copy_tree, samples};
 use rusqlite::types::Value;
-use sessiondb::import::{import_paths_with, ImportLimits};
+use sessiondb::import::{import_paths_with, ImportLimits, STREAM_ABOVE};
 use sessiondb::model::{ImportReport, NoProgress};
 use sessiondb::record::{self, AppendOptions};
 use sessiondb::{query, Store};
@@ -380,4 +380,145 @@ fn the_team_store_stores_a_transcript_read_in_pieces_as_when_read_whole() {
         (0, 1),
         "{report:?}"
     );
+}
+
+/// Issue 28, item 17, the memory itself: `import` of a transcript larger than
+/// [`STREAM_ABOVE`] and `export` of it stay far below what holding the file took. The peak
+/// resident memory of each process is read by GNU time (`/usr/bin/time -f %M`), which
+/// measures that one process; a missing GNU time skips the test with a message, and fails
+/// it under `CI`. The bounds sit between what the streaming code takes (SQLite's page
+/// cache, one piece and the search texts for import; SQLite's small page cache for
+/// export) and what holding the file (import) or mapping the database (export) took on the
+/// same file: docs/reliability.md has both figures.
+#[test]
+fn a_large_transcript_is_imported_and_exported_in_bounded_memory() {
+    const IMPORT_PEAK: u64 = 200 << 20;
+    const EXPORT_PEAK: u64 = 64 << 20;
+    let time = Path::new("/usr/bin/time");
+    let gnu = std::process::Command::new(time)
+        .args(["-f", "%M", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !gnu {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "GNU time (/usr/bin/time) is missing, so the memory of import and export cannot be measured (CI is set)"
+        );
+        eprintln!(
+            "skipping a_large_transcript_is_imported_and_exported_in_bounded_memory: no GNU time"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let session = "9b9b9b9b-0000-4000-8000-000000000028";
+    let folder = dir.path().join("projects/-big");
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    let source = folder.join(format!("{session}.jsonl"));
+    let size = write_big_transcript(&source, session, STREAM_ABOVE + (40 << 20));
+    let db = dir.path().join("s.db");
+    let peak = |args: &[&std::ffi::OsStr]| -> u64 {
+        let report = dir.path().join("time.out");
+        let out = std::process::Command::new(time)
+            .args(["-f", "%M", "-o"])
+            .arg(&report)
+            .arg(env!("CARGO_BIN_EXE_sessiondb"))
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let kib: u64 = std::fs::read_to_string(&report)
+            .expect("GNU time's report")
+            .trim()
+            .parse()
+            .expect("kilobytes");
+        kib << 10
+    };
+    let import_peak = peak(&["import".as_ref(), dir.path().join("projects").as_os_str()]);
+    let exported = dir.path().join("out.jsonl");
+    let export_peak = peak(&[
+        "export".as_ref(),
+        session.as_ref(),
+        "-o".as_ref(),
+        exported.as_os_str(),
+    ]);
+    eprintln!("{size} bytes: import peaked at {import_peak} bytes, export at {export_peak}");
+    assert!(
+        same_bytes(&source, &exported),
+        "the export gives the transcript back"
+    );
+    assert!(
+        import_peak < IMPORT_PEAK,
+        "import of {size} bytes peaked at {import_peak} bytes"
+    );
+    assert!(
+        export_peak < EXPORT_PEAK,
+        "export of {size} bytes peaked at {export_peak} bytes"
+    );
+}
+
+/// Writes a transcript of at least `size` bytes: user and assistant text records of about
+/// 6 KB (words from a short list, chosen by a fixed generator), chained by `parentUuid`,
+/// as `tools/bench/big_transcript.py` writes them. Returns its size.
+fn write_big_transcript(path: &Path, session: &str, size: u64) -> u64 {
+    use std::io::Write;
+    const WORDS: [&str; 16] = [
+        "alpha", "bravo", "charlie", "delta", "echo", "function", "return", "value", "error",
+        "test", "build", "import", "export", "stream", "memory", "record",
+    ];
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
+    let mut state: u64 = 28;
+    let mut written = 0u64;
+    let mut n = 0u64;
+    while written < size {
+        n += 1;
+        let role = if n % 2 == 1 { "user" } else { "assistant" };
+        let mut text = String::with_capacity(6000);
+        for i in 0..900 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            if i > 0 {
+                text.push(' ');
+            }
+            text.push_str(WORDS[(state >> 60) as usize]);
+        }
+        let parent = if n == 1 {
+            "null".to_owned()
+        } else {
+            format!("\"00000000-0000-4000-8000-{:012}\"", n - 1)
+        };
+        let line = format!(
+            "{{\"parentUuid\":{parent},\"isSidechain\":false,\"type\":\"{role}\",\"message\":{{\"role\":\"{role}\",\"content\":\"{text}\"}},\"uuid\":\"00000000-0000-4000-8000-{n:012}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"sessionId\":\"{session}\"}}\n"
+        );
+        out.write_all(line.as_bytes()).expect("write");
+        written += line.len() as u64;
+    }
+    out.flush().expect("flush");
+    written
+}
+
+/// Whether two files hold the same bytes (read in blocks).
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    use std::io::Read;
+    let (mut a, mut b) = (
+        std::fs::File::open(a).expect("open"),
+        std::fs::File::open(b).expect("open"),
+    );
+    let (mut x, mut y) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+    loop {
+        let n = a.read(&mut x).expect("read");
+        if n == 0 {
+            return b.read(&mut y).expect("read") == 0;
+        }
+        if b.read_exact(&mut y[..n]).is_err() || x[..n] != y[..n] {
+            return false;
+        }
+    }
 }

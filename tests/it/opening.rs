@@ -420,4 +420,14 @@ fn a_libpq_keyword_string_is_refused_and_never_echoed() {
         .map(|e| e.expect("entry").file_name())
         .collect();
     assert!(left.is_empty(), "nothing created: {left:?}");
+    // `--help` says where a team store's password goes instead of the URL.
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_sessiondb"))
+        .arg("--help")
+        .output()
+        .expect("run");
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("PGPASSWORD") && help.contains(".pgpass"),
+        "{help}"
+    );
 }

@@ -2,7 +2,8 @@
 //! `launch` with a fake `claude`, and `export --all` keeping mtimes.
 
 use crate::support::{
-    assert_success, copy_tree, dump_rows, import, read_tree, samples, sessiondb_command,
+    assert_success, copy_tree, dump_rows, import, output_with_stdin, read_tree, samples,
+    sessiondb_command,
 };
 use sessiondb::Store;
 use std::path::{Path, PathBuf};
@@ -416,8 +417,8 @@ fn a_session_claude_code_deleted_comes_back_where_it_was() {
 
 /// `CLAUDE_CODE_PROJECT_DIR_NAME` (Claude Code 2.1.234+, honoured with `CLAUDE_CONFIG_DIR`):
 /// Claude Code keeps every session under `projects/<that name>/`, so `restore` writes there,
-/// `import` with no path and `continue` find sessions there; a name Claude Code would ignore
-/// (not `[A-Za-z0-9_-]{1,64}`, or a Windows device name) is ignored.
+/// `import` and `watch` with no path, `capture` and `continue` find sessions there; a name
+/// Claude Code would ignore (not `[A-Za-z0-9_-]{1,64}`, or a Windows device name) is ignored.
 #[test]
 fn a_host_chosen_project_folder_name_is_honoured() {
     let s = Setup::new();
@@ -462,16 +463,48 @@ fn a_host_chosen_project_folder_name_is_honoured() {
 
     // A session Claude Code wrote under the chosen name: imported with no path, and the one
     // `continue` finds from any folder.
+    let write_session = |id: &str, cwd: &str| {
+        let line = format!(
+            "{{\"parentUuid\":null,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"hi\"}},\"uuid\":\"{}aa\",\"timestamp\":\"2026-12-04T10:00:00.000Z\",\"sessionId\":\"{id}\",\"cwd\":\"{cwd}\"}}\n",
+            &id[..34]
+        );
+        let path = projects.join(name).join(format!("{id}.jsonl"));
+        std::fs::write(&path, line).expect("write");
+        path
+    };
     let id = "0d0d0d0d-0000-4000-8000-000000000001";
-    let line = format!(
-        "{{\"parentUuid\":null,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"hi\"}},\"uuid\":\"0d0d0d0d-0000-4000-8000-0000000000aa\",\"timestamp\":\"2026-12-04T10:00:00.000Z\",\"sessionId\":\"{id}\",\"cwd\":\"/srv/app\"}}\n"
-    );
-    std::fs::write(projects.join(name).join(format!("{id}.jsonl")), line).expect("write");
+    write_session(id, "/srv/app");
     assert_success(&run(&["import"], &env(name)));
     let out = run(&["continue", "--cwd", "/srv/app"], &env(name));
     assert_success(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(&format!("{name}/{id}")), "{text}");
+    // `capture` takes a transcript in that folder (it is inside the projects folder), and
+    // `watch` with no path imports the projects folder that holds it.
+    let captured = "0d0d0d0d-0000-4000-8000-000000000002";
+    let transcript = write_session(captured, "/srv/other");
+    let mut capture = sessiondb_command(&s.db);
+    capture
+        .arg("capture")
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .env("CLAUDE_CODE_PROJECT_DIR_NAME", name)
+        .env("XDG_STATE_HOME", s.config("state"));
+    let payload = serde_json::json!({
+        "session_id": captured,
+        "transcript_path": transcript,
+        "cwd": "/srv/other",
+        "hook_event_name": "Stop",
+    });
+    assert_success(&output_with_stdin(capture, payload.to_string().as_bytes()));
+    let watched = "0d0d0d0d-0000-4000-8000-000000000003";
+    write_session(watched, "/srv/third");
+    assert_success(&run(&["watch", "--once"], &env(name)));
+    for id in [captured, watched] {
+        let out = run(&["info", id, "--json"], &[]);
+        assert_success(&out);
+        let info: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(info["project"], name, "{info}");
+    }
     // Without CLAUDE_CONFIG_DIR, Claude Code ignores the name: so does continue.
     let mut plain = sessiondb_command(&s.db);
     plain

@@ -846,3 +846,183 @@ fn serve_open_starts_the_browser_on_the_page() {
     let _ = child.wait();
     assert_eq!(opened.trim(), format!("{url}/"));
 }
+
+/// Issue 28, item 8: every render that holds a whole session in memory (the session page,
+/// its resume view, a sub-agent, a record, a tool's fold, the download, the API's resume)
+/// waits for a place among the server's heavy renders, and other pages do not. With every
+/// place held by the test, none of those routes answers while the session list does; once
+/// the places are given back, each answers.
+#[test]
+fn heavy_renders_wait_for_a_place_and_other_pages_do_not() {
+    use sessiondb::serve::heavy::Gate;
+    use std::sync::Arc;
+    use std::time::Duration;
+    let (_dir, store) = fixture_store();
+    let gate = Arc::new(Gate::new(2));
+    let server = Server::start(
+        store,
+        Config {
+            heavy: gate.clone(),
+            ..Config::default()
+        },
+    );
+    let a = server.addr;
+    let held = [gate.try_hold(), gate.try_hold()];
+    assert!(held.iter().all(Option::is_some) && gate.try_hold().is_none());
+    let page = session_path(READABLE);
+    let heavy = [
+        (page.clone(), 200),
+        (format!("{page}?view=resume"), 200),
+        (format!("{page}/agent/a1b2c3d4e5f607182"), 200),
+        (format!("{page}/record/0"), 200),
+        (format!("{page}/tool/9999?id=x"), 404),
+        (format!("{page}/download"), 200),
+        (format!("/v1/resume?session={READABLE}"), 200),
+    ];
+    let waiting: Vec<TcpStream> = heavy
+        .iter()
+        .map(|(path, _)| {
+            let mut stream = TcpStream::connect(a).expect("connect");
+            let head = format!("GET {path} HTTP/1.1\r\nHost: {a}\r\nConnection: close\r\n\r\n");
+            stream.write_all(head.as_bytes()).expect("write");
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    for (mut stream, (path, _)) in waiting.iter().zip(&heavy) {
+        stream
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("timeout");
+        let mut byte = [0u8; 1];
+        let read = stream.read(&mut byte);
+        assert!(
+            matches!(&read, Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
+            "{path} was answered without a place: {read:?}"
+        );
+    }
+    assert_eq!(get(a, "/").status, 200, "the session list needs no place");
+    assert_eq!(get(a, "/v1/sessions").status, 200);
+    drop(held);
+    for (stream, (path, want)) in waiting.into_iter().zip(&heavy) {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("timeout");
+        let mut line = String::new();
+        BufReader::new(stream)
+            .read_line(&mut line)
+            .expect("status line");
+        assert!(
+            line.starts_with(&format!("HTTP/1.1 {want} ")),
+            "{path}: {line}"
+        );
+    }
+    assert!(gate.most_at_once() >= 1);
+}
+
+/// Issue 28, item 8: the session page, its live refresh and the download are sent as they
+/// are read, a chunk at a time; on the corpus's largest session (many chunks) each arrives
+/// whole: the page closed, the refresh's conversation the page's, the download the file
+/// byte for byte. (That the streamed conversation is the one rendered whole is
+/// `conversation::tests::every_corpus_conversation_streams_as_it_renders_whole`.)
+#[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
+fn streamed_pages_larger_than_a_chunk_arrive_whole() {
+    let Some(shared) = shared_dir("the streamed pages test") else {
+        return;
+    };
+    let largest = corpus_files(&shared)
+        .into_iter()
+        .max_by_key(|p| std::fs::metadata(p).expect("size").len())
+        .expect("a corpus file");
+    let stem = largest
+        .file_stem()
+        .expect("stem")
+        .to_string_lossy()
+        .into_owned();
+    let (dir, store) = temp_store();
+    let folder = dir.path().join("tree").join("-corpus");
+    std::fs::create_dir_all(&folder).expect("folder");
+    std::fs::copy(&largest, folder.join(format!("{stem}.jsonl"))).expect("copy");
+    import(&store, &[&dir.path().join("tree")]);
+    let server = Server::start(store, Config::default());
+    let base = format!("/session/-corpus/{stem}");
+    let chunk = sessiondb::serve::stream::CHUNK;
+
+    let page = get(server.addr, &base);
+    assert_eq!(page.status, 200);
+    assert_eq!(page.header("transfer-encoding"), "chunked");
+    assert!(page.body.len() > 4 * chunk, "{} bytes", page.body.len());
+    assert!(page
+        .body
+        .ends_with("</section></div></main></body></html>\n"));
+    let refresh = get(server.addr, &format!("{base}?fragment=1"));
+    assert_eq!(refresh.status, 200);
+    assert!(refresh.body.starts_with("<div class=\"conversation\">"));
+    assert!(
+        page.body.contains(&refresh.body),
+        "the refresh is the page's conversation"
+    );
+
+    let download = get(server.addr, &format!("{base}/download"));
+    assert_eq!(download.status, 200);
+    assert_eq!(download.header("transfer-encoding"), "chunked");
+    let file = std::fs::read_to_string(&largest).expect("read");
+    assert!(file.len() > 10 * chunk);
+    assert!(download.body == file, "the download is the file");
+}
+
+/// Issue 28, item 8: an error after a streamed answer's first chunk must not look like a
+/// complete answer. The download of a large session whose last line is damaged (its bytes
+/// changed, its checksum kept) starts, then fails at that line: the connection closes
+/// before the chunked body's end, so the client sees a broken transfer.
+#[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
+fn a_download_that_fails_after_its_first_chunk_is_cut() {
+    let Some(shared) = shared_dir("the cut download test") else {
+        return;
+    };
+    let largest = corpus_files(&shared)
+        .into_iter()
+        .max_by_key(|p| std::fs::metadata(p).expect("size").len())
+        .expect("a corpus file");
+    let stem = largest
+        .file_stem()
+        .expect("stem")
+        .to_string_lossy()
+        .into_owned();
+    let (dir, store) = temp_store();
+    let folder = dir.path().join("tree").join("-corpus");
+    std::fs::create_dir_all(&folder).expect("folder");
+    std::fs::copy(&largest, folder.join(format!("{stem}.jsonl"))).expect("copy");
+    import(&store, &[&dir.path().join("tree")]);
+    let changed = rusqlite::Connection::open(dir.path().join("sessions.db"))
+        .expect("open")
+        .execute(
+            "UPDATE rows SET raw = CAST(replace(CAST(raw AS TEXT), '\"type\"', '\"tYpe\"') AS BLOB)
+             WHERE ordinal = (SELECT max(ordinal) FROM rows r WHERE r.transcript_id = rows.transcript_id)",
+            [],
+        )
+        .expect("damage");
+    assert_eq!(changed, 1);
+    let server = Server::start(store, Config::default());
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    let head = format!(
+        "GET /session/-corpus/{stem}/download HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        server.addr
+    );
+    stream.write_all(head.as_bytes()).expect("write");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).expect("read");
+    let text = String::from_utf8_lossy(&answer);
+    assert!(
+        text.starts_with("HTTP/1.1 200 "),
+        "{}",
+        &text[..200.min(text.len())]
+    );
+    assert!(text.contains("transfer-encoding: chunked"));
+    assert!(answer.len() > 2 * sessiondb::serve::stream::CHUNK);
+    assert!(
+        !answer.ends_with(b"\r\n0\r\n\r\n"),
+        "the body ended as if complete"
+    );
+}

@@ -24,6 +24,12 @@ each, user/assistant pairs with uuids; `--batches` batches to one session):
 * through `serve` (`--bin`): the HTTP adapter `SessionDbStore.append` (same protocol, fold
   included), and a bare `POST /v1/store/append` with its `Server-Timing` (the store work).
 
+Each figure is given twice: the wall clock, and the CPU time spent on it (Python:
+`time.process_time`, the whole process, worker threads included; Rust: the same for its
+process, whose library reads a long session on several threads; `serve`: the client's CPU time plus the server process's, from Linux's
+`/proc/PID/task/*/schedstat`). On a loaded machine the wall clock also counts the time
+other processes hold the cores, so the CPU times are what compares across paths.
+
 Not a test: the figures depend on the machine's load (docs/performance.md).
 """
 
@@ -62,24 +68,62 @@ def entries(session: str, start: int, n: int) -> list[dict]:
     return out
 
 
-def median_ms(runs: int, f) -> float:
+def median_ms(runs: int, f) -> tuple[float, float]:
+    """Medians of `runs` timed calls (after one untimed): wall ms, CPU ms."""
     f()
-    times = []
+    wall, cpu = [], []
     for _ in range(runs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         f()
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times)
+        wall.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
+    return statistics.median(wall), statistics.median(cpu)
 
 
-async def amedian_ms(runs: int, f) -> float:
+async def amedian_ms(runs: int, f) -> tuple[float, float]:
     await f()
-    times = []
+    wall, cpu = [], []
     for _ in range(runs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         await f()
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times)
+        wall.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def server_cpu_ms(pid: int) -> float:
+    """The CPU time the process's live threads have used, in ms (Linux)."""
+    total = 0
+    for stat in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        try:
+            total += int(stat.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended meanwhile
+    return total / 1e6
+
+
+class Clock:
+    """Wall and CPU time of each timed step; `server` adds a process's CPU time."""
+
+    def __init__(self, server: int | None = None) -> None:
+        self.server = server
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    def __enter__(self) -> "Clock":
+        self.t, self.c = time.perf_counter(), self.cpu_now()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.wall.append((time.perf_counter() - self.t) * 1000)
+        self.cpu.append(self.cpu_now() - self.c)
+
+    def cpu_now(self) -> float:
+        ms = time.process_time() * 1000
+        return ms + server_cpu_ms(self.server) if self.server is not None else ms
+
+    def medians(self) -> tuple[float, float]:
+        return statistics.median(self.wall), statistics.median(self.cpu)
 
 
 def rust_library(db: str, runs: int) -> dict:
@@ -92,7 +136,7 @@ def rust_library(db: str, runs: int) -> dict:
 
 
 async def appends(bin_path: str, batches: int) -> dict:
-    """Median ms of one 500-entry append, each way."""
+    """Medians of one 500-entry append, each way: (wall ms, CPU ms)."""
     tmp = tempfile.mkdtemp(prefix="sessiondb-pkg-bench-")
     project = "-bench-append"
     results = {}
@@ -101,26 +145,24 @@ async def appends(bin_path: str, batches: int) -> dict:
     for label, session, append in (
         ("in process: SessionStore.append", "inproc-a",
          lambda key, es: store.append(key, es)),
-        ("in process: native stream_append", "inproc-b",
+        ("in process: native stream_append of json.dumps", "inproc-b",
          lambda key, es: asyncio.to_thread(store.store.stream_append, key["project_key"],
                                            key["session_id"], None, json.dumps(es).encode())),
     ):
         key = {"project_key": project, "session_id": session}
-        times = []
+        clock = Clock()
         for b in range(batches):
             batch = entries(session, b * 500, 500)
-            t = time.perf_counter()
-            await append(key, batch)
-            times.append((time.perf_counter() - t) * 1000)
-        results[label] = statistics.median(times)
+            with clock:
+                await append(key, batch)
+        results[label] = clock.medians()
     session = "inproc-c"
-    times = []
+    clock = Clock()
     for b in range(batches):
         payload = json.dumps(entries(session, b * 500, 500)).encode()
-        t = time.perf_counter()
-        store.store.stream_append(project, session, None, payload)
-        times.append((time.perf_counter() - t) * 1000)
-    results["in process: native stream_append, batch serialized beforehand"] = statistics.median(times)
+        with clock:
+            store.store.stream_append(project, session, None, payload)
+    results["in process: native stream_append, batch serialized beforehand"] = clock.medians()
     # Through serve.
     proc = subprocess.Popen(
         [bin_path, "--db", f"{tmp}/served.db", "serve", "--addr", "127.0.0.1:0"],
@@ -133,31 +175,31 @@ async def appends(bin_path: str, batches: int) -> dict:
         url = line.split()[-1]
         remote = SessionDbStore(url)
         key = {"project_key": project, "session_id": "served-a"}
-        times = []
+        clock = Clock(server=proc.pid)
         for b in range(batches):
             batch = entries("served-a", b * 500, 500)
-            t = time.perf_counter()
-            await remote.append(key, batch)
-            times.append((time.perf_counter() - t) * 1000)
-        results["through serve: SessionDbStore.append"] = statistics.median(times)
+            with clock:
+                await remote.append(key, batch)
+        results["through serve: SessionDbStore.append"] = clock.medians()
         addr = urlparse(url)
         conn = http.client.HTTPConnection(addr.hostname, addr.port, timeout=120)
-        times, store_ms = [], []
+        clock, store_ms = Clock(server=proc.pid), []
         for b in range(batches):
             body = json.dumps({"key": {"project_key": project, "session_id": "served-b"},
                                "entries": entries("served-b", b * 500, 500)}).encode()
-            t = time.perf_counter()
-            conn.request("POST", "/v1/store/append", body, {"Content-Type": "application/json"})
-            response = conn.getresponse()
-            data = response.read()
-            times.append((time.perf_counter() - t) * 1000)
+            with clock:
+                conn.request("POST", "/v1/store/append", body,
+                             {"Content-Type": "application/json"})
+                response = conn.getresponse()
+                data = response.read()
             assert response.status == 200 and json.loads(data)["appended"] == 500, data[:200]
             timing = response.getheader("Server-Timing") or ""
             if "dur=" in timing:
                 store_ms.append(float(timing.split("dur=")[1]))
-        results["through serve: bare POST /v1/store/append"] = statistics.median(times)
+        results["through serve: bare POST /v1/store/append"] = clock.medians()
         if store_ms:
-            results["  of which the store work (Server-Timing)"] = statistics.median(store_ms)
+            results["  of which the store work (Server-Timing, wall)"] = (
+                statistics.median(store_ms), None)
     finally:
         proc.terminate()
         proc.wait(timeout=60)
@@ -188,24 +230,45 @@ async def main() -> int:
     py_loads_bytes = median_ms(a.runs, lambda: json.loads(text))
     text_str = text.decode()
     py_loads_str = median_ms(a.runs, lambda: json.loads(text_str))
+
+    def rust_of(name: str) -> tuple[float, float | None]:
+        return rust[f"{name}_ms"], rust.get(f"{name}_cpu_ms")
+
+    def ratio(ours: float, theirs: float | None) -> str:
+        return f"{ours / theirs:.2f}x" if theirs else "-"
+
+    def ms(v: float | None, digits: int = 2) -> str:
+        return f"{v:.{digits}f}" if v is not None else "-"
+
     print(f"session {sid} ({n_messages} messages, {n_entries} entries)\n")
-    print("| in process | Python | Rust library | ratio |")
-    print("|---|---|---|---|")
-    print(f"| `Store.messages()` | {py_messages:.2f} ms | {rust['messages_ms']:.2f} ms | {py_messages / rust['messages_ms']:.2f}x |")
-    print(f"| `await SessionStore.load()` | {py_load:.2f} ms | {rust['load_ms']:.2f} ms | {py_load / rust['load_ms']:.2f}x |")
-    print(f"| native `stream_load` (no thread hop) | {py_native_load:.2f} ms | {rust['load_ms']:.2f} ms | {py_native_load / rust['load_ms']:.2f}x |")
+    print("| in process | Python wall | Rust wall | ratio | Python CPU | Rust CPU | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for label, ours, theirs in (
+        ("`Store.messages()`", py_messages, rust_of("messages")),
+        ("`await SessionStore.load()`", py_load, rust_of("load")),
+        ("native `stream_load` (no thread hop)", py_native_load, rust_of("load")),
+    ):
+        print(f"| {label} | {ours[0]:.2f} ms | {theirs[0]:.2f} ms | {ratio(ours[0], theirs[0])} "
+              f"| {ours[1]:.2f} ms | {ms(theirs[1])} ms | {ratio(ours[1], theirs[1])} |")
     print()
     print(f"The same {len(text) / 1e6:.1f} MB of entries as objects:\n")
-    print("| building the entries' objects | ms | `await SessionStore.load()` against it |")
-    print("|---|---|---|")
-    print(f"| Rust: `load` then `serde_json::from_slice::<Vec<Value>>` | {rust['load_values_ms']:.2f} | {py_load / rust['load_values_ms']:.2f}x |")
-    print(f"| Python: `json.loads` of the text as `bytes` | {py_loads_bytes:.2f} | {py_load / py_loads_bytes:.2f}x |")
-    print(f"| Python: `json.loads` of the text as `str` | {py_loads_str:.2f} | {py_load / py_loads_str:.2f}x |")
+    print("| building the entries' objects | wall ms | CPU ms | `await SessionStore.load()` against it, CPU |")
+    print("|---|---|---|---|")
+    for label, theirs in (
+        ("Rust: `load` then `serde_json::from_slice::<Vec<Value>>`", rust_of("load_values")),
+        ("Python: `json.loads` of the text as `bytes`", py_loads_bytes),
+        ("Python: `json.loads` of the text as `str`", py_loads_str),
+    ):
+        print(f"| {label} | {theirs[0]:.2f} | {ms(theirs[1])} | {ratio(py_load[1], theirs[1])} |")
     print()
-    print("| append of 500 entries (median) | ms |")
-    print("|---|---|")
-    for label, ms in (await appends(a.bin, a.batches)).items():
-        print(f"| {label} | {ms:.1f} |")
+    results = await appends(a.bin, a.batches)
+    print("| append of 500 entries (median) | wall ms | CPU ms (serve: client + server) |")
+    print("|---|---|---|")
+    for label, (wall, cpu) in results.items():
+        print(f"| {label} | {wall:.1f} | {ms(cpu, 1)} |")
+    ours, theirs = results["in process: SessionStore.append"], results["through serve: SessionDbStore.append"]
+    print(f"\n`SessionDbStore.append` through serve / `SessionStore.append` in process: "
+          f"wall {theirs[0] / ours[0]:.2f}x, CPU {theirs[1] / ours[1]:.2f}x")
     return 0
 
 

@@ -136,12 +136,14 @@ fn message_dicts<'py>(
         dict.set_item(intern!(py, "uuid"), m.uuid)?;
         dict.set_item(intern!(py, "session_id"), to_py(py, &m.session_id)?)?;
         let message = match m.message {
-            MessageJson::Text(text) => match pyjson::build(py, &text, Numbers::Library)? {
-                Some(built) => built,
-                // What serde_json refuses (a lone surrogate, deep nesting): the library's
-                // lenient reading.
-                None => to_py(py, &MessageJson::Text(text).into_value())?,
-            },
+            MessageJson::Text(text) => {
+                match pyjson::build(py, text.as_bytes(), Numbers::Library)? {
+                    Some(built) => built,
+                    // What serde_json refuses (a lone surrogate, deep nesting): the library's
+                    // lenient reading.
+                    None => to_py(py, &MessageJson::Text(text).into_value())?,
+                }
+            }
             MessageJson::Value(value) => to_py(py, &value)?,
         };
         dict.set_item(intern!(py, "message"), message)?;
@@ -156,12 +158,9 @@ fn message_dicts<'py>(
 /// `json.loads` reads it: built by [`pyjson`] with Python's numbers, or by `json.loads`
 /// itself when that gives up.
 fn protocol_json<'py>(py: Python<'py>, text: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-    match std::str::from_utf8(text) {
-        Ok(s) => match pyjson::build(py, s, Numbers::Python)? {
-            Some(built) => Ok(built),
-            None => loads(py, text),
-        },
-        Err(_) => loads(py, text),
+    match pyjson::build(py, text, Numbers::Python)? {
+        Some(built) => Ok(built),
+        None => loads(py, text),
     }
 }
 

@@ -6,11 +6,13 @@
 //!
 //! The parser takes only plain JSON and gives up on anything else ([`build`] answers
 //! `None`): escapes that are lone surrogates, `NaN`/`Infinity`, nesting deeper than
-//! [`MAX_DEPTH`], numbers it does not read exactly as [`Numbers`] asks, malformed text. The
+//! [`MAX_DEPTH`], numbers it does not read exactly as [`Numbers`] asks, a string that is not
+//! UTF-8, malformed text. The
 //! caller then reads the text the way it did before, so the answer never depends on which
 //! path built it. Objects keep their key order, and a repeated key keeps its first place
 //! with its last value, as both `json.loads` and the library's `preserve_order` maps do.
 
+use pyo3::exceptions::PyUnicodeDecodeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::Value;
@@ -31,13 +33,14 @@ pub enum Numbers {
 }
 
 /// The Python objects of `text`, or `None` when it is not plain JSON as the module docs say
-/// (the caller falls back to its full reading).
+/// (the caller falls back to its full reading). The text need not be valid UTF-8: each
+/// string is checked as Python builds it, and anything else must be ASCII to parse.
 ///
 /// # Errors
 /// Only a Python error (out of memory).
 pub fn build<'py>(
     py: Python<'py>,
-    text: &str,
+    text: &[u8],
     numbers: Numbers,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let mut parser = Parser {
@@ -45,6 +48,8 @@ pub fn build<'py>(
         text,
         at: 0,
         numbers,
+        unescaped: Vec::new(),
+        keys: KeyCache::default(),
     };
     let value = match parser.value(0)? {
         Some(value) => value,
@@ -56,21 +61,20 @@ pub fn build<'py>(
 
 struct Parser<'py, 't> {
     py: Python<'py>,
-    text: &'t str,
+    text: &'t [u8],
     at: usize,
     numbers: Numbers,
+    /// The bytes of the string being unescaped (one buffer for all of them).
+    unescaped: Vec<u8>,
+    keys: KeyCache<'py>,
 }
 
 /// A parse step: `Ok(None)` gives up (see [`build`]), `Err` is a Python error.
 type Step<T> = PyResult<Option<T>>;
 
 impl<'py> Parser<'py, '_> {
-    fn bytes(&self) -> &[u8] {
-        self.text.as_bytes()
-    }
-
     fn peek(&self) -> Option<u8> {
-        self.bytes().get(self.at).copied()
+        self.text.get(self.at).copied()
     }
 
     fn skip_space(&mut self) {
@@ -106,7 +110,7 @@ impl<'py> Parser<'py, '_> {
     }
 
     fn literal(&mut self, word: &str) -> bool {
-        let found = self.bytes()[self.at..].starts_with(word.as_bytes());
+        let found = self.text[self.at..].starts_with(word.as_bytes());
         if found {
             self.at += word.len();
         }
@@ -127,7 +131,7 @@ impl<'py> Parser<'py, '_> {
                 return Ok(None);
             }
             self.at += 1;
-            let Some(key) = self.string()? else {
+            let Some(key) = self.key()? else {
                 return Ok(None);
             };
             self.skip_space();
@@ -149,6 +153,21 @@ impl<'py> Parser<'py, '_> {
                 _ => return Ok(None),
             }
         }
+    }
+
+    /// After a key's opening `"`: the key, the same object each time the text repeats a
+    /// short plain one (see [`KeyCache`]).
+    fn key(&mut self) -> Step<Bound<'py, PyString>> {
+        let start = self.at;
+        let end = plain_run(self.text, start);
+        if self.text.get(end) == Some(&b'"') {
+            let key = self.keys.get(self.py, &self.text[start..end]);
+            if let Some(key) = key? {
+                self.at = end + 1;
+                return Ok(Some(key));
+            }
+        }
+        self.string()
     }
 
     /// After `[`.
@@ -178,30 +197,31 @@ impl<'py> Parser<'py, '_> {
 
     /// After the opening `"`: the text up to the closing one, unescaped. Control
     /// characters must be escaped; an escaped lone surrogate gives up (`json.loads` keeps
-    /// it, the library replaces it, and a Rust string holds neither).
+    /// it, the library replaces it, and a Rust string holds neither), and so does a string
+    /// that is not UTF-8.
     fn string(&mut self) -> Step<Bound<'py, PyString>> {
-        let bytes = self.bytes();
+        let bytes = self.text;
         let start = self.at;
         let mut i = plain_run(bytes, start);
         if bytes.get(i) == Some(&b'"') {
             self.at = i + 1;
-            return Ok(Some(PyString::new(self.py, &self.text[start..i])));
+            return py_str(self.py, &bytes[start..i]);
         }
-        let mut out = String::with_capacity(i - start + 16);
-        out.push_str(&self.text[start..i]);
+        let out = &mut self.unescaped;
+        out.clear();
+        out.extend_from_slice(&bytes[start..i]);
         loop {
             match bytes.get(i) {
                 Some(b'"') => {
                     self.at = i + 1;
-                    return Ok(Some(PyString::new(self.py, &out)));
+                    return py_str(self.py, out);
                 }
                 Some(b'\\') => {
-                    let Some((c, next)) = escape(bytes, i + 1) else {
+                    let Some(next) = unescape(bytes, i + 1, out) else {
                         return Ok(None);
                     };
-                    out.push(c);
                     let run = plain_run(bytes, next);
-                    out.push_str(&self.text[next..run]);
+                    out.extend_from_slice(&bytes[next..run]);
                     i = run;
                 }
                 // The end of the text, or a control character.
@@ -212,7 +232,7 @@ impl<'py> Parser<'py, '_> {
 
     /// A number as [`Numbers`] asks; gives up on text that is not JSON's number grammar.
     fn number(&mut self) -> Step<Bound<'py, PyAny>> {
-        let bytes = self.bytes();
+        let bytes = self.text;
         let start = self.at;
         let mut i = start;
         let digits = |i: &mut usize| {
@@ -249,7 +269,10 @@ impl<'py> Parser<'py, '_> {
             integer = false;
         }
         self.at = i;
-        let token = &self.text[start..i];
+        // Only ASCII signs, digits, `.` and `e` were read.
+        let Ok(token) = std::str::from_utf8(&bytes[start..i]) else {
+            return Ok(None);
+        };
         let py = self.py;
         if integer && token != "-0" {
             if let Ok(v) = token.parse::<i64>() {
@@ -280,46 +303,93 @@ impl<'py> Parser<'py, '_> {
     }
 }
 
-/// Where the run of string bytes from `at` that need no work ends: at a quote, a
-/// backslash, a control character or the end (all ASCII, so a char boundary). Eight bytes
-/// are looked at together while none of them ends the run: most of a transcript's bytes
-/// are in long strings.
-fn plain_run(bytes: &[u8], mut at: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // Whether a byte of `w` is below `n` (n <= 0x80), or zero: exact for "any byte".
-    let below = |w: u64, n: u64| w.wrapping_sub(ONES * n) & !w & HIGH != 0;
-    while let Some(chunk) = bytes.get(at..at + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        if below(w, 0x20) || below(w ^ (ONES * 0x22), 1) || below(w ^ (ONES * 0x5C), 1) {
-            break;
-        }
-        at += 8;
+/// A Python str of UTF-8 bytes; `None` (give up) when they are not UTF-8. Python checks
+/// them as it copies them, so the text is never checked beforehand as a whole.
+fn py_str<'py>(py: Python<'py>, bytes: &[u8]) -> Step<Bound<'py, PyString>> {
+    match PyString::from_bytes(py, bytes) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.is_instance_of::<PyUnicodeDecodeError>(py) => Ok(None),
+        Err(e) => Err(e),
     }
-    while let Some(&b) = bytes.get(at) {
-        if b == b'"' || b == b'\\' || b < 0x20 {
-            break;
-        }
-        at += 1;
-    }
-    at
 }
 
-/// The character an escape stands for (`at` is just after the backslash) and where the
-/// text goes on; `None` for an unknown escape or a lone surrogate.
-fn escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
-    let c = match bytes.get(at)? {
-        b'"' => '"',
-        b'\\' => '\\',
-        b'/' => '/',
-        b'b' => '\u{8}',
-        b'f' => '\u{c}',
-        b'n' => '\n',
-        b'r' => '\r',
-        b't' => '\t',
+/// Keys made once per parse: a transcript repeats a few dozen keys (`type`, `uuid`,
+/// `message`, `content`, …) tens of thousands of times, and a repeated key costs a lookup
+/// instead of a new str, whose hash Python then computes again for the dict. `json.loads`
+/// shares its keys the same way. Direct-mapped on the key's length and first and last
+/// bytes; a collision just replaces the slot.
+struct KeyCache<'py> {
+    slots: Vec<Option<KeySlot<'py>>>,
+}
+
+/// A key's bytes and its str.
+type KeySlot<'py> = (Box<[u8]>, Bound<'py, PyString>);
+
+impl Default for KeyCache<'_> {
+    fn default() -> Self {
+        KeyCache {
+            slots: (0..KEY_SLOTS).map(|_| None).collect(),
+        }
+    }
+}
+
+const KEY_SLOTS: usize = 256;
+/// Longer keys are rare, and not worth comparing.
+const KEY_MAX: usize = 32;
+
+impl<'py> KeyCache<'py> {
+    /// The str of a key's bytes (no escapes), or `None` when they are not UTF-8.
+    fn get(&mut self, py: Python<'py>, bytes: &[u8]) -> Step<Bound<'py, PyString>> {
+        let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+            return py_str(py, bytes);
+        };
+        if bytes.len() > KEY_MAX {
+            return py_str(py, bytes);
+        }
+        let slot = (bytes.len() * 31 + usize::from(first) * 7 + usize::from(last)) % KEY_SLOTS;
+        if let Some((held, key)) = &self.slots[slot] {
+            if **held == *bytes {
+                return Ok(Some(key.clone()));
+            }
+        }
+        let key = py_str(py, bytes)?;
+        if let Some(key) = &key {
+            self.slots[slot] = Some((bytes.into(), key.clone()));
+        }
+        Ok(key)
+    }
+}
+
+/// Where the run of string bytes from `at` that need no work ends: at a quote, a
+/// backslash, a control character or the end (all ASCII, so a char boundary). The quote or
+/// backslash is found with `memchr` (most of a transcript's bytes are in long strings);
+/// the run is then checked for control characters in one pass the compiler vectorizes.
+fn plain_run(bytes: &[u8], at: usize) -> usize {
+    let rest = &bytes[at..];
+    let end = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+    let run = &rest[..end];
+    if run.iter().fold(false, |any, &b| any | (b < 0x20)) {
+        return at + run.iter().position(|&b| b < 0x20).unwrap_or(end);
+    }
+    at + end
+}
+
+/// Appends the character an escape stands for (`at` is just after the backslash) to `out`
+/// as UTF-8, and says where the text goes on; `None` for an unknown escape or a lone
+/// surrogate.
+fn unescape(bytes: &[u8], at: usize, out: &mut Vec<u8>) -> Option<usize> {
+    let b = match bytes.get(at)? {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'/' => b'/',
+        b'b' => 0x08,
+        b'f' => 0x0C,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
         b'u' => {
             let unit = hex4(bytes, at + 1)?;
-            return match unit {
+            let (code, next) = match unit {
                 0xD800..=0xDBFF => {
                     if bytes.get(at + 5) != Some(&b'\\') || bytes.get(at + 6) != Some(&b'u') {
                         return None;
@@ -330,15 +400,19 @@ fn escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
                     }
                     let code =
                         0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
-                    Some((char::from_u32(code)?, at + 11))
+                    (code, at + 11)
                 }
-                0xDC00..=0xDFFF => None,
-                _ => Some((char::from_u32(u32::from(unit))?, at + 5)),
+                0xDC00..=0xDFFF => return None,
+                _ => (u32::from(unit), at + 5),
             };
+            let c = char::from_u32(code)?;
+            out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+            return Some(next);
         }
         _ => return None,
     };
-    Some((c, at + 1))
+    out.push(b);
+    Some(at + 1)
 }
 
 fn hex4(bytes: &[u8], at: usize) -> Option<u16> {

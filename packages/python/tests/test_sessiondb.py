@@ -296,6 +296,9 @@ async def test_load_reads_entries_as_json_loads(tmp_path):
         0.30000000000000004, 1e300, 5e-324, 0.07513349999999999, 1.2345678901234567e-7,
         True, False, None, "", "plain", "esc \" \\ \n \t \u00e9 caf\u00e9 \U0001f984 \x00 \x1f",
         {"k": {"k": []}, "": [{}]}, [[[]]],
+        # Keys alike in length and first and last bytes (shared keys are looked up by
+        # those), escaped and not ASCII.
+        [{"tx": 1, "ax": 2, "t\u00e9x": 3, "tex": 4, "t\\x": 5, "t\"x": 6, "": 7}, {"tx": 8}],
         # Each character that ends a run of plain bytes, at every place in a word of 8.
         *("x" * k + c + "y" * (17 - k) for k in range(18)
           for c in ('"', "\\", "\x01", "\x1f", "\x7f", " ", "\u00e9", "\U0001f984")),
@@ -420,6 +423,77 @@ def test_the_http_adapter_is_kept():
 
     assert SessionStore in SessionDbStore.__mro__
     assert SessionStore in sessiondb.SessionStore.__mro__
+
+
+def test_the_type_stubs_are_the_module(corpus_db, tmp_path):
+    """`_native.pyi` declares the module's functions with their parameters (names, kinds,
+    defaults), and its TypedDicts the keys of the answers: all of them where the stub is
+    total, no others where it is not."""
+    import ast
+    import inspect
+
+    from sessiondb import _native
+
+    tree = ast.parse(Path(_native.__file__).with_name("_native.pyi").read_text())
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+
+    def declared(fn: ast.FunctionDef) -> list:
+        a = fn.args
+        positional = [p.arg for p in a.posonlyargs + a.args]
+        defaults = [None] * (len(positional) - len(a.defaults)) + [ast.literal_eval(d) for d in a.defaults]
+        out = [(name, "positional", default) for name, default in zip(positional, defaults)]
+        kw = [ast.literal_eval(d) if d is not None else None for d in a.kw_defaults]
+        out += [(p.arg, "keyword", default) for p, default in zip(a.kwonlyargs, kw)]
+        return [p for p in out if p[0] != "self"]
+
+    def actual(f) -> list:
+        out = []
+        for p in inspect.signature(f).parameters.values():
+            kind = "keyword" if p.kind is p.KEYWORD_ONLY else "positional"
+            default = None if p.default is p.empty else p.default
+            out.append((p.name, kind, default))
+        return [p for p in out if p[0] != "self"]
+
+    stub_methods = {f.name: f for f in classes["Store"].body if isinstance(f, ast.FunctionDef)}
+    runtime = {n for n in dir(_native.Store) if not n.startswith("_")}
+    assert set(stub_methods) - {"__init__"} == runtime
+    for name in runtime:
+        assert declared(stub_methods[name]) == actual(getattr(_native.Store, name)), name
+    functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    assert set(functions) == {"dumps_compact"}
+    assert declared(functions["dumps_compact"]) == actual(_native.dumps_compact)
+
+    def keys(name: str) -> tuple[set, bool]:
+        node = classes[name]
+        total = not any(k.arg == "total" and k.value.value is False for k in node.keywords)
+        return {t.target.id for t in node.body if isinstance(t, ast.AnnAssign)}, total
+
+    db, store = corpus_db
+    sid = json.loads(cli(db, "sessions", "--json").stdout)[0]["session_id"]
+    # The writes on a store of their own.
+    folder = tmp_path / "claude-code"
+    folder.mkdir()
+    shutil.copyfile(CORPUS / SAMPLE[0], folder / SAMPLE[0])
+    copy = sessiondb.Store(tmp_path / "s.db")
+    imported = copy.import_paths([folder])
+    forked = copy.fork(copy.sessions()[0]["session_id"])
+    entry = {"type": "user", "uuid": "9d7c6b5a-4e3f-4a1b-8c2d-0e1f2a3b4c5d",
+             "message": {"role": "user", "content": "one more"}}
+    answers = {
+        "SessionInfo": store.sessions(),
+        "SessionRef": [store.session(sid)],
+        "SessionMessage": store.messages(sid),
+        "Hit": store.search("the", limit=5),
+        "Forked": [forked],
+        "AppendReport": [copy.append(forked["session_id"], [entry])],
+        "ImportReport": [imported],
+        "Resumed": [store.resume(sid)],
+    }
+    for name, found in answers.items():
+        stub, total = keys(name)
+        assert found, name
+        for answer in found:
+            assert set(answer) == stub if total else set(answer) <= stub, (name, set(answer) ^ stub)
 
 
 def test_imported_from_an_installation():

@@ -107,6 +107,12 @@ impl Html {
         self.0
     }
 
+    /// The markup written so far, leaving the fragment empty (a streamed page sends it and
+    /// writes on).
+    pub(crate) fn take(&mut self) -> String {
+        std::mem::take(&mut self.0)
+    }
+
     /// Bytes written so far.
     pub fn len(&self) -> usize {
         self.0.len()

@@ -15,6 +15,7 @@
 //! no frames.
 
 mod chart;
+mod conversation;
 pub mod html;
 mod live;
 pub mod markdown;
@@ -31,6 +32,7 @@ pub(crate) use super::response::{json_error, json_ok};
 use crate::backend::Db;
 use crate::error::Error;
 use crate::model::SessionRef;
+use crate::serve::stream::Sink;
 use axum::extract::RawQuery;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -92,6 +94,8 @@ pub struct WebState {
     auth: Arc<Auth>,
     /// What tells the live pages that the store changed.
     live: Arc<live::Live>,
+    /// The places of the heavy renders ([`crate::serve::heavy`]).
+    heavy: Arc<crate::serve::heavy::Gate>,
 }
 
 impl axum::extract::FromRef<WebState> for Arc<Auth> {
@@ -101,13 +105,20 @@ impl axum::extract::FromRef<WebState> for Arc<Auth> {
 }
 
 impl WebState {
-    /// The pages' state over `db`, logging in with `auth`.
-    pub fn new(db: Arc<Db>, auth: Arc<Auth>) -> WebState {
+    /// The pages' state over `db`, logging in with `auth`, its heavy renders taking places
+    /// at `heavy`.
+    pub fn new(db: Arc<Db>, auth: Arc<Auth>, heavy: Arc<crate::serve::heavy::Gate>) -> WebState {
         WebState {
             db,
             auth,
             live: Arc::new(live::Live::new()),
+            heavy,
         }
+    }
+
+    /// The places of the heavy renders.
+    pub(crate) fn heavy(&self) -> Arc<crate::serve::heavy::Gate> {
+        self.heavy.clone()
     }
 
     /// Ends the live pages' event streams (on shutdown, so that they do not hold their
@@ -179,6 +190,22 @@ pub fn router<S: Clone + Send + Sync + 'static>(state: WebState) -> Router<S> {
 
 /// A whole page: the frame (header, navigation, main) around `body`.
 pub(crate) fn page(status: StatusCode, title: &str, nav: Nav, body: &Html) -> Response {
+    let mut h = page_start(title, nav);
+    h.append(body).raw(PAGE_END);
+    let mut response = (status, h.into_string()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    response
+}
+
+/// What closes a page's frame ([`page_start`]).
+pub(crate) const PAGE_END: &str = "</main></body></html>\n";
+
+/// The frame of a page up to its body (a streamed page writes it, its body, then
+/// [`PAGE_END`]).
+pub(crate) fn page_start(title: &str, nav: Nav) -> Html {
     let mut h = Html::new();
     h.raw("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")
         .raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")
@@ -208,15 +235,8 @@ pub(crate) fn page(status: StatusCode, title: &str, nav: Nav, body: &Html) -> Re
     }
     h.raw("<form class=\"quick\" action=\"/search\" method=\"get\" role=\"search\">")
         .raw("<input type=\"search\" name=\"q\" placeholder=\"Search (/)\" aria-label=\"Search all sessions\" id=\"quick-search\">")
-        .raw("</form></nav></header><main id=\"main\" tabindex=\"-1\">")
-        .append(body)
-        .raw("</main></body></html>\n");
-    let mut response = (status, h.into_string()).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    response
+        .raw("</form></nav></header><main id=\"main\" tabindex=\"-1\">");
+    h
 }
 
 /// Which navigation entry a page belongs to.
@@ -266,17 +286,50 @@ where
 
 /// [`blocking_page`] for a render that holds a whole session in memory: it waits for one of
 /// [`crate::serve::heavy`]'s bounded places.
-pub(crate) async fn heavy_page<F>(f: F) -> Response
+pub(crate) async fn heavy_page<F>(gate: Arc<crate::serve::heavy::Gate>, f: F) -> Response
 where
     F: FnOnce() -> Result<Response, Error> + Send + 'static,
 {
-    match crate::serve::heavy::run(f).await {
+    match gate.run(f).await {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
             let status = status_of(&e);
             error_page(status, &client_message(status, &e))
         }
         Err(e) => error_page(StatusCode::INTERNAL_SERVER_ERROR, &internal(&e)),
+    }
+}
+
+/// [`heavy_page`] for an answer written as it is made ([`crate::serve::stream`]): `f`
+/// writes it into the sink, in one of the bounded places. An error before its first chunk
+/// is an error page; after it, the transfer is cut.
+pub(crate) async fn heavy_stream<F>(gate: Arc<crate::serve::heavy::Gate>, f: F) -> Response
+where
+    F: FnOnce(&mut Sink) -> Result<(), Error> + Send + 'static,
+{
+    let runtime = tokio::runtime::Handle::current();
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    let render = gate
+        .start(move || {
+            let mut sink = Sink::new(runtime, answer);
+            let outcome = f(&mut sink);
+            sink.end(outcome);
+        })
+        .await;
+    match answered.await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => {
+            let status = status_of(&e);
+            error_page(status, &client_message(status, &e))
+        }
+        // The render panicked before its first chunk.
+        Err(_) => {
+            let why = match render.await {
+                Err(e) => e.to_string(),
+                Ok(()) => "the render ended without an answer".to_owned(),
+            };
+            error_page(StatusCode::INTERNAL_SERVER_ERROR, &internal(&why))
+        }
     }
 }
 

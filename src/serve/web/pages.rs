@@ -15,7 +15,7 @@ use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde::Deserialize;
 
 /// Sessions per page unless `limit` says otherwise.
@@ -470,20 +470,22 @@ pub(crate) async fn login_form(params: Result<Query<LoginParams>, QueryRejection
     page(StatusCode::OK, "Log in", Nav::None, &h)
 }
 
-/// `GET /session/P/S/download`: the main transcript as stored, as a `.jsonl` attachment.
+/// `GET /session/P/S/download`: the main transcript as stored, as a `.jsonl` attachment,
+/// sent as it is read ([`crate::serve::stream`]).
 pub(crate) async fn download(
     State(state): State<WebState>,
     Path((project, session_id)): Path<(String, String)>,
 ) -> Response {
-    super::heavy_page(move || {
-        let session = find_session(state.db(), &project, &session_id)?;
-        let mut out = Vec::new();
-        state
-            .db()
-            .export_session(&session, &mut out, crate::export::OnDamage::Fail)?;
-        let mut response = out.into_response();
-        let h = response.headers_mut();
-        h.insert(
+    super::heavy_stream(state.heavy(), move |sink| {
+        let db = state.db();
+        let session = find_session(db, &project, &session_id)?;
+        if db.transcript_id(&session, None)?.is_none() {
+            return Err(Error::NotFound(format!(
+                "session {} has no main transcript (only subagent files)",
+                session.session_id
+            )));
+        }
+        sink.header(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/x-ndjson"),
         );
@@ -494,9 +496,10 @@ pub(crate) async fn download(
             .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
             .collect();
         if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{name}.jsonl\"")) {
-            h.insert(header::CONTENT_DISPOSITION, v);
+            sink.header(header::CONTENT_DISPOSITION, v);
         }
-        Ok(response)
+        db.export_session(&session, sink, crate::export::OnDamage::Fail)?;
+        Ok(())
     })
     .await
 }

@@ -4,14 +4,18 @@
 //! conversation, one whole record, and the fragments the page's folds are filled from.
 //! The conversation itself is drawn by [`super::render`].
 
+use super::conversation::Outline;
 use super::html::Html;
 use super::pages::{clip, home, short_path, time_element, LIVE_MS};
 use super::render::{thousands, Rec, Renderer, CUT_RECORD};
 use super::usage::SessionUsage;
-use super::{find_session, heavy_page, page, session_href, Nav, WebState};
+use super::{
+    find_session, heavy_page, heavy_stream, page, page_start, session_href, Nav, WebState, PAGE_END,
+};
 use crate::backend::Db;
 use crate::error::Error;
 use crate::model::SessionRef;
+use crate::query::SessionInfo;
 use crate::resume::{ResumeOptions, Resumed};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -42,132 +46,189 @@ pub(crate) async fn page_handler(
     session_id: String,
     params: ViewParams,
 ) -> Response {
-    heavy_page(move || {
-        let resume_view = params.view.as_deref() == Some("resume");
+    if params.view.as_deref() == Some("resume") {
+        resume_page(state, project, session_id).await
+    } else {
+        transcript_page(state, project, session_id, params.fragment.is_some()).await
+    }
+}
+
+/// The transcript view (every stored record), or with `fragment` the bare conversation the
+/// page's script puts in place when the session grows: written as its rows are read
+/// ([`super::conversation`]).
+async fn transcript_page(
+    state: WebState,
+    project: String,
+    session_id: String,
+    fragment: bool,
+) -> Response {
+    heavy_stream(state.heavy(), move |sink| {
         let db = state.db();
         let session = find_session(db, &project, &session_id)?;
         // Read before the transcript: a write after this is announced to the page.
-        let live_state = if resume_view {
-            None
-        } else {
-            super::live::session_state(db, &project, &session_id)
-        };
+        let live_state = super::live::session_state(db, &project, &session_id);
         let info = db.session_info(&session, None).ok();
         let agents = stored_agents(db, &session)?;
-        let lines = if resume_view {
-            Vec::new()
-        } else {
-            db.transcript_lines(&session, None)?.unwrap_or_default()
-        };
+        let outline = Outline::read(db, &session)?;
+        sink.header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        if fragment {
+            let mut h = Html::new();
+            outline.write(db, &session, &agents, &mut h, &mut |piece| {
+                sink.write(piece.as_bytes())
+            })?;
+            return sink.write(h.take().as_bytes());
+        }
+        // The resume is built for the panel, and dropped before the conversation is read.
         let resumed = db.resume(&session, &ResumeOptions::default());
-        let records: Vec<Rec> = if resume_view {
-            match &resumed {
-                Ok(r) => r
-                    .messages
-                    .iter()
-                    .map(|m| Rec {
-                        synthetic: m.get("synthetic").and_then(Value::as_bool) == Some(true),
-                        value: Some(m.clone()),
-                        raw: None,
-                        ordinal: None,
-                        damaged: false,
-                    })
-                    .collect(),
-                Err(_) => Vec::new(),
-            }
-        } else {
-            lines.into_iter().map(Rec::from_line).collect()
+        let usage = SessionUsage::read(db, &session)?;
+        let title = title_of(&session, info.as_ref());
+        let mut h = page_start(&title, Nav::None);
+        head(&mut h, &session, info.as_ref(), &title, false);
+        panel(
+            &mut h,
+            &session,
+            info.as_ref(),
+            resumed.as_ref().ok(),
+            &agents,
+            &usage,
+        );
+        drop(resumed);
+        h.raw("<section class=\"thread\" aria-labelledby=\"title\"");
+        // The script follows the session's growth from here (server-sent events).
+        h.raw(" data-live=\"");
+        session_href(&mut h, &session.project, &session.session_id);
+        h.raw("/events");
+        if let Some(state) = &live_state {
+            h.raw("?since=").url(state);
+        }
+        h.raw("\">");
+        toggles(&mut h);
+        outline.write(db, &session, &agents, &mut h, &mut |piece| {
+            sink.write(piece.as_bytes())
+        })?;
+        h.raw("</section></div>").raw(PAGE_END);
+        sink.write(h.take().as_bytes())
+    })
+    .await
+}
+
+/// What the model sees on resume: the repaired chain, built whole (it is the resume's
+/// result), in one of the bounded places.
+async fn resume_page(state: WebState, project: String, session_id: String) -> Response {
+    heavy_page(state.heavy(), move || {
+        let db = state.db();
+        let session = find_session(db, &project, &session_id)?;
+        let info = db.session_info(&session, None).ok();
+        let agents = stored_agents(db, &session)?;
+        let resumed = db.resume(&session, &ResumeOptions::default());
+        let records: Vec<Rec> = match &resumed {
+            Ok(r) => r
+                .messages
+                .iter()
+                .map(|m| Rec {
+                    synthetic: m.get("synthetic").and_then(Value::as_bool) == Some(true),
+                    value: Some(m.clone()),
+                    raw: None,
+                    ordinal: None,
+                    damaged: false,
+                })
+                .collect(),
+            Err(_) => Vec::new(),
         };
-
-        let title = info
-            .as_ref()
-            .and_then(|i| i.custom_title.clone().or_else(|| i.summary.clone()))
-            .unwrap_or_else(|| session.session_id.clone());
-        if params.fragment.is_some() && !resume_view {
-            // What the page's script replaces the conversation with when the session grows.
-            let mut body = Html::new();
-            let mut renderer = Renderer::new(&session, None, &records, agents);
-            renderer.lazy = true;
-            renderer.all(&mut body);
-            return Ok(fragment_answer(body));
-        }
-        let now = crate::time::now_ms();
+        let title = title_of(&session, info.as_ref());
         let mut h = Html::new();
-        h.raw("<div class=\"session-head\"><h1 id=\"title\">").text(&clip(&title, 200)).raw("</h1><p class=\"meta\">");
-        match info.as_ref().and_then(|i| i.cwd.as_deref()) {
-            Some(cwd) => {
-                h.raw("<span class=\"project\" title=\"").text(cwd).raw(" (").text(&session.project).raw(")\">")
-                    .text(&short_path(cwd, home().as_deref())).raw("</span>");
-            }
-            None => {
-                h.text(&session.project);
-            }
-        }
-        h.raw(" · <code>")
-            .text(&session.session_id)
-            .raw("</code>");
-        if let Some(i) = &info {
-            h.raw(" · ").text(&thousands(i.message_count)).raw(" messages · updated ");
-            time_element(&mut h, i.last_modified, now);
-            if now - i.last_modified < LIVE_MS {
-                h.raw(" <span class=\"live-mark\" title=\"written in the last two minutes\">live</span>");
-            }
-            // A team store records which machine (and account) imported or first wrote the
-            // session; a SQLite file has only this machine's.
-            if let Some(host) = &i.origin_host {
-                h.raw("<span class=\"origin\"> · from <code>").text(host).raw("</code>");
-                if let Some(user) = &i.origin_user {
-                    h.raw(" (").text(user).raw(")");
-                }
-                h.raw("</span>");
-            }
-        }
-        h.raw("</p><nav class=\"views\" aria-label=\"View\"><a href=\"");
-        session_href(&mut h, &session.project, &session.session_id);
-        h.raw("\"");
-        if !resume_view {
-            h.raw(" aria-current=\"page\"");
-        }
-        h.raw(">Transcript</a><a href=\"");
-        session_href(&mut h, &session.project, &session.session_id);
-        h.raw("?view=resume\"");
-        if resume_view {
-            h.raw(" aria-current=\"page\"");
-        }
-        h.raw(">What the model sees on resume</a></nav></div><div class=\"session-grid\">");
-
+        head(&mut h, &session, info.as_ref(), &title, true);
         let mut body = Html::new();
         let mut renderer = Renderer::new(&session, None, &records, agents.clone());
-        renderer.lazy = !resume_view;
-        if resume_view {
-            body.raw("<p class=\"explain\">The conversation as <code>claude --resume</code> sends it to the model: the chain to the last message, repaired. Records the repair pass added are marked <span class=\"badge\">added on resume</span>.</p>");
-            match &resumed {
-                Ok(r) => repairs(&mut body, r),
-                Err(e) => {
-                    body.raw("<p class=\"error\">Cannot resume: ").text(&e.to_string()).raw("</p>");
-                }
+        body.raw("<p class=\"explain\">The conversation as <code>claude --resume</code> sends it to the model: the chain to the last message, repaired. Records the repair pass added are marked <span class=\"badge\">added on resume</span>.</p>");
+        match &resumed {
+            Ok(r) => repairs(&mut body, r),
+            Err(e) => {
+                body.raw("<p class=\"error\">Cannot resume: ").text(&e.to_string()).raw("</p>");
             }
         }
         renderer.all(&mut body);
         let usage = SessionUsage::read(db, &session)?;
         panel(&mut h, &session, info.as_ref(), resumed.as_ref().ok(), &agents, &usage);
-        h.raw("<section class=\"thread\" aria-labelledby=\"title\"");
-        if !resume_view {
-            // The script follows the session's growth from here (server-sent events).
-            h.raw(" data-live=\"");
-            session_href(&mut h, &session.project, &session.session_id);
-            h.raw("/events");
-            if let Some(state) = &live_state {
-                h.raw("?since=").url(state);
-            }
-            h.raw("\"");
-        }
-        h.raw(">");
+        h.raw("<section class=\"thread\" aria-labelledby=\"title\">");
         toggles(&mut h);
         h.append(&body).raw("</section></div>");
         Ok(page(StatusCode::OK, &title, Nav::None, &h))
     })
     .await
+}
+
+/// A session's title on its page: its custom title, else its summary, else its id.
+fn title_of(session: &SessionRef, info: Option<&SessionInfo>) -> String {
+    info.and_then(|i| i.custom_title.clone().or_else(|| i.summary.clone()))
+        .unwrap_or_else(|| session.session_id.clone())
+}
+
+/// The session page's head: title, where and when, the two views' links; opens the grid.
+fn head(
+    h: &mut Html,
+    session: &SessionRef,
+    info: Option<&SessionInfo>,
+    title: &str,
+    resume_view: bool,
+) {
+    let now = crate::time::now_ms();
+    h.raw("<div class=\"session-head\"><h1 id=\"title\">")
+        .text(&clip(title, 200))
+        .raw("</h1><p class=\"meta\">");
+    match info.and_then(|i| i.cwd.as_deref()) {
+        Some(cwd) => {
+            h.raw("<span class=\"project\" title=\"")
+                .text(cwd)
+                .raw(" (")
+                .text(&session.project)
+                .raw(")\">")
+                .text(&short_path(cwd, home().as_deref()))
+                .raw("</span>");
+        }
+        None => {
+            h.text(&session.project);
+        }
+    }
+    h.raw(" · <code>").text(&session.session_id).raw("</code>");
+    if let Some(i) = info {
+        h.raw(" · ")
+            .text(&thousands(i.message_count))
+            .raw(" messages · updated ");
+        time_element(h, i.last_modified, now);
+        if now - i.last_modified < LIVE_MS {
+            h.raw(
+                " <span class=\"live-mark\" title=\"written in the last two minutes\">live</span>",
+            );
+        }
+        // A team store records which machine (and account) imported or first wrote the
+        // session; a SQLite file has only this machine's.
+        if let Some(host) = &i.origin_host {
+            h.raw("<span class=\"origin\"> · from <code>")
+                .text(host)
+                .raw("</code>");
+            if let Some(user) = &i.origin_user {
+                h.raw(" (").text(user).raw(")");
+            }
+            h.raw("</span>");
+        }
+    }
+    h.raw("</p><nav class=\"views\" aria-label=\"View\"><a href=\"");
+    session_href(h, &session.project, &session.session_id);
+    h.raw("\"");
+    if !resume_view {
+        h.raw(" aria-current=\"page\"");
+    }
+    h.raw(">Transcript</a><a href=\"");
+    session_href(h, &session.project, &session.session_id);
+    h.raw("?view=resume\"");
+    if resume_view {
+        h.raw(" aria-current=\"page\"");
+    }
+    h.raw(">What the model sees on resume</a></nav></div><div class=\"session-grid\">");
 }
 
 /// Axum entry point of [`page_handler`].
@@ -393,24 +454,26 @@ pub(crate) async fn agent_page(
         Ok(Query(p)) => p.fragment.is_some(),
         Err(e) => return super::bad_query(&e),
     };
-    heavy_page(move || {
+    heavy_stream(state.heavy(), move |sink| {
         let db = state.db();
         let session = find_session(db, &project, &session_id)?;
-        let lines = db
-            .transcript_lines(&session, Some(&agent))?
-            .ok_or_else(|| {
-                Error::NotFound(format!("no sub-agent {agent} in session {session_id}"))
-            })?;
+        let outline = Outline::read_agent(db, &session, &agent)?;
         let agents = stored_agents(db, &session)?;
-        let records: Vec<Rec> = lines.into_iter().map(Rec::from_line).collect();
-        let mut body = Html::new();
-        let mut renderer = Renderer::new(&session, Some(&agent), &records, agents);
-        renderer.lazy = true;
-        let total = renderer.all(&mut body);
-        if fragment {
-            return Ok(fragment_answer(body));
-        }
+        sink.header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
         let mut h = Html::new();
+        if fragment {
+            outline.write(db, &session, &agents, &mut h, &mut |piece| {
+                sink.write(piece.as_bytes())
+            })?;
+            return sink.write(h.take().as_bytes());
+        }
+        // The head shows the conversation's totals: a first rendering, thrown away, counts
+        // them (a piece at a time, as the second).
+        let total = outline.write(db, &session, &agents, &mut h, &mut |_| Ok(()))?;
+        let mut h = page_start(&format!("Sub-agent {agent}"), Nav::None);
         h.raw("<div class=\"session-head\"><h1 id=\"title\">Sub-agent <code>")
             .text(&agent)
             .raw("</code></h1><p class=\"meta\">of <a href=\"");
@@ -418,18 +481,16 @@ pub(crate) async fn agent_page(
         h.raw("\">")
             .text(&session.session_id)
             .raw("</a> · ")
-            .text(&thousands(records.len() as i64))
+            .text(&thousands(outline.len() as i64))
             .raw(" records · ");
         total.write(&mut h);
         h.raw("</p></div><section class=\"thread\" aria-labelledby=\"title\">");
         toggles(&mut h);
-        h.append(&body).raw("</section>");
-        Ok(page(
-            StatusCode::OK,
-            &format!("Sub-agent {agent}"),
-            Nav::None,
-            &h,
-        ))
+        outline.write(db, &session, &agents, &mut h, &mut |piece| {
+            sink.write(piece.as_bytes())
+        })?;
+        h.raw("</section>").raw(PAGE_END);
+        sink.write(h.take().as_bytes())
     })
     .await
 }
@@ -476,7 +537,7 @@ pub(crate) async fn tool_fragment(
         Ok(Query(p)) => p,
         Err(e) => return super::bad_query(&e),
     };
-    heavy_page(move || {
+    heavy_page(state.heavy(), move || {
         let db = state.db();
         let session = find_session(db, &project, &session_id)?;
         let agent = params.agent.as_deref();
@@ -527,7 +588,7 @@ pub(crate) async fn record_page(
         Ok(Query(p)) => p,
         Err(e) => return super::bad_query(&e),
     };
-    heavy_page(move || {
+    heavy_page(state.heavy(), move || {
         let agent = params.agent;
         let session = find_session(state.db(), &project, &session_id)?;
         let line = state

@@ -78,7 +78,7 @@ class AppendReport(TypedDict):
     leaf_uuid: Optional[str]
 
 class ImportReport(TypedDict, total=False):
-    """`sessiondb import --json`'s report (counts, `errors`, `seconds`, ...)."""
+    """`sessiondb import --json`'s report."""
 
     files: int
     files_imported: int
@@ -89,8 +89,20 @@ class ImportReport(TypedDict, total=False):
     rows: int
     new_rows: int
     malformed_lines: int
-    errors: List[str]
+    malformed: List[dict]
+    suspicious_files: List[dict]
+    unknown_types: int
+    unknown_fields: int
+    vanished_files: int
+    bytes_read: int
     seconds: float
+    mb_per_s: float
+    errors: List[str]
+    bad_names: int
+    files_too_big: int
+    symlinks_skipped: int
+    local_rows_kept: int
+    named_by_records: List[dict]
 
 class Resumed(TypedDict, total=False):
     """`sessiondb resume --json`: the state a client needs to continue the session."""

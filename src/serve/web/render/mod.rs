@@ -3,6 +3,7 @@
 //! bookkeeping and system records folded into one line per run, token usage totalled.
 //! Tool calls are drawn by [`tools`]; the pages that use this are in `super::session`.
 
+pub(super) mod cuts;
 mod diff;
 mod draw;
 mod tools;
@@ -24,6 +25,9 @@ use std::collections::{HashMap, HashSet};
 /// Characters of a text, tool input or output shown before it is cut (the rest is one
 /// click away on the record's own page).
 pub(super) const CUT: usize = 10_000;
+/// What opens and closes a conversation's records on the page.
+pub(super) const CONVERSATION_START: &str = "<div class=\"conversation\">";
+pub(super) const CONVERSATION_END: &str = "</div>";
 /// Characters of a bookkeeping record (progress, snapshots, …) shown in its fold.
 pub(super) const CUT_RECORD: usize = 1_000;
 
@@ -112,26 +116,17 @@ impl<'a> Renderer<'a> {
         let mut last_of_message = HashMap::new();
         for (i, rec) in records.iter().enumerate() {
             let Some(v) = &rec.value else { continue };
-            if let Some(id) = v.pointer("/message/id").and_then(Value::as_str) {
-                last_of_message.insert(id.to_owned(), i);
-            }
-            if let Some(blocks) = v.pointer("/message/content").and_then(Value::as_array) {
-                for b in blocks {
-                    match s(b, "type") {
-                        Some("tool_use") => {
-                            if let Some(id) = s(b, "id") {
-                                calls.insert(id.to_owned());
-                            }
-                        }
-                        Some("tool_result") => {
-                            if let Some(id) = s(b, "tool_use_id") {
-                                results.entry(id.to_owned()).or_insert((i, b));
-                            }
-                        }
-                        _ => {}
-                    }
+            links(v, |link| match link {
+                Link::Message(id) => {
+                    last_of_message.insert(id.to_owned(), i);
                 }
-            }
+                Link::Call(id) => {
+                    calls.insert(id.to_owned());
+                }
+                Link::Result(id, b) => {
+                    results.entry(id.to_owned()).or_insert((i, b));
+                }
+            });
         }
         results.retain(|id, _| calls.contains(id));
         for (i, rec) in records.iter().enumerate() {
@@ -228,8 +223,17 @@ impl<'a> Renderer<'a> {
 
     /// Writes every record; answers the token totals.
     pub(super) fn all(&mut self, h: &mut Html) -> Usage {
+        h.raw(CONVERSATION_START);
+        let total = self.items(h);
+        h.raw(CONVERSATION_END);
+        total
+    }
+
+    /// Writes every record without the conversation's frame ([`CONVERSATION_START`],
+    /// [`CONVERSATION_END`]): one piece of a conversation written piece by piece
+    /// ([`cuts`]); answers the token totals.
+    pub(super) fn items(&mut self, h: &mut Html) -> Usage {
         let mut total = Usage::default();
-        h.raw("<div class=\"conversation\">");
         for item in self.plan() {
             match item {
                 Item::Card(parts) => self.card(h, &parts, &mut total),
@@ -237,30 +241,12 @@ impl<'a> Renderer<'a> {
                 Item::One(i) => self.record(h, i, &mut total),
             }
         }
-        h.raw("</div>");
         total
     }
 
     /// What a record is on the page.
     fn kind(&self, i: usize) -> Kind {
-        let rec = &self.records[i];
-        let Some(v) = &rec.value else {
-            return Kind::Other;
-        };
-        let flag = |k: &str| v.get(k).and_then(Value::as_bool) == Some(true);
-        match s(v, "type").unwrap_or("") {
-            "assistant" if !flag("isApiErrorMessage") && !rec.synthetic => Kind::Turn,
-            "user" | "assistant" => Kind::Other,
-            "system"
-                if matches!(
-                    s(v, "subtype"),
-                    Some("compact_boundary" | "microcompact_boundary" | "api_error")
-                ) =>
-            {
-                Kind::Other
-            }
-            _ => Kind::Meta,
-        }
+        kind(&self.records[i])
     }
 
     /// The records grouped as they are shown: consecutive assistant records (one API
@@ -763,6 +749,62 @@ enum Kind {
     Meta,
     /// Anything else, shown on its own.
     Other,
+}
+
+/// What a record is on the page (see [`Renderer::plan`]).
+fn kind(rec: &Rec) -> Kind {
+    let Some(v) = &rec.value else {
+        return Kind::Other;
+    };
+    let flag = |k: &str| v.get(k).and_then(Value::as_bool) == Some(true);
+    match s(v, "type").unwrap_or("") {
+        "assistant" if !flag("isApiErrorMessage") && !rec.synthetic => Kind::Turn,
+        "user" | "assistant" => Kind::Other,
+        "system"
+            if matches!(
+                s(v, "subtype"),
+                Some("compact_boundary" | "microcompact_boundary" | "api_error")
+            ) =>
+        {
+            Kind::Other
+        }
+        _ => Kind::Meta,
+    }
+}
+
+/// What ties a record to others on the page.
+enum Link<'v> {
+    /// Its API message's id (one message may be streamed as several records).
+    Message(&'v str),
+    /// A tool call it makes (its id).
+    Call(&'v str),
+    /// A tool result it carries: the call's id, and the block.
+    Result(&'v str, &'v Value),
+}
+
+/// Each [`Link`] of a record, in order: its message id, then its content's blocks. The
+/// renderer pairs records by them, and [`cuts`] keeps the records they tie in one piece.
+fn links<'v>(v: &'v Value, mut each: impl FnMut(Link<'v>)) {
+    if let Some(id) = v.pointer("/message/id").and_then(Value::as_str) {
+        each(Link::Message(id));
+    }
+    if let Some(blocks) = v.pointer("/message/content").and_then(Value::as_array) {
+        for b in blocks {
+            match s(b, "type") {
+                Some("tool_use") => {
+                    if let Some(id) = s(b, "id") {
+                        each(Link::Call(id));
+                    }
+                }
+                Some("tool_result") => {
+                    if let Some(id) = s(b, "tool_use_id") {
+                        each(Link::Result(id, b));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 /// One thing the conversation shows.

@@ -35,7 +35,7 @@ impl Usage {
         }
     }
 
-    pub(super) fn add(&mut self, u: &Usage) {
+    pub(crate) fn add(&mut self, u: &Usage) {
         self.input += u.input;
         self.output += u.output;
         self.cache_read += u.cache_read;

@@ -1,7 +1,9 @@
 //! Unit tests of the SDK readers (`super`), kept apart to keep that file short.
 
+use super::parse::{message_of, python_strip};
 use super::*;
 use crate::jsonl::{Envelope, LineStatus};
+use serde::Deserialize;
 
 /// What a stored line gives, by the fast path and by a full parse of the whole line.
 fn both_ways(line: &[u8]) -> [(String, Value); 2] {
