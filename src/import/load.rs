@@ -333,7 +333,7 @@ pub(crate) fn parse_ahead(bytes: &[u8], from: usize) -> Ahead {
         } else {
             None
         };
-        let usage = if status == LineStatus::Record {
+        let usage = if status == LineStatus::Record && !cfg!(feature = "measure-without-usage") {
             record::responses(line.bytes, &env)
         } else {
             Vec::new()

@@ -80,7 +80,8 @@ pub type Owner<'a> = (&'a str, &'a str);
 /// resumed copy, one session under two machines' project folders): the session first in
 /// (project, session id) order keeps the response, whatever order the copies arrive in,
 /// so that both engines, and parallel imports, agree (docs/usage.md). The engines'
-/// `ON CONFLICT … WHERE` clauses are this function in SQL.
+/// conditions for replacing a stored copy (SQLite's `REPLACE`, PostgreSQL's
+/// `ON CONFLICT … WHERE`) are this function in SQL.
 pub fn replaces(old: Owner<'_>, old_output: i64, new: Owner<'_>, new_output: i64) -> bool {
     if old == new {
         more_final(old_output, new_output)

@@ -9,7 +9,7 @@ use rusqlite::{params, Connection, Transaction};
 
 /// Stores `row`'s responses (see [`record::responses`]) under the session of `transcript`,
 /// keeping one row per response by [`record::dedupe_key`] and [`record::replaces`]: the
-/// `ON CONFLICT … WHERE` clause below is that rule.
+/// `WHERE` clause of [`REPLACE`] below is that rule.
 pub(crate) fn store(
     tx: &Transaction<'_>,
     transcript: i64,
@@ -72,25 +72,32 @@ struct Session {
     id: String,
 }
 
-/// [`record::replaces`] in SQL, the storing session's place given as `?19`, `?20`: row
-/// values compare as Rust's tuples of `&str` do (BINARY collation, byte order).
-const UPSERT: &str = "INSERT INTO usage_responses (row_id, session_id, message_id, request_id,
+/// A response not stored yet: `?1`–`?18` the row's fields. A response seen before is left
+/// to [`REPLACE`] (no row changed).
+///
+/// Two statements rather than one `ON CONFLICT … DO UPDATE`: an upsert whose update may
+/// change `session_id` (a foreign key) makes SQLite keep a statement journal, a copy of
+/// every 16 KiB page the insert changes, for each response; a plain insert needs none.
+/// Most responses are new, so most pay one cheap statement; one seen before pays a second.
+const INSERT_NEW: &str = "INSERT INTO usage_responses (row_id, session_id, message_id, request_id,
         agent_id, model, ts, cwd, git_branch, input_tokens, output_tokens, cache_creation_tokens,
         cache_creation_1h_tokens, cache_read_tokens, web_search_requests, service_tier, speed,
         cost_usd)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
-    ON CONFLICT (message_id, request_id) DO UPDATE SET row_id = excluded.row_id,
-        session_id = excluded.session_id,
-        agent_id = excluded.agent_id, model = excluded.model, ts = excluded.ts,
-        cwd = excluded.cwd, git_branch = excluded.git_branch,
-        input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-        cache_creation_tokens = excluded.cache_creation_tokens,
-        cache_creation_1h_tokens = excluded.cache_creation_1h_tokens,
-        cache_read_tokens = excluded.cache_read_tokens,
-        web_search_requests = excluded.web_search_requests,
-        service_tier = excluded.service_tier, speed = excluded.speed, cost_usd = excluded.cost_usd
-    WHERE CASE WHEN usage_responses.session_id = excluded.session_id
-        THEN excluded.output_tokens >= usage_responses.output_tokens
+    ON CONFLICT (message_id, request_id) DO NOTHING";
+
+/// A response seen before takes the new fields when [`record::replaces`] says so, in SQL:
+/// the storing session's place given as `?19`, `?20`; row values compare as Rust's tuples
+/// of `&str` do (BINARY collation, byte order). A record without a message id (`?3` NULL)
+/// is never seen before: each is counted.
+const REPLACE: &str = "UPDATE usage_responses SET row_id = ?1, session_id = ?2,
+        agent_id = ?5, model = ?6, ts = ?7, cwd = ?8, git_branch = ?9,
+        input_tokens = ?10, output_tokens = ?11, cache_creation_tokens = ?12,
+        cache_creation_1h_tokens = ?13, cache_read_tokens = ?14, web_search_requests = ?15,
+        service_tier = ?16, speed = ?17, cost_usd = ?18
+    WHERE message_id = ?3 AND request_id = ?4
+      AND CASE WHEN usage_responses.session_id = ?2
+        THEN ?11 >= usage_responses.output_tokens
         ELSE (?19, ?20) < (SELECT p.key, s.session_id FROM sessions s
                            JOIN projects p ON p.id = s.project_id
                            WHERE s.id = usage_responses.session_id) END";
@@ -100,7 +107,7 @@ fn insert(tx: &Transaction<'_>, session: &Session, row: i64, r: &Response) -> Re
         Some((m, q)) => (Some(m), q),
         None => (None, r.request_id.as_deref().unwrap_or("")),
     };
-    tx.prepare_cached(UPSERT)?.execute(params![
+    let values = params![
         row,
         session.key,
         message,
@@ -121,7 +128,10 @@ fn insert(tx: &Transaction<'_>, session: &Session, row: i64, r: &Response) -> Re
         r.cost_usd,
         session.project,
         session.id,
-    ])?;
+    ];
+    if tx.prepare_cached(INSERT_NEW)?.execute(&values[..18])? == 0 {
+        tx.prepare_cached(REPLACE)?.execute(values)?;
+    }
     Ok(())
 }
 

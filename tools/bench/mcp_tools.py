@@ -10,7 +10,10 @@ figures). Each tool is called as an agent would call it, on the store's largest 
 (as perf.sh picks it); each call runs once to warm up, then `--runs` times: p50 and p95 of
 the round trip in ms. The same for MCP's `ping`, the floor every call pays (the pipe, the
 JSON-RPC envelope both ways, the server's dispatch): a call's time minus the ping's is the
-time the tool took inside the server. Every answer is checked to be a success.
+time the tool took inside the server. Beside it, the server process's own CPU time per call
+(user + system of all its threads over the timed runs, from `/proc`; Linux only): on a
+loaded machine the wall clock also counts the time the server waited for a core, the CPU
+time does not. Every answer is checked to be a success.
 Not a test: the figures depend on the machine's load (docs/performance.md).
 """
 
@@ -63,6 +66,14 @@ class Server:
         if not result or result.get("isError"):
             raise RuntimeError(f"{name} {arguments}: {answer}")
         return len(result["content"][0]["text"].encode())
+
+    def cpu_seconds(self) -> float | None:
+        """User + system CPU time the server has used so far (all threads); None off Linux."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def close(self) -> None:
         self.proc.stdin.close()
@@ -131,15 +142,22 @@ def main() -> int:
     try:
         floor = timed(a.runs, lambda: server.request("ping", {}))
         print(f"ping (the floor): p50 {floor[0]:.2f} ms, p95 {floor[1]:.2f} ms\n")
-        print("| tool | arguments | answer bytes | round trip p50 | p95 | in the server p50 (− ping) |")
-        print("|---|---|---|---|---|---|")
+        print("| tool | arguments | answer bytes | round trip p50 | p95 | in the server p50 (− ping) "
+              "| server CPU per call |")
+        print("|---|---|---|---|---|---|---|")
         for name, args in todo:
             size = server.call(name, args)
+            before = server.cpu_seconds()
             p50, p95 = timed(a.runs, lambda: server.call(name, args))
+            after = server.cpu_seconds()
+            # The warm-up call inside `timed` is counted too: runs + 1 calls.
+            cpu = "-" if before is None or after is None else \
+                f"{(after - before) * 1000 / (a.runs + 1):.2f} ms"
             shown = json.dumps(args).replace("|", "\\|")
             if len(shown) > 60:
                 shown = shown[:57] + "…"
-            print(f"| `{name}` | `{shown}` | {size} | {p50:.2f} ms | {p95:.2f} ms | {p50 - floor[0]:.2f} ms |")
+            print(f"| `{name}` | `{shown}` | {size} | {p50:.2f} ms | {p95:.2f} ms "
+                  f"| {p50 - floor[0]:.2f} ms | {cpu} |")
     finally:
         server.close()
     return 0
