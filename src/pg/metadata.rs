@@ -59,7 +59,7 @@ pub fn append_line(tx: &mut Transaction<'_>, session: &SessionRef, line: &str) -
         env,
         search,
     )];
-    let ids = super::import::insert_lines(
+    let ids = super::rows::insert_lines(
         tx,
         transcript,
         last_ordinal + 1,
@@ -69,7 +69,7 @@ pub fn append_line(tx: &mut Transaction<'_>, session: &SessionRef, line: &str) -
     )?;
     let row = ids[0];
     if status == LineStatus::Record {
-        super::import::project_record(tx, transcript, row, bytes, &parsed[0].2)?;
+        super::rows::project_record(tx, transcript, row, bytes, &parsed[0].2)?;
     }
     super::catalog::refresh_session(tx, session.key, Some(crate::time::now_ms()))?;
     Ok(row)

@@ -24,6 +24,7 @@ pub mod record;
 pub mod reindex;
 pub mod restore;
 pub mod resume;
+pub(crate) mod rows;
 pub mod sdk;
 pub mod search;
 pub mod search_queue;

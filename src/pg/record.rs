@@ -134,7 +134,7 @@ pub(crate) fn write_line_bytes(
     let ids = super::search_queue::insert_local_lines(tx, transcript, first, &parsed, session_id)?;
     for (row, (line, status, env, _)) in ids.into_iter().zip(&parsed) {
         if *status == LineStatus::Record {
-            super::import::project_record(tx, transcript, row, line.bytes, env)?;
+            super::rows::project_record(tx, transcript, row, line.bytes, env)?;
         }
     }
     Ok(())

@@ -8,7 +8,7 @@
 //! reindex killed part-way leaves every session either rebuilt or as it was. Only derived
 //! columns are written (`rows.search`, the `catalog` row); the stored lines are only read.
 
-use super::import::{search_columns_of, SEARCH_VECTOR};
+use super::rows::{search_columns_of, SEARCH_VECTOR};
 use super::PgStore;
 use crate::error::Result;
 use crate::search::ReindexReport;

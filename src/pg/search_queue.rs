@@ -8,7 +8,7 @@
 //! lines with the empty vector (which matches nothing) and queues one *run*: the ordinals of
 //! the lines it wrote (`search_queue_runs`, V7). [`catch_up`] reads a run's searchable lines
 //! back, cuts their words from the stored bytes with the reader import uses
-//! ([`super::import::search_columns_of`], as `reindex` does) and writes their vectors with
+//! ([`super::rows::search_columns_of`], as `reindex` does) and writes their vectors with
 //! import's own expression, so a search finds exactly what it would have found had the
 //! append computed them.
 //!
@@ -33,7 +33,7 @@ const BATCH: i64 = 2000;
 const RUNS: i64 = 16;
 
 /// Stores lines written by sessiondb itself (appends) from `ordinal` on, as
-/// [`super::import::insert_lines`] stores them but with their search vectors left to
+/// [`super::rows::insert_lines`] stores them but with their search vectors left to
 /// [`catch_up`]: the run of lines is queued when one of them is searchable. Each line's
 /// search text (the fourth member) is not read: the catch-up cuts it from the stored bytes.
 /// Returns the row ids in line order.
@@ -47,7 +47,7 @@ pub(crate) fn insert_local_lines(
     lines: &[Parsed<'_>],
     own_session: &str,
 ) -> Result<Vec<i64>> {
-    let ids = super::import::insert_rows(tx, transcript, ordinal, lines, own_session, true, true)?;
+    let ids = super::rows::insert_rows(tx, transcript, ordinal, lines, own_session, true, true)?;
     if lines
         .iter()
         .any(|(_, status, env, _)| crate::search::is_indexed(*status, env))
@@ -273,7 +273,7 @@ struct Lines {
 
 impl Lines {
     fn add(&mut self, id: i64, raw: &[u8]) {
-        let (indexed, body, tools) = super::import::search_columns_of(raw);
+        let (indexed, body, tools) = super::rows::search_columns_of(raw);
         self.ids.push(id);
         self.indexed.push(indexed);
         self.bodies.push(body);
@@ -295,7 +295,7 @@ impl Lines {
             concat!(
                 "UPDATE rows r SET search = f.v
                  FROM (SELECT u.id, ",
-                super::import::search_vector!(),
+                super::rows::search_vector!(),
                 " AS v FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::text[])
                        AS u(id, indexed, body, tools)) f
                  WHERE r.id = ANY($1) AND r.id = f.id"

@@ -121,7 +121,7 @@ impl StreamTx for Pg<'_, '_> {
             self.tx, transcript, ordinal, &parsed, session_id,
         )?;
         for (row, (line, _, env)) in ids.into_iter().zip(batch) {
-            super::import::project_record(self.tx, transcript, row, line.bytes, env)?;
+            super::rows::project_record(self.tx, transcript, row, line.bytes, env)?;
         }
         Ok(())
     }
@@ -130,7 +130,7 @@ impl StreamTx for Pg<'_, '_> {
         self.tx.execute(
             "UPDATE projects SET cwd = $2
              WHERE id = (SELECT project_id FROM sessions WHERE id = $1) AND cwd IS NULL",
-            &[&session, &super::import::without_nul(cwd).as_ref()],
+            &[&session, &super::rows::without_nul(cwd).as_ref()],
         )?;
         Ok(())
     }

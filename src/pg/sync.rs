@@ -533,7 +533,7 @@ fn open_session(tx: &mut Transaction<'_>, session: &LocalSession, origin: &Origi
     if let Some(cwd) = &session.cwd {
         tx.execute(
             "UPDATE projects SET cwd = $2 WHERE key = $1 AND cwd IS NULL",
-            &[&session.project, &pg_import::without_nul(cwd).as_ref()],
+            &[&session.project, &super::rows::without_nul(cwd).as_ref()],
         )?;
     }
     Ok(key)
@@ -719,10 +719,10 @@ fn send_rows(
                 (line, status, env, search)
             })
             .collect();
-        let ids = pg_import::insert_lines(tx, transcript, at, &parsed, &own, local)?;
+        let ids = super::rows::insert_lines(tx, transcript, at, &parsed, &own, local)?;
         for ((line, status, env, _), id) in parsed.iter().zip(ids) {
             if *status == LineStatus::Record {
-                pg_import::project_record(tx, transcript, id, line.bytes, env)?;
+                super::rows::project_record(tx, transcript, id, line.bytes, env)?;
             }
             sent.rows += 1;
             sent.bytes += line.bytes.len() as u64 + u64::from(line.terminated);

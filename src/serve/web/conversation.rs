@@ -254,7 +254,7 @@ mod tests {
             &crate::model::NoProgress,
         )
         .expect("import the corpus");
-        let db = Db::Sqlite(store);
+        let db = Db::from(store);
         let sessions = db
             .list_sessions(&SessionFilter::default())
             .expect("sessions");
