@@ -36,7 +36,7 @@ impl Server {
                 let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
                 http::run(
                     listener,
-                    Arc::new(sessiondb::Db::Sqlite(store)),
+                    Arc::new(sessiondb::Db::from(store)),
                     config,
                     async {
                         let _ = stopped.await;

@@ -180,7 +180,7 @@ fn main() {
             let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
             http::run(
                 listener,
-                Arc::new(sessiondb::Db::Sqlite(store)),
+                Arc::new(sessiondb::Db::from(store)),
                 Config::default(),
                 async {
                     let _ = stopped.await;
