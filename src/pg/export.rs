@@ -1,6 +1,7 @@
 //! Export from the team store: rows → files, byte for byte, with the same path checks and
 //! atomic writes as [`crate::export`].
 
+use super::decode::RowExt;
 use super::PgStore;
 use crate::error::{Error, Result};
 use crate::export::{
@@ -42,12 +43,12 @@ pub fn write_transcript_mapped(
     )?;
     let mut written = 0u64;
     while let Some(row) = rows.next()? {
-        let raw: &[u8] = row.get(0);
+        let raw: &[u8] = row.col(0)?;
         let mapped = map(raw);
         let raw = mapped.as_deref().unwrap_or(raw);
         out.write_all(raw).map_err(|e| Error::io("<output>", e))?;
         written += raw.len() as u64;
-        if row.get::<_, bool>(1) {
+        if row.col::<bool>(1)? {
             out.write_all(b"\n").map_err(|e| Error::io("<output>", e))?;
             written += 1;
         }
@@ -60,13 +61,13 @@ pub fn write_transcript_mapped(
 /// # Errors
 /// Fails on a database error.
 pub fn main_transcript(tx: &mut Transaction<'_>, session: &SessionRef) -> Result<Option<i64>> {
-    Ok(tx
-        .query_typed_opt(
-            "SELECT id FROM transcripts WHERE session_id = $1 AND subpath = ''
-               AND superseded_at IS NULL",
-            &[(&session.key, postgres::types::Type::INT8)],
-        )?
-        .map(|r| r.get(0)))
+    tx.query_typed_opt(
+        "SELECT id FROM transcripts WHERE session_id = $1 AND subpath = ''
+           AND superseded_at IS NULL",
+        &[(&session.key, postgres::types::Type::INT8)],
+    )?
+    .map(|r| r.col(0))
+    .transpose()
 }
 
 /// Writes a session's main transcript exactly as imported.
@@ -101,8 +102,8 @@ pub fn export_tree(store: &PgStore, dir: &Path, project: Option<&str>) -> Result
                 &[&project],
             )?
             .into_iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2)))
-            .collect();
+            .map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?)))
+            .collect::<Result<_>>()?;
         let mut written = HashSet::new();
         for (key, project, session) in sessions {
             report.sessions += 1;
@@ -116,8 +117,8 @@ pub fn export_tree(store: &PgStore, dir: &Path, project: Option<&str>) -> Result
                     &[&key],
                 )?
                 .into_iter()
-                .map(|r| (r.get(0), r.get(1), r.get(2)))
-                .collect();
+                .map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?)))
+                .collect::<Result<_>>()?;
             let files: Vec<(String, Vec<u8>, Option<i64>)> = tx
                 .query(
                     "SELECT s.relpath, s.content, (SELECT f.mtime_ns FROM source_files f
@@ -126,8 +127,8 @@ pub fn export_tree(store: &PgStore, dir: &Path, project: Option<&str>) -> Result
                     &[&key],
                 )?
                 .into_iter()
-                .map(|r| (r.get(0), r.get(1), r.get(2)))
-                .collect();
+                .map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?)))
+                .collect::<Result<_>>()?;
             if let Err(e) = names {
                 let n = transcripts.len() + files.len();
                 report.skipped.push(format!(

@@ -1,6 +1,7 @@
 //! Renaming, tagging and deleting sessions in the team store: the same records as
 //! [`crate::metadata`] builds, appended as local lines.
 
+use super::decode::RowExt;
 use super::PgStore;
 use crate::error::{Error, Result};
 use crate::jsonl::{Envelope, Line, LineStatus};
@@ -28,7 +29,8 @@ pub fn append_line(tx: &mut Transaction<'_>, session: &SessionRef, line: &str) -
                  ORDER BY ordinal DESC LIMIT 1",
                 &[&t],
             )?
-            .map(|r| (r.get(0), r.get(1), r.get(2))),
+            .map(|r| Ok::<_, Error>((r.col(0)?, r.col(1)?, r.col(2)?)))
+            .transpose()?,
         None => None,
     };
     let (Some(transcript), Some((last_id, last_ordinal, terminated))) = (transcript, last) else {
@@ -116,7 +118,7 @@ pub fn delete_session(store: &PgStore, session: &SessionRef) -> Result<DeleteRep
                     (SELECT count(*) FROM session_files WHERE session_id = $1)",
             &[&session.key],
         )?;
-        let (transcripts, rows, files) = (r.get(0), r.get(1), r.get(2));
+        let (transcripts, rows, files) = (r.col(0)?, r.col(1)?, r.col(2)?);
         tx.execute(
             "DELETE FROM source_files WHERE transcript_id IN
                 (SELECT id FROM transcripts WHERE session_id = $1)

@@ -1,6 +1,7 @@
 //! Reads of the team store that are not resume or search: finding sessions and listing
 //! them, with the same rules and answers as [`crate::query`].
 
+use super::decode::RowExt;
 use super::Typed;
 use crate::error::{Error, Result};
 use crate::model::SessionRef;
@@ -12,12 +13,12 @@ use postgres::{GenericClient, Row, Transaction};
 const SESSION_COLUMNS: &str =
     "SELECT s.id, p.key, s.session_id FROM sessions s JOIN projects p ON p.id = s.project_id";
 
-fn session_ref(r: &Row) -> SessionRef {
-    SessionRef {
-        key: r.get(0),
-        project: r.get(1),
-        session_id: r.get(2),
-    }
+fn session_ref(r: &Row) -> Result<SessionRef> {
+    Ok(SessionRef {
+        key: r.col(0)?,
+        project: r.col(1)?,
+        session_id: r.col(2)?,
+    })
 }
 
 /// Finds the session a user means (the rules of [`crate::query::resolve_session`]).
@@ -47,7 +48,7 @@ pub fn resolve_session(c: &mut impl GenericClient, arg: &str) -> Result<SessionR
         )?
         .iter()
         .map(session_ref)
-        .collect();
+        .collect::<Result<_>>()?;
     if exact.is_empty() {
         let titled: Vec<SessionRef> = c
             .query_typed(
@@ -58,7 +59,7 @@ pub fn resolve_session(c: &mut impl GenericClient, arg: &str) -> Result<SessionR
             )?
             .iter()
             .map(session_ref)
-            .collect();
+            .collect::<Result<_>>()?;
         if !titled.is_empty() {
             return one_match(arg, titled);
         }
@@ -73,7 +74,7 @@ pub fn resolve_session(c: &mut impl GenericClient, arg: &str) -> Result<SessionR
         )?
         .iter()
         .map(session_ref)
-        .collect()
+        .collect::<Result<_>>()?
     } else {
         exact
     };
@@ -86,36 +87,36 @@ const INFO_COLUMNS: &str = "SELECT c.session_id, c.summary, c.last_modified, c.f
         c.first_timestamp, c.last_timestamp, s.origin_host, s.origin_user
      FROM catalog c JOIN projects p ON p.id = c.project_id JOIN sessions s ON s.id = c.session_key";
 
-fn session_info(r: &Row) -> SessionInfo {
-    session_row(r).to_info()
+fn session_info(r: &Row) -> Result<SessionInfo> {
+    Ok(session_row(r)?.to_info())
 }
 
 /// A row of [`INFO_COLUMNS`], its text borrowed.
-fn session_row(r: &Row) -> SessionRow<'_> {
-    let subagent_count: i64 = r.get(14);
-    SessionRow {
-        session_id: r.get(0),
-        summary: r.get(1),
-        last_modified: r.get(2),
-        file_size: r.get(3),
-        custom_title: r.get(4),
-        first_prompt: r.get(5),
-        git_branch: r.get(6),
-        cwd: r.get(7),
-        tag: r.get(8),
-        created_at: r.get(9),
-        project: r.get(10),
-        listed: r.get(11),
-        ai_title: r.get(12),
-        message_count: r.get(13),
+fn session_row(r: &Row) -> Result<SessionRow<'_>> {
+    let subagent_count: i64 = r.col(14)?;
+    Ok(SessionRow {
+        session_id: r.col(0)?,
+        summary: r.col(1)?,
+        last_modified: r.col(2)?,
+        file_size: r.col(3)?,
+        custom_title: r.col(4)?,
+        first_prompt: r.col(5)?,
+        git_branch: r.col(6)?,
+        cwd: r.col(7)?,
+        tag: r.col(8)?,
+        created_at: r.col(9)?,
+        project: r.col(10)?,
+        listed: r.col(11)?,
+        ai_title: r.col(12)?,
+        message_count: r.col(13)?,
         has_subagents: subagent_count > 0,
         subagent_count,
-        source_state: r.get(15),
-        first_timestamp: r.get(16),
-        last_timestamp: r.get(17),
-        origin_host: r.get(18),
-        origin_user: r.get(19),
-    }
+        source_state: r.col(15)?,
+        first_timestamp: r.col(16)?,
+        last_timestamp: r.col(17)?,
+        origin_host: r.col(18)?,
+        origin_user: r.col(19)?,
+    })
 }
 
 /// Lists sessions from the catalog (the rules of [`crate::query::list_sessions`]), and
@@ -204,7 +205,7 @@ pub fn for_each_session<E: From<Error>>(
         .query_typed_raw(&sql, params.iter().cloned())
         .map_err(Error::from)?;
     while let Some(r) = rows.next().map_err(Error::from)? {
-        each(&session_row(&r))?;
+        each(&session_row(&r)?)?;
     }
     Ok(())
 }
@@ -218,12 +219,13 @@ pub fn get_session_info(
     session: &SessionRef,
     directory: Option<&str>,
 ) -> Result<SessionInfo> {
-    c.query_typed_opt(
-        &format!("{INFO_COLUMNS} WHERE c.session_key = $2"),
-        &[(&directory, Type::TEXT), (&session.key, Type::INT8)],
-    )?
-    .map(|r| session_info(&r))
-    .ok_or_else(|| Error::SessionNotFound(session.session_id.clone()))
+    let r = c
+        .query_typed_opt(
+            &format!("{INFO_COLUMNS} WHERE c.session_key = $2"),
+            &[(&directory, Type::TEXT), (&session.key, Type::INT8)],
+        )?
+        .ok_or_else(|| Error::SessionNotFound(session.session_id.clone()))?;
+    session_info(&r)
 }
 
 /// Whether a project folder of this exact name is stored.
@@ -251,7 +253,7 @@ pub fn neighbour_ids(
                 (SELECT min(session_id COLLATE \"C\") FROM catalog WHERE session_id > $1 COLLATE \"C\")",
         &[(&id, Type::TEXT)],
     )?;
-    Ok((r.get(0), r.get(1)))
+    Ok((r.col(0)?, r.col(1)?))
 }
 
 /// Every stored session id, in byte order, each once.
@@ -259,14 +261,13 @@ pub fn neighbour_ids(
 /// # Errors
 /// Fails on a database error.
 pub fn all_session_ids(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
-    Ok(tx
-        .query(
-            "SELECT DISTINCT session_id COLLATE \"C\" FROM catalog ORDER BY 1",
-            &[],
-        )?
-        .iter()
-        .map(|r| r.get(0))
-        .collect())
+    tx.query(
+        "SELECT DISTINCT session_id COLLATE \"C\" FROM catalog ORDER BY 1",
+        &[],
+    )?
+    .iter()
+    .map(|r| r.col(0))
+    .collect()
 }
 
 /// The `timestamp` of every record with a uuid in the session's live transcripts (see
@@ -278,16 +279,15 @@ pub fn record_timestamps(
     tx: &mut Transaction<'_>,
     session: &SessionRef,
 ) -> Result<std::collections::HashMap<String, String>> {
-    Ok(tx
-        .query(
-            "SELECT r.uuid, r.timestamp FROM rows r JOIN transcripts t ON t.id = r.transcript_id
-             WHERE t.session_id = $1 AND t.superseded_at IS NULL
-               AND r.uuid IS NOT NULL AND r.timestamp IS NOT NULL",
-            &[&session.key],
-        )?
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect())
+    tx.query(
+        "SELECT r.uuid, r.timestamp FROM rows r JOIN transcripts t ON t.id = r.transcript_id
+         WHERE t.session_id = $1 AND t.superseded_at IS NULL
+           AND r.uuid IS NOT NULL AND r.timestamp IS NOT NULL",
+        &[&session.key],
+    )?
+    .iter()
+    .map(|r| Ok((r.col(0)?, r.col(1)?)))
+    .collect()
 }
 
 /// The session of exactly this project and id (the viewer's paths name both); no prefix or
@@ -300,12 +300,13 @@ pub fn find_exact_session(
     project: &str,
     session_id: &str,
 ) -> Result<SessionRef> {
-    tx.query_opt(
-        &format!("{SESSION_COLUMNS} WHERE p.key = $1 AND s.session_id = $2"),
-        &[&project, &session_id],
-    )?
-    .map(|r| session_ref(&r))
-    .ok_or_else(|| Error::SessionNotFound(format!("{project}/{session_id}")))
+    let r = tx
+        .query_opt(
+            &format!("{SESSION_COLUMNS} WHERE p.key = $1 AND s.session_id = $2"),
+            &[&project, &session_id],
+        )?
+        .ok_or_else(|| Error::SessionNotFound(format!("{project}/{session_id}")))?;
+    session_ref(&r)
 }
 
 /// Every project folder name, in byte order as on SQLite (for a listing's project filter).
@@ -313,11 +314,10 @@ pub fn find_exact_session(
 /// # Errors
 /// Fails on a database error.
 pub fn project_keys(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
-    Ok(tx
-        .query("SELECT key FROM projects ORDER BY key COLLATE \"C\"", &[])?
+    tx.query("SELECT key FROM projects ORDER BY key COLLATE \"C\"", &[])?
         .iter()
-        .map(|r| r.get(0))
-        .collect())
+        .map(|r| r.col(0))
+        .collect()
 }
 
 /// Every tag some session has now, in byte order (for a listing's tag filter).
@@ -325,15 +325,14 @@ pub fn project_keys(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
 /// # Errors
 /// Fails on a database error.
 pub fn tags(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
-    Ok(tx
-        .query(
-            "SELECT DISTINCT tag COLLATE \"C\" FROM catalog WHERE tag IS NOT NULL AND tag <> ''
-             ORDER BY 1",
-            &[],
-        )?
-        .iter()
-        .map(|r| r.get(0))
-        .collect())
+    tx.query(
+        "SELECT DISTINCT tag COLLATE \"C\" FROM catalog WHERE tag IS NOT NULL AND tag <> ''
+         ORDER BY 1",
+        &[],
+    )?
+    .iter()
+    .map(|r| r.col(0))
+    .collect()
 }
 
 /// The live transcript of a session: its main one (`agent` `None`) or its sub-agent
@@ -362,13 +361,13 @@ pub fn agent_transcript(
     session: &SessionRef,
     agent_id: &str,
 ) -> Result<Option<i64>> {
-    Ok(tx
-        .query_opt(
-            "SELECT id FROM transcripts WHERE session_id = $1 AND agent_id = $2
-               AND subpath <> '' AND superseded_at IS NULL ORDER BY subpath COLLATE \"C\" LIMIT 1",
-            &[&session.key, &agent_id],
-        )?
-        .map(|r| r.get(0)))
+    tx.query_opt(
+        "SELECT id FROM transcripts WHERE session_id = $1 AND agent_id = $2
+           AND subpath <> '' AND superseded_at IS NULL ORDER BY subpath COLLATE \"C\" LIMIT 1",
+        &[&session.key, &agent_id],
+    )?
+    .map(|r| r.col(0))
+    .transpose()
 }
 
 /// The lines of one transcript, in file order (see [`crate::query::transcript_lines`]).
@@ -376,18 +375,19 @@ pub fn agent_transcript(
 /// # Errors
 /// Fails on a database error.
 pub fn transcript_lines(tx: &mut Transaction<'_>, transcript: i64) -> Result<Vec<StoredLine>> {
-    Ok(tx
-        .query(
-            "SELECT ordinal, raw FROM rows WHERE transcript_id = $1 ORDER BY ordinal",
-            &[&transcript],
-        )?
-        .into_iter()
-        .map(|r| StoredLine {
-            ordinal: r.get(0),
-            raw: r.get(1),
+    tx.query(
+        "SELECT ordinal, raw FROM rows WHERE transcript_id = $1 ORDER BY ordinal",
+        &[&transcript],
+    )?
+    .into_iter()
+    .map(|r| {
+        Ok(StoredLine {
+            ordinal: r.col(0)?,
+            raw: r.col(1)?,
             damaged: false,
         })
-        .collect())
+    })
+    .collect()
 }
 
 /// A page of a transcript's lines (see [`crate::query::transcript_lines_after`]).
@@ -400,19 +400,20 @@ pub fn transcript_lines_after(
     after: i64,
     limit: i64,
 ) -> Result<Vec<StoredLine>> {
-    Ok(tx
-        .query(
-            "SELECT ordinal, raw FROM rows WHERE transcript_id = $1 AND ordinal > $2
-             ORDER BY ordinal LIMIT $3",
-            &[&transcript, &after, &limit],
-        )?
-        .into_iter()
-        .map(|r| StoredLine {
-            ordinal: r.get(0),
-            raw: r.get(1),
+    tx.query(
+        "SELECT ordinal, raw FROM rows WHERE transcript_id = $1 AND ordinal > $2
+         ORDER BY ordinal LIMIT $3",
+        &[&transcript, &after, &limit],
+    )?
+    .into_iter()
+    .map(|r| {
+        Ok(StoredLine {
+            ordinal: r.col(0)?,
+            raw: r.col(1)?,
             damaged: false,
         })
-        .collect())
+    })
+    .collect()
 }
 
 /// One line of a transcript by its position (see [`crate::query::transcript_line`]).
@@ -424,10 +425,10 @@ pub fn transcript_line(
     transcript: i64,
     ordinal: i64,
 ) -> Result<Option<Vec<u8>>> {
-    Ok(tx
-        .query_opt(
-            "SELECT raw FROM rows WHERE transcript_id = $1 AND ordinal = $2",
-            &[&transcript, &ordinal],
-        )?
-        .map(|r| r.get(0)))
+    tx.query_opt(
+        "SELECT raw FROM rows WHERE transcript_id = $1 AND ordinal = $2",
+        &[&transcript, &ordinal],
+    )?
+    .map(|r| r.col(0))
+    .transpose()
 }

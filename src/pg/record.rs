@@ -6,6 +6,7 @@
 //! are never interleaved with another writer of the same session, on any machine. A second
 //! writer waits for the first to commit and then sees its lines.
 
+use super::decode::RowExt;
 use super::PgStore;
 use crate::error::{Error, Result};
 use crate::jsonl::{self, Envelope, Line, LineStatus};
@@ -50,13 +51,12 @@ pub fn append_with(
             &stamp,
             |uuid| {
                 let mut tx = cell.borrow_mut();
-                Ok(tx
-                    .query_one(
-                        "SELECT EXISTS (SELECT 1 FROM rows WHERE transcript_id = $1 AND uuid = $2
-                           AND type IN ('user', 'assistant', 'attachment', 'system', 'progress'))",
-                        &[&transcript, &uuid],
-                    )?
-                    .get(0))
+                tx.query_one(
+                    "SELECT EXISTS (SELECT 1 FROM rows WHERE transcript_id = $1 AND uuid = $2
+                       AND type IN ('user', 'assistant', 'attachment', 'system', 'progress'))",
+                    &[&transcript, &uuid],
+                )?
+                .col(0)
             },
             || {
                 let mut tx = cell.borrow_mut();
@@ -150,7 +150,8 @@ pub(crate) fn next_ordinal(tx: &mut Transaction<'_>, transcript: i64) -> Result<
     )?;
     let last: Option<(i64, i64, bool)> = tx
         .query_opt(&sql, &[&transcript])?
-        .map(|r| (r.get(0), r.get(1), r.get(2)));
+        .map(|r| Ok::<_, Error>((r.col(0)?, r.col(1)?, r.col(2)?)))
+        .transpose()?;
     Ok(match last {
         None => 0,
         Some((id, ordinal, terminated)) => {
@@ -171,7 +172,8 @@ fn session_defaults(tx: &mut Transaction<'_>, transcript: i64) -> Result<Map<Str
              ORDER BY ordinal DESC LIMIT 1",
             &[&transcript],
         )?
-        .map(|r| r.get(0));
+        .map(|r| r.col(0))
+        .transpose()?;
     let mut out = Map::new();
     if let Some(record) = raw.as_deref().and_then(jsonl::parse_record) {
         for key in STAMP_KEYS.iter().filter(|k| **k != "sessionId") {

@@ -3,6 +3,7 @@
 //! records is shared: [`crate::import::side_of`]). Import, append, fork and sync store
 //! lines through it.
 
+use super::decode::RowExt;
 use super::import::MAX_INDEXED_TEXT;
 use super::prepared;
 use crate::error::Result;
@@ -299,8 +300,8 @@ pub(crate) fn insert_rows(
     )?;
     let mut ids = vec![0i64; n];
     for r in rows {
-        let at = (r.get::<_, i64>(1) - ordinal) as usize;
-        ids[at] = r.get(0);
+        let at = (r.col::<i64>(1)? - ordinal) as usize;
+        ids[at] = r.col(0)?;
     }
     Ok(ids)
 }
