@@ -21,10 +21,6 @@ use postgres::Transaction;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, UNIX_EPOCH};
 
-/// Indexed text per column, in bytes: a `tsvector` holds at most 1 MB, and one over it
-/// would fail the line's import. Past this a line's text is not searched.
-pub(super) const MAX_INDEXED_TEXT: usize = 200_000;
-
 /// Lines per `INSERT … SELECT FROM unnest(…)`.
 const ROW_BATCH: usize = 512;
 
