@@ -14,17 +14,13 @@ use super::rows::{insert_lines, project_sides, without_nul};
 use super::{prepared, PgStore};
 use crate::error::{Error, Result};
 use crate::import::transcript::{self, FileStamp, LastRow, LedgerEntry, TranscriptTx};
-use crate::import::{self, FileView, Fingerprint, Held, Ledger, Source, SourceKind};
+use crate::import::{self, FileView, Fingerprint, Ledger, Source, SourceKind};
 use crate::jsonl::Envelope;
 use crate::model::{ImportReport, Progress};
 use crate::usage::record::Fold;
 use postgres::Transaction;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, UNIX_EPOCH};
-
-/// Indexed text per column, in bytes: a `tsvector` holds at most 1 MB, and one over it
-/// would fail the line's import. Past this a line's text is not searched.
-pub(super) const MAX_INDEXED_TEXT: usize = 200_000;
 
 /// Lines per `INSERT … SELECT FROM unnest(…)`.
 const ROW_BATCH: usize = 512;
@@ -674,53 +670,7 @@ impl TranscriptTx for PgTx<'_, '_> {
     }
 }
 
-/// The rule for a rewritten file ([`transcript::replace_version`]), for `sync`.
-pub(crate) fn replace_version(
-    tx: &mut Transaction<'_>,
-    session: i64,
-    old: i64,
-    subpath: &str,
-    agent_id: Option<&str>,
-    held: &Held,
-    from_here: bool,
-) -> Result<std::result::Result<i64, String>> {
-    // No machine: `sync` reads no machine's ledger through it.
-    let nobody = super::Origin {
-        host: String::new(),
-        user: String::new(),
-    };
-    let mut sink = PgTx {
-        tx,
-        origin: &nobody,
-    };
-    transcript::replace_version(&mut sink, session, old, subpath, agent_id, held, from_here)
-}
-
-/// Copies the local lines of a superseded version that the new content lacks
-/// ([`transcript::carry_local_rows`]), for `sync`.
-pub(crate) fn carry_local_rows(
-    tx: &mut Transaction<'_>,
-    session: i64,
-    old: i64,
-    new: i64,
-    own_session: &str,
-    held: &Held,
-) -> Result<u64> {
-    // No machine: `sync` reads no machine's ledger through it.
-    let nobody = super::Origin {
-        host: String::new(),
-        user: String::new(),
-    };
-    let mut sink = PgTx {
-        tx,
-        origin: &nobody,
-    };
-    let mut usage = Fold::default();
-    let carried = transcript::carry_local_rows(&mut sink, old, new, own_session, held, &mut usage)?;
-    crate::pg::usage::store_folded(tx, session, &usage)?;
-    Ok(carried)
-}
-
+/// A new, empty version of `subpath` in `session`.
 pub(crate) fn create_transcript(
     tx: &mut Transaction<'_>,
     session: i64,

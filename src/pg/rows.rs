@@ -4,13 +4,16 @@
 //! lines through it.
 
 use super::decode::RowExt;
-use super::import::MAX_INDEXED_TEXT;
 use super::prepared;
 use crate::error::Result;
 use crate::import::{self, Side};
 use crate::jsonl::{LineStatus, SearchText};
 use postgres::Transaction;
 use std::borrow::Cow;
+
+/// Indexed text per column, in bytes: a `tsvector` holds at most 1 MB, and one over it
+/// would fail the line's import. Past this a line's text is not searched.
+const MAX_INDEXED_TEXT: usize = 200_000;
 
 /// `text` without NUL characters, which PostgreSQL's `text` cannot hold (a JSON string may
 /// spell one as `\u0000`): each becomes U+FFFD. The line itself keeps them, byte for byte.
