@@ -120,7 +120,12 @@ impl ForkBackend for PgStore {
                 return Err(used_id(fork.session_id, source));
             };
             let transcript = super::import::create_transcript(tx, key, "", None)?;
-            super::record::write_line_bytes(tx, transcript, fork.session_id, fork.lines)?;
+            crate::record::write::write_line_bytes(
+                &mut super::record::PgLines(tx),
+                transcript,
+                fork.session_id,
+                fork.lines,
+            )?;
             tx.execute(
                 "INSERT INTO forks (session_key, source_session_key, source_project,
                     source_session_id, up_to_uuid, leaf_uuid, created_at)

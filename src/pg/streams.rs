@@ -90,7 +90,7 @@ impl StreamTx for Pg<'_, '_> {
     }
 
     fn next_ordinal(&mut self, transcript: i64) -> Result<i64> {
-        super::record::next_ordinal(self.tx, transcript)
+        crate::record::write::next_ordinal(&mut super::record::PgLines(self.tx), transcript)
     }
 
     fn stored_uuids(&mut self, transcript: i64, uuids: &[&str]) -> Result<HashSet<String>> {
