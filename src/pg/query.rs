@@ -5,7 +5,7 @@ use super::decode::RowExt;
 use super::Typed;
 use crate::error::{Error, Result};
 use crate::model::SessionRef;
-use crate::query::{one_match, SessionFilter, SessionInfo, SessionRow, StoredLine};
+use crate::query::{LookupSource, SessionFilter, SessionInfo, SessionRow, StoredLine};
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::Type;
 use postgres::{GenericClient, Row, Transaction};
@@ -29,56 +29,45 @@ fn session_ref(r: &Row) -> Result<SessionRef> {
 /// # Errors
 /// [`Error::SessionNotFound`] or [`Error::AmbiguousSession`].
 pub fn resolve_session(c: &mut impl GenericClient, arg: &str) -> Result<SessionRef> {
-    let arg = arg.trim();
-    if arg.is_empty() {
-        return Err(Error::SessionNotFound(arg.to_owned()));
+    crate::query::resolve_with(&mut PgLookup(c), arg)
+}
+
+/// The team store's answers to a lookup.
+struct PgLookup<'a, C>(&'a mut C);
+
+impl<C: GenericClient> LookupSource for PgLookup<'_, C> {
+    fn exact(&mut self, id: &str, project: Option<&str>) -> Result<Vec<SessionRef>> {
+        let sql = format!(
+            "{SESSION_COLUMNS} WHERE s.session_id COLLATE \"C\" = $1
+               AND ($2::text IS NULL OR p.key = $2)
+             ORDER BY p.key"
+        );
+        let rows = self
+            .0
+            .query_typed(&sql, &[(&id, Type::TEXT), (&project, Type::TEXT)])?;
+        rows.iter().map(session_ref).collect()
     }
-    let (project, id) = match arg.rsplit_once('/') {
-        Some((p, s)) if !p.is_empty() => (Some(p), s),
-        _ => (None, arg),
-    };
-    let exact: Vec<SessionRef> = c
-        .query_typed(
-            &format!(
-                "{SESSION_COLUMNS} WHERE s.session_id COLLATE \"C\" = $1
-                   AND ($2::text IS NULL OR p.key = $2)
-                 ORDER BY p.key"
-            ),
-            &[(&id, Type::TEXT), (&project, Type::TEXT)],
-        )?
-        .iter()
-        .map(session_ref)
-        .collect::<Result<_>>()?;
-    if exact.is_empty() {
-        let titled: Vec<SessionRef> = c
-            .query_typed(
-                "SELECT s.id, p.key, s.session_id FROM catalog c
-                 JOIN sessions s ON s.id = c.session_key JOIN projects p ON p.id = s.project_id
-                 WHERE c.custom_title = $1 ORDER BY p.key, s.session_id LIMIT 6",
-                &[(&arg, Type::TEXT)],
-            )?
-            .iter()
-            .map(session_ref)
-            .collect::<Result<_>>()?;
-        if !titled.is_empty() {
-            return one_match(arg, titled);
-        }
+
+    fn titled(&mut self, title: &str) -> Result<Vec<SessionRef>> {
+        let rows = self.0.query_typed(
+            "SELECT s.id, p.key, s.session_id FROM catalog c
+             JOIN sessions s ON s.id = c.session_key JOIN projects p ON p.id = s.project_id
+             WHERE c.custom_title = $1 ORDER BY p.key, s.session_id LIMIT 6",
+            &[(&title, Type::TEXT)],
+        )?;
+        rows.iter().map(session_ref).collect()
     }
-    let matches = if exact.is_empty() {
-        c.query_typed(
-            &format!(
-                "{SESSION_COLUMNS} WHERE starts_with(s.session_id COLLATE \"C\", $1)
-                 AND ($2::text IS NULL OR p.key = $2) ORDER BY p.key, s.session_id LIMIT 6"
-            ),
-            &[(&id, Type::TEXT), (&project, Type::TEXT)],
-        )?
-        .iter()
-        .map(session_ref)
-        .collect::<Result<_>>()?
-    } else {
-        exact
-    };
-    one_match(arg, matches)
+
+    fn prefixed(&mut self, prefix: &str, project: Option<&str>) -> Result<Vec<SessionRef>> {
+        let sql = format!(
+            "{SESSION_COLUMNS} WHERE starts_with(s.session_id COLLATE \"C\", $1)
+             AND ($2::text IS NULL OR p.key = $2) ORDER BY p.key, s.session_id LIMIT 6"
+        );
+        let rows = self
+            .0
+            .query_typed(&sql, &[(&prefix, Type::TEXT), (&project, Type::TEXT)])?;
+        rows.iter().map(session_ref).collect()
+    }
 }
 
 const INFO_COLUMNS: &str = "SELECT c.session_id, c.summary, c.last_modified, c.file_size,
