@@ -1,5 +1,6 @@
 //! The team store as a sync's target: its answers to [`crate::sync`]'s questions, in SQL.
 
+use super::decode::RowExt;
 use super::import::{upsert_session, PgTx};
 use super::{prepared, PgStore};
 use crate::error::Result;
@@ -42,19 +43,18 @@ impl SyncTarget for PgStore {
                  WHERE t.superseded_at IS NULL",
                 &[],
             )?;
-            Ok(rows
-                .into_iter()
+            rows.iter()
                 .map(|r| {
-                    (
-                        (r.get(0), r.get(1), r.get(2)),
+                    Ok((
+                        (r.col(0)?, r.col(1)?, r.col(2)?),
                         Fingerprint {
-                            rows: r.get(3),
-                            bytes: r.get(4),
-                            last: r.get(5),
+                            rows: r.col(3)?,
+                            bytes: r.col(4)?,
+                            last: r.col(5)?,
                         },
-                    )
+                    ))
                 })
-                .collect())
+                .collect()
         })
     }
 
@@ -67,10 +67,9 @@ impl SyncTarget for PgStore {
                  JOIN projects p ON p.id = s.project_id",
                 &[],
             )?;
-            Ok(rows
-                .into_iter()
-                .map(|r| ((r.get(0), r.get(1), r.get(2)), r.get(3)))
-                .collect())
+            rows.iter()
+                .map(|r| Ok(((r.col(0)?, r.col(1)?, r.col(2)?), r.col(3)?)))
+                .collect()
         })
     }
 
@@ -96,7 +95,7 @@ impl SyncTx for PgTx<'_, '_> {
 
     fn owned(&mut self, session: i64) -> Result<bool> {
         let stmt = prepared(self.tx, "SELECT origin_host FROM sessions WHERE id = $1")?;
-        let host: String = self.tx.query_one(&stmt, &[&session])?.get(0);
+        let host: String = self.tx.query_one(&stmt, &[&session])?.col(0)?;
         Ok(host == self.origin.host)
     }
 
@@ -106,17 +105,18 @@ impl SyncTx for PgTx<'_, '_> {
             "SELECT ordinal, sha256(raw), terminated, local FROM rows WHERE transcript_id = $1
              ORDER BY ordinal",
         )?;
-        Ok(self
-            .tx
+        self.tx
             .query(&stmt, &[&transcript])?
-            .into_iter()
-            .map(|r| TargetLine {
-                ordinal: r.get(0),
-                digest: r.get(1),
-                terminated: r.get(2),
-                local: r.get(3),
+            .iter()
+            .map(|r| {
+                Ok(TargetLine {
+                    ordinal: r.col(0)?,
+                    digest: r.col(1)?,
+                    terminated: r.col(2)?,
+                    local: r.col(3)?,
+                })
             })
-            .collect())
+            .collect()
     }
 
     fn set_meta(&mut self, transcript: i64, meta: &[u8]) -> Result<()> {
@@ -134,10 +134,10 @@ impl SyncTx for PgTx<'_, '_> {
             self.tx,
             "SELECT sha256(content) FROM session_files WHERE session_id = $1 AND relpath = $2",
         )?;
-        Ok(self
-            .tx
+        self.tx
             .query_opt(&stmt, &[&session, &relpath])?
-            .map(|r| r.get(0)))
+            .map(|r| r.col(0))
+            .transpose()
     }
 
     fn carry_ledger(
