@@ -1,0 +1,184 @@
+//! One library API over the two stores: [`Db`] is a SQLite file ([`Store`]) or a
+//! PostgreSQL team store ([`PgStore`]), chosen by the target's form (`postgres://` or
+//! `postgresql://` is a team store; anything else a file). Each method is a store verb;
+//! callers never branch on the backend.
+//!
+//! This folder is the only place that matches on [`Db::Sqlite`] and `Db::Postgres`. This
+//! file holds the enum, opening by path or URL, and what only one engine has (upkeep, a
+//! team store's connections, closing at exit); the verbs sit beside it by responsibility,
+//! each an `impl Db` block: finding and listing sessions (`lookup.rs`), reading what a
+//! session holds (`read.rs`), search (`search.rs`), changing the store (`write.rs`), and
+//! the SessionStore protocol's transactions (`streams.rs`).
+
+mod lookup;
+mod read;
+mod search;
+mod streams;
+mod write;
+
+use crate::checkpoint::Checkpointer;
+use crate::error::Result;
+use crate::pg::url::is_postgres_url;
+#[cfg(feature = "postgres")]
+use crate::pg::PgStore;
+use crate::store::Store;
+use std::time::Duration;
+
+/// An open store of either kind.
+pub enum Db {
+    /// The embedded SQLite store.
+    Sqlite(Store),
+    /// A PostgreSQL team store.
+    #[cfg(feature = "postgres")]
+    Postgres(PgStore),
+}
+
+impl Db {
+    /// Opens `target`, creating it when it is a file that does not exist yet (a team
+    /// store's database must exist; its tables are created).
+    ///
+    /// # Errors
+    /// As [`Store::open`] or [`PgStore::connect`].
+    pub fn open(target: &str) -> Result<Db> {
+        if is_postgres_url(target) {
+            return Db::connect_team_store(target);
+        }
+        Ok(Db::Sqlite(Store::open(target)?))
+    }
+
+    /// Opens an existing store for a verb that only reads (see [`Store::open_read`]).
+    ///
+    /// # Errors
+    /// As [`Store::open_read`] or [`PgStore::connect`].
+    pub fn open_read(target: &str) -> Result<Db> {
+        if is_postgres_url(target) {
+            return Db::connect_team_store(target);
+        }
+        Ok(Db::Sqlite(Store::open_read(target)?))
+    }
+
+    /// Opens an existing store for a verb that changes it (see [`Store::open_existing`]).
+    ///
+    /// # Errors
+    /// As [`Store::open_existing`] or [`PgStore::connect`].
+    pub fn open_existing(target: &str) -> Result<Db> {
+        if is_postgres_url(target) {
+            return Db::connect_team_store(target);
+        }
+        Ok(Db::Sqlite(Store::open_existing(target)?))
+    }
+
+    #[cfg(feature = "postgres")]
+    fn connect_team_store(target: &str) -> Result<Db> {
+        Ok(Db::Postgres(PgStore::connect(target)?))
+    }
+
+    /// A build without the `postgres` feature refuses a team store's URL (never takes it
+    /// for a file name).
+    #[cfg(not(feature = "postgres"))]
+    fn connect_team_store(target: &str) -> Result<Db> {
+        Err(crate::error::Error::Invalid(format!(
+            "{}: this build of sessiondb has no team store (build it with the `postgres` \
+             feature)",
+            crate::pg::url::redact(target)
+        )))
+    }
+
+    /// What to call the store in messages: the file's path, or the URL without its password.
+    pub fn shown(&self) -> String {
+        match self {
+            Db::Sqlite(s) => s.path().display().to_string(),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => p.shown().to_owned(),
+        }
+    }
+}
+
+impl Db {
+    /// Starts the upkeep a long-running server needs: WAL checkpoints on a thread of their
+    /// own for a SQLite store ([`Checkpointer`]); a team store needs none (`None`).
+    ///
+    /// # Errors
+    /// When the checkpoint thread cannot start.
+    pub fn start_upkeep(&self, period: Duration) -> Result<Option<Checkpointer>> {
+        match self {
+            Db::Sqlite(s) => Ok(Some(Checkpointer::start(s, Some(period))?)),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(_) => Ok(None),
+        }
+    }
+
+    /// Stops what [`Db::start_upkeep`] started, after a last checkpoint.
+    ///
+    /// # Errors
+    /// When the last checkpoint fails.
+    pub fn stop_upkeep(&self, upkeep: Checkpointer) -> Result<()> {
+        match self {
+            Db::Sqlite(s) => upkeep.stop(s),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(_) => Ok(()),
+        }
+    }
+
+    /// Whether searches are indexed by a queue that a server drains while idle (a team
+    /// store). A SQLite store catches its index up inside the search itself, in one write
+    /// transaction that would hold appends back, so it has no idle work.
+    pub fn indexes_while_idle(&self) -> bool {
+        #[cfg(feature = "postgres")]
+        return matches!(self, Db::Postgres(_));
+        #[cfg(not(feature = "postgres"))]
+        false
+    }
+
+    /// Indexes one batch of the search queue (see [`Db::indexes_while_idle`]): the lines
+    /// indexed, or `None` when no batch was free (always `None` on SQLite).
+    ///
+    /// # Errors
+    /// On a database error; the batch's lines stay queued.
+    pub fn index_idle_batch(&self) -> Result<Option<u64>> {
+        match self {
+            Db::Sqlite(_) => Ok(None),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::search_queue::index_some(p),
+        }
+    }
+}
+
+impl Db {
+    /// Lets a team store run up to `n` transactions at once, each on a connection of its
+    /// own (see [`PgStore::with_connections`]); a SQLite store already reads in parallel.
+    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
+    pub fn with_connections(self, n: usize) -> Db {
+        match self {
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => Db::Postgres(p.with_connections(n)),
+            Db::Sqlite(s) => Db::Sqlite(s),
+        }
+    }
+
+    /// Ends the use of a store by a process that exits right after, without closing a
+    /// SQLite store: the exit releases the file and its locks as closing would, and closing
+    /// first frees every object of the parsed schema one by one (about 6 % of `sessions
+    /// --limit 1`). Only for a store opened to read ([`Db::open_read`]), which leaves
+    /// nothing to write on close. A team store is closed: its server expects a goodbye.
+    pub fn close_for_exit(self) {
+        match self {
+            Db::Sqlite(store) => std::mem::forget(store),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(store) => drop(store),
+        }
+    }
+}
+
+impl From<Store> for Db {
+    fn from(store: Store) -> Db {
+        Db::Sqlite(store)
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl From<PgStore> for Db {
+    fn from(store: PgStore) -> Db {
+        Db::Postgres(store)
+    }
+}

@@ -1,0 +1,360 @@
+//! Reading what one session holds: its transcripts line by line or a page at a time,
+//! written back out as files, resumed, read as the Agent SDK's messages, and the facts
+//! kept beside it (fork origin, locations in Claude Code's tree, usage). Nothing here
+//! changes the store.
+
+use super::Db;
+use crate::error::Result;
+use crate::export::{ExportReport, OnDamage};
+use crate::fork::ForkOrigin;
+use crate::model::SessionRef;
+use crate::query::StoredLine;
+use crate::resume::{ResumeOptions, Resumed};
+use crate::sdk::{SessionMessage, StoredMessage};
+#[cfg(doc)] // the docs name its methods, which these verbs mirror
+use crate::store::Store;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+impl Db {
+    /// The id of a session's live main transcript (`agent` `None`) or of its sub-agent
+    /// `agent`'s, if stored: what [`Db::transcript_page`] reads.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn transcript_id(&self, session: &SessionRef, agent: Option<&str>) -> Result<Option<i64>> {
+        match self {
+            Db::Sqlite(s) => crate::query::session_transcript(&*s.reader()?, session, agent),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => {
+                p.read(|tx| crate::pg::query::session_transcript(tx, session, agent))
+            }
+        }
+    }
+
+    /// Up to `limit` stored lines of transcript `transcript` after line `after` (`-1`: from
+    /// the first), in file order: a page of the transcript, for a reader that holds a page
+    /// at a time (the streamed session page).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn transcript_page(
+        &self,
+        transcript: i64,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredLine>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        match self {
+            Db::Sqlite(s) => {
+                crate::query::transcript_lines_after(&*s.reader()?, transcript, after, limit)
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => {
+                p.read(|tx| crate::pg::query::transcript_lines_after(tx, transcript, after, limit))
+            }
+        }
+    }
+
+    /// The stored lines of a session's main transcript (`agent` `None`) or of its sub-agent
+    /// `agent`'s, in file order; `None` when that transcript is not stored.
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn transcript_lines(
+        &self,
+        session: &SessionRef,
+        agent: Option<&str>,
+    ) -> Result<Option<Vec<StoredLine>>> {
+        match self {
+            Db::Sqlite(s) => {
+                let conn = s.reader()?;
+                crate::query::session_transcript(&conn, session, agent)?
+                    .map(|t| crate::query::transcript_lines(&conn, t))
+                    .transpose()
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => p.read(|tx| {
+                crate::pg::query::session_transcript(tx, session, agent)?
+                    .map(|t| crate::pg::query::transcript_lines(tx, t))
+                    .transpose()
+            }),
+        }
+    }
+
+    /// Line `ordinal` (0-based) of a session's main transcript or of its sub-agent
+    /// `agent`'s, as stored: one line read, not the transcript.
+    ///
+    /// # Errors
+    /// [`crate::error::Error::NotFound`] when the transcript or the line is not stored; a database
+    /// error.
+    pub fn transcript_line(
+        &self,
+        session: &SessionRef,
+        agent: Option<&str>,
+        ordinal: i64,
+    ) -> Result<StoredLine> {
+        let (raw, damaged) = match self {
+            Db::Sqlite(s) => {
+                let conn = s.reader()?;
+                crate::query::session_transcript(&conn, session, agent)?
+                    .map(|t| crate::query::transcript_line(&conn, t, ordinal))
+                    .transpose()?
+            }
+            // A team store keeps no checksums.
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => p.read(|tx| {
+                crate::pg::query::session_transcript(tx, session, agent)?
+                    .map(|t| {
+                        crate::pg::query::transcript_line(tx, t, ordinal)
+                            .map(|line| line.map(|raw| (raw, false)))
+                    })
+                    .transpose()
+            })?,
+        }
+        .ok_or_else(|| crate::error::Error::NotFound("no such transcript".into()))?
+        .ok_or_else(|| {
+            crate::error::Error::NotFound(format!("no line {} in this transcript", ordinal + 1))
+        })?;
+        Ok(StoredLine {
+            ordinal,
+            raw,
+            damaged,
+        })
+    }
+
+    /// Writes a session's main transcript exactly as imported, each line checked against its
+    /// checksum on SQLite ([`crate::export::export_session_checked`]).
+    ///
+    /// # Errors
+    /// When the session has no main transcript, or on a database or write error.
+    pub fn export_session(
+        &self,
+        session: &SessionRef,
+        out: &mut dyn Write,
+        on_damage: OnDamage<'_>,
+    ) -> Result<u64> {
+        match self {
+            Db::Sqlite(s) => crate::export::export_session_checked(s, session, out, on_damage),
+            // A team store keeps no checksums of its own: PostgreSQL's page checksums (when
+            // the cluster has them) are its guard against damaged bytes.
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::export::export_session(p, session, out),
+        }
+    }
+
+    /// Rebuilds the projects tree under `dir` (see [`crate::export::export_tree_with`]).
+    ///
+    /// # Errors
+    /// On a database error, or when `dir` cannot be created.
+    pub fn export_tree(
+        &self,
+        dir: &Path,
+        project: Option<&str>,
+        force: bool,
+    ) -> Result<ExportReport> {
+        match self {
+            Db::Sqlite(s) => crate::export::export_tree_with(s, dir, project, force),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::export::export_tree(p, dir, project),
+        }
+    }
+
+    /// Resumes a stored session (see [`Store::resume`]).
+    ///
+    /// # Errors
+    /// As [`Store::resume`].
+    pub fn resume(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
+        match self {
+            Db::Sqlite(s) => s.resume(session, options),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::resume::resume(p, session, options),
+        }
+    }
+
+    /// The API view of [`Db::resume`] (see [`Store::resume_api_view`]): either store reads
+    /// only the conversation and the model.
+    ///
+    /// # Errors
+    /// As [`Store::resume`].
+    pub fn resume_api_view(
+        &self,
+        session: &SessionRef,
+        options: &ResumeOptions,
+    ) -> Result<Vec<serde_json::Value>> {
+        match self {
+            Db::Sqlite(s) => s.resume_api_view(session, options),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::resume::resume_api_view(p, session, options),
+        }
+    }
+
+    /// The session `--continue` picks in a project (see [`Store::continue_target`]).
+    ///
+    /// # Errors
+    /// When the project has no resumable session.
+    pub fn continue_target(&self, project: &str) -> Result<SessionRef> {
+        match self {
+            Db::Sqlite(s) => s.continue_target(project),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::resume::continue_target(p, project),
+        }
+    }
+
+    /// The SDK's `get_session_messages` (see [`crate::sdk::get_session_messages`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn session_messages(
+        &self,
+        session: &SessionRef,
+        limit: Option<i64>,
+        offset: i64,
+    ) -> Result<Vec<SessionMessage>> {
+        Ok(self
+            .stored_session_messages(session, limit, offset)?
+            .into_iter()
+            .map(StoredMessage::parse)
+            .collect())
+    }
+
+    /// [`Db::session_messages`] with each `message` left as stored (see
+    /// [`crate::sdk::stored_session_messages`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn stored_session_messages(
+        &self,
+        session: &SessionRef,
+        limit: Option<i64>,
+        offset: i64,
+    ) -> Result<Vec<StoredMessage>> {
+        match self {
+            Db::Sqlite(s) => {
+                crate::sdk::stored_session_messages(&*s.reader()?, session, limit, offset)
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::sdk::stored_session_messages(p, session, limit, offset),
+        }
+    }
+
+    /// The SDK's `get_subagent_messages` (see [`crate::sdk::get_subagent_messages`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn subagent_messages(
+        &self,
+        session: &SessionRef,
+        agent_id: &str,
+        limit: Option<i64>,
+        offset: i64,
+    ) -> Result<Vec<SessionMessage>> {
+        Ok(self
+            .stored_subagent_messages(session, agent_id, limit, offset)?
+            .into_iter()
+            .map(StoredMessage::parse)
+            .collect())
+    }
+
+    /// [`Db::subagent_messages`] with each `message` left as stored (see
+    /// [`crate::sdk::stored_subagent_messages`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn stored_subagent_messages(
+        &self,
+        session: &SessionRef,
+        agent_id: &str,
+        limit: Option<i64>,
+        offset: i64,
+    ) -> Result<Vec<StoredMessage>> {
+        match self {
+            Db::Sqlite(s) => crate::sdk::stored_subagent_messages(
+                &*s.reader()?,
+                session,
+                agent_id,
+                limit,
+                offset,
+            ),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => {
+                crate::pg::sdk::stored_subagent_messages(p, session, agent_id, limit, offset)
+            }
+        }
+    }
+
+    /// The SDK's `list_subagents` (see [`crate::sdk::list_subagents`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn list_subagents(&self, session: &SessionRef) -> Result<Vec<String>> {
+        match self {
+            Db::Sqlite(s) => crate::sdk::list_subagents(&*s.reader()?, session),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::sdk::list_subagents(p, session),
+        }
+    }
+
+    /// The recorded `timestamp` of each record of a session, by uuid (see
+    /// [`crate::query::record_timestamps`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn record_timestamps(&self, session: &SessionRef) -> Result<HashMap<String, String>> {
+        match self {
+            Db::Sqlite(s) => crate::query::record_timestamps(&*s.reader()?, session),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => p.read(|tx| crate::pg::query::record_timestamps(tx, session)),
+        }
+    }
+
+    /// Where a session made by [`Db::fork`] came from (see [`crate::fork::fork_origin`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn fork_origin(&self, session: &SessionRef) -> Result<Option<ForkOrigin>> {
+        match self {
+            Db::Sqlite(s) => crate::fork::fork_origin(&*s.reader()?, session),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::fork::fork_origin(p, session),
+        }
+    }
+
+    /// Where the session lives in Claude Code's trees (see [`crate::restore::locations`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn locations(&self, session: &SessionRef) -> Result<Vec<crate::restore::Location>> {
+        match self {
+            Db::Sqlite(s) => crate::restore::locations(&*s.reader()?, session),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::restore::locations(p, session),
+        }
+    }
+
+    /// The session's recorded cwd (see [`crate::restore::recorded_cwd`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn recorded_cwd(&self, session: &SessionRef) -> Result<Option<String>> {
+        match self {
+            Db::Sqlite(s) => crate::restore::recorded_cwd(&*s.reader()?, session),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::restore::recorded_cwd(p, session),
+        }
+    }
+
+    /// The stored API responses in `scope`, oldest first, for the usage reports (see
+    /// [`crate::usage`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn usage_rows(&self, scope: &crate::usage::Scope) -> Result<Vec<crate::usage::UsageRow>> {
+        match self {
+            Db::Sqlite(s) => crate::usage::sqlite::read(&*s.reader()?, scope),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => p.read(|tx| crate::pg::usage::read(tx, scope)),
+        }
+    }
+}

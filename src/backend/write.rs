@@ -1,0 +1,203 @@
+//! The verbs that change the store: import, a session's title, tag or removal, appended
+//! entries, forks, a restore into Claude Code's folder, a repairing check, and write-back
+//! to Claude Code's files (a SQLite store's capability alone).
+
+use super::Db;
+use crate::error::Result;
+use crate::fork::{ForkOptions, Forked};
+use crate::model::{ImportReport, Progress, SessionRef};
+#[cfg(doc)] // the docs name its methods, which these verbs mirror
+use crate::store::Store;
+use std::path::{Path, PathBuf};
+
+impl Db {
+    /// Imports transcripts and session files (see [`crate::import::import_paths`]).
+    ///
+    /// # Errors
+    /// As the backend's importer.
+    pub fn import_paths(&self, paths: &[PathBuf], progress: &dyn Progress) -> Result<ImportReport> {
+        match self {
+            Db::Sqlite(s) => crate::import::import_paths(s, paths, progress),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::import::import_paths(p, paths, progress),
+        }
+    }
+
+    /// Imports one session's changed files (see [`crate::import::import_session`]).
+    ///
+    /// # Errors
+    /// As the backend's importer.
+    pub fn import_session(
+        &self,
+        transcript: &Path,
+        progress: &dyn Progress,
+    ) -> Result<ImportReport> {
+        match self {
+            Db::Sqlite(s) => crate::import::import_session(s, transcript, progress),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::import::import_session(p, transcript, progress),
+        }
+    }
+
+    /// Sets a session's custom title (see [`crate::metadata::rename_session`]).
+    ///
+    /// # Errors
+    /// As [`crate::metadata::rename_session`].
+    pub fn rename_session(&self, session: &SessionRef, title: &str) -> Result<String> {
+        match self {
+            Db::Sqlite(s) => crate::metadata::rename_session(s, session, title),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::metadata::rename_session(p, session, title),
+        }
+    }
+
+    /// Sets or clears a session's tag (see [`crate::metadata::tag_session`]).
+    ///
+    /// # Errors
+    /// As [`crate::metadata::tag_session`].
+    pub fn tag_session(&self, session: &SessionRef, tag: Option<&str>) -> Result<String> {
+        match self {
+            Db::Sqlite(s) => crate::metadata::tag_session(s, session, tag),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::metadata::tag_session(p, session, tag),
+        }
+    }
+
+    /// Removes a session and everything stored for it (see
+    /// [`crate::metadata::delete_session`]).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn delete_session(&self, session: &SessionRef) -> Result<crate::metadata::DeleteReport> {
+        match self {
+            Db::Sqlite(s) => crate::metadata::delete_session(s, session),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::metadata::delete_session(p, session),
+        }
+    }
+
+    /// Appends a batch of entries with Claude Code's write rules (see
+    /// [`Store::append_with`]).
+    ///
+    /// # Errors
+    /// As [`Store::append_with`].
+    pub fn append_with(
+        &self,
+        session: &SessionRef,
+        entries: &[serde_json::Value],
+        options: &crate::record::AppendOptions,
+    ) -> Result<crate::record::AppendReport> {
+        match self {
+            Db::Sqlite(s) => s.append_with(session, entries, options),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::record::append_with(p, session, entries, options),
+        }
+    }
+
+    /// Forks a stored session into a new one (see [`Store::fork`]).
+    ///
+    /// # Errors
+    /// As [`Store::fork`].
+    pub fn fork(&self, source: &SessionRef, options: &ForkOptions) -> Result<Forked> {
+        match self {
+            Db::Sqlite(s) => s.fork(source, options),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::fork::fork(p, source, options),
+        }
+    }
+
+    /// Writes a stored session into Claude Code's folder (see [`crate::restore::restore`]).
+    ///
+    /// # Errors
+    /// As [`crate::restore::restore`].
+    pub fn restore(
+        &self,
+        session: &SessionRef,
+        options: &crate::restore::RestoreOptions,
+    ) -> Result<crate::restore::RestoreReport> {
+        match self {
+            Db::Sqlite(s) => crate::restore::restore(s, session, options),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::restore::restore(p, session, options),
+        }
+    }
+
+    /// Checks what can go stale or be damaged and, with `repair`, repairs it (see
+    /// [`crate::check::check`] and [`crate::pg::check::check`]).
+    ///
+    /// # Errors
+    /// A database error that stops the check itself.
+    pub fn check(&self, repair: bool) -> Result<crate::check::CheckReport> {
+        match self {
+            Db::Sqlite(s) => crate::check::check(s, repair),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => crate::pg::check::check(p, repair),
+        }
+    }
+}
+
+/// Write-back to Claude Code's files ([`crate::write_back`]) is a capability of a SQLite
+/// store, whose sessions are this machine's files; a team store's session may come from
+/// another machine, so it never writes them.
+impl Db {
+    /// Whether changes can be written back to Claude Code's files.
+    pub fn writes_back(&self) -> bool {
+        matches!(self, Db::Sqlite(_))
+    }
+
+    /// Whether the file a session was imported from is still there (`false` on a team store).
+    ///
+    /// # Errors
+    /// On a database error.
+    pub fn write_back_file_present(&self, session: &SessionRef) -> Result<bool> {
+        match self {
+            Db::Sqlite(s) => crate::write_back::file_present(s, session),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(_) => Ok(false),
+        }
+    }
+
+    /// Checks that a session's file can take a write-back (see [`crate::write_back::check`]).
+    ///
+    /// # Errors
+    /// When the file moved on, is gone, or the store is a team store.
+    pub fn write_back_check(&self, session: &SessionRef) -> Result<crate::write_back::Target> {
+        match self {
+            Db::Sqlite(s) => crate::write_back::check(s, session),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(_) => Err(Self::no_write_back()),
+        }
+    }
+
+    /// Appends the lines a change added to the checked file (see [`crate::write_back::apply`]).
+    ///
+    /// # Errors
+    /// As [`crate::write_back::apply`], or on a team store.
+    pub fn write_back_apply(&self, target: &crate::write_back::Target) -> Result<u64> {
+        match self {
+            Db::Sqlite(s) => crate::write_back::apply(s, target),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(_) => Err(Self::no_write_back()),
+        }
+    }
+
+    /// Writes a new session (a fork) beside its source's file (see
+    /// [`crate::write_back::write_new`]).
+    ///
+    /// # Errors
+    /// As [`crate::write_back::write_new`], or on a team store.
+    pub fn write_back_new(&self, source: &SessionRef, new: &SessionRef) -> Result<PathBuf> {
+        match self {
+            Db::Sqlite(s) => crate::write_back::write_new(s, source, new),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(_) => Err(Self::no_write_back()),
+        }
+    }
+
+    #[cfg(feature = "postgres")]
+    fn no_write_back() -> crate::error::Error {
+        crate::error::Error::Invalid(
+            "a team store does not write to Claude Code's files".to_owned(),
+        )
+    }
+}
