@@ -198,6 +198,57 @@ mod tests {
         }
     }
 
+    /// The calendar arithmetic checked against jiff's, over 20,000 instants from 1900 to
+    /// 2300, every day of 1999-2100 (leap years, invalid days), and offsets of ±14 h.
+    #[test]
+    fn agrees_with_jiff() {
+        use jiff::tz::{Offset, TimeZone};
+        let text_of = |dt: jiff::civil::DateTime, zone: &str| {
+            format!(
+                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}{zone}",
+                dt.year(),
+                dt.month(),
+                dt.day(),
+                dt.hour(),
+                dt.minute(),
+                dt.second(),
+                dt.millisecond()
+            )
+        };
+        let (lo, hi) = (-2_208_988_800_000i64, 10_413_792_000_000i64);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let ms = lo + (x % (hi - lo) as u64) as i64;
+            let ts = jiff::Timestamp::from_millisecond(ms).expect("in range");
+            let utc = ts.to_zoned(TimeZone::UTC).datetime();
+            assert_eq!(format_ms(ms), text_of(utc, "Z"), "{ms}");
+            let minutes = (x >> 40) as i32 % (14 * 60 + 1) * if x & 1 == 0 { 1 } else { -1 };
+            let offset = Offset::from_seconds(minutes * 60).expect("offset");
+            let local = ts.to_zoned(TimeZone::fixed(offset)).datetime();
+            let sign = if minutes < 0 { '-' } else { '+' };
+            let zone = format!("{sign}{:02}:{:02}", minutes.abs() / 60, minutes.abs() % 60);
+            let text = text_of(local, &zone);
+            assert_eq!(parse_iso8601_ms(&text), Some(ms), "{text}");
+        }
+        for y in 1999..=2100i16 {
+            for m in 1..=12i8 {
+                for d in 1..=31i8 {
+                    let text = format!("{y:04}-{m:02}-{d:02}");
+                    let want = jiff::civil::Date::new(y, m, d).ok().map(|date| {
+                        date.to_zoned(TimeZone::UTC)
+                            .expect("in range")
+                            .timestamp()
+                            .as_millisecond()
+                    });
+                    assert_eq!(parse_iso8601_ms(&text), want, "{text}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn time_filters() {
         assert_eq!(parse_time_filter("1700000000000"), Some(1_700_000_000_000));

@@ -75,7 +75,7 @@ pub fn split_lines(buf: &[u8]) -> impl Iterator<Item = Line<'_>> {
         if rest.is_empty() {
             return None;
         }
-        match memchr_newline(rest) {
+        match memchr::memchr(b'\n', rest) {
             Some(i) => {
                 let line = Line {
                     bytes: &rest[..i],
@@ -94,29 +94,6 @@ pub fn split_lines(buf: &[u8]) -> impl Iterator<Item = Line<'_>> {
             }
         }
     })
-}
-
-/// The first `\n` in `buf`, eight bytes at a time (transcript lines average kilobytes, and a
-/// byte loop was a visible share of import time).
-fn memchr_newline(buf: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    const NEWLINES: u64 = ONES * b'\n' as u64;
-    let mut words = buf.chunks_exact(8);
-    let mut offset = 0;
-    for word in &mut words {
-        let x =
-            u64::from_le_bytes(word.try_into().expect("chunks_exact yields 8 bytes")) ^ NEWLINES;
-        // Nonzero exactly when some byte of x is zero, i.e. some byte was '\n'.
-        if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
-            break;
-        }
-        offset += 8;
-    }
-    buf[offset..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|i| offset + i)
 }
 
 /// The text Claude Code's parser sees for a line: BOM stripped, whitespace trimmed.
@@ -178,22 +155,6 @@ mod tests {
         ];
         for case in cases {
             assert_eq!(rejoin(case), *case, "{case:?}");
-        }
-    }
-
-    #[test]
-    fn finds_the_first_newline_at_every_offset() {
-        for len in 0..40 {
-            for at in 0..len {
-                let mut buf = vec![b'x'; len];
-                buf[at] = b'\n';
-                if at + 3 < len {
-                    buf[at + 3] = b'\n';
-                }
-                assert_eq!(memchr_newline(&buf), Some(at), "len {len} at {at}");
-            }
-            assert_eq!(memchr_newline(&vec![0x8a; len]), None);
-            assert_eq!(memchr_newline(&vec![0x0b; len]), None);
         }
     }
 
