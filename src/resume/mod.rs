@@ -27,6 +27,8 @@ pub mod model;
 pub mod normalize;
 mod reminder_escape;
 pub mod render_extra;
+pub mod render_open;
+pub mod render_plan;
 pub mod repair;
 pub mod unanswered;
 pub(crate) mod util;

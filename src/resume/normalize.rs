@@ -294,6 +294,18 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
                     // No user message to merge into: each text is a user message of its
                     // own (string content); later ones merge into the last of them
                     // (made case `issue25_files__claude-sonnet-4-5`).
+                    // A kind whose texts are blocks of one message (`mcp_resource`):
+                    // one user message holding them (made case `issue25_open__claude-sonnet-4-5`).
+                    _ if one_message(&m) => out.push(Msg {
+                        role: "user",
+                        content: Value::Array(
+                            texts
+                                .into_iter()
+                                .map(|t| json!({"type": "text", "text": t}))
+                                .collect(),
+                        ),
+                        mid: None,
+                    }),
                     _ => out.extend(texts.into_iter().map(|t| Msg {
                         role: "user",
                         content: Value::String(t),
@@ -366,6 +378,15 @@ fn attachment_texts(m: &Value, profile: &ModelProfile) -> Option<Vec<String>> {
             .collect(),
     };
     (!texts.is_empty()).then_some(texts)
+}
+
+/// An attachment whose re-rendered texts the CLI sends as the blocks of one message.
+fn one_message(m: &Value) -> bool {
+    m.get("rendered").is_none()
+        && m.get("attachment")
+            .and_then(|a| a.get("type"))
+            .and_then(Value::as_str)
+            .is_some_and(attachments::one_message)
 }
 
 /// B10: attachments that stay user text even for models that get `system` messages: a
