@@ -30,6 +30,7 @@ pub mod render_extra;
 pub mod render_open;
 pub mod render_plan;
 pub mod repair;
+mod thinking_strip;
 pub mod unanswered;
 pub(crate) mod util;
 pub mod validate;

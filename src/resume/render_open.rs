@@ -152,6 +152,14 @@ pub fn nothing(_: &Value, _: &ModelProfile) -> Vec<String> {
     Vec::new()
 }
 
+/// Kinds of features that are off in a resumed session unless the user turns them on:
+/// agent teams (`team_context`, `teammate_mailbox`) and the REPL mode's MCP notices
+/// (`repl_mcp_servers`, `repl_mcp_needs_auth`). The CLI renders them only with the
+/// feature on; a plain resume sends nothing (made case `issue25_open__*`).
+pub fn off_by_default(_: &Value, _: &ModelProfile) -> Vec<String> {
+    Vec::new()
+}
+
 /// `text`-field notes the CLI sends as they are (`elapsed_time_reminder`,
 /// `silent_turn_reminder`).
 pub fn text(a: &Value, _: &ModelProfile) -> Vec<String> {

@@ -268,7 +268,57 @@ def open_kinds(kinds=None):
     return t
 
 
-SCENARIOS = {"issue25_order": order, "issue25_silent": silent, "issue25_blocks": blocks, "issue25_misses": misses, "issue25_files": files, "issue25_hooks": hooks, "issue25_open": open_kinds}
+def strip():
+    """`thinking_stripped` attachments: one of scope `all` after the first reply, and a
+    partial one (from the second thinking block of a reply) later; the replies before each
+    lose their thinking, the partial one's reply keeps its first thinking block."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-000000000008", CWD, tag="strp")
+
+    def think(x):
+        return {"type": "thinking", "thinking": x, "signature": "sig-" + x}
+    p = t.user(None, "think 1")
+    p = t.assistant(p, "msg_s1", [think("a")])
+    p = t.assistant(p, "msg_s1", [{"type": "text", "text": "answer 1"}])
+    p = t.attachment(p, {"type": "thinking_stripped", "scope": "all"})
+    p = t.user(p, "think 2")
+    p = t.assistant(p, "msg_s2", [think("b")])
+    p = t.assistant(p, "msg_s2", [think("c")])
+    p = t.assistant(p, "msg_s2", [{"type": "text", "text": "answer 2"}])
+    p = t.user(p, "think 3")
+    p = t.assistant(p, "msg_s3", [think("d"), {"type": "text", "text": "answer 3"}])
+    p = t.attachment(p, {"type": "thinking_stripped", "scope": "partial",
+                         "from": {"messageId": "msg_s2", "thinkingIndex": 1}})
+    p = t.user(p, "think 4")
+    p = t.assistant(p, "msg_s4", [think("e")])
+    p = t.assistant(p, "msg_s4", [{"type": "tool_use", "id": "toolu_s4", "name": "Bash", "input": {"command": "true"}}])
+    p = t.user(p, [{"tool_use_id": "toolu_s4", "type": "tool_result", "content": "ok"}])
+    p = t.assistant(p, "msg_s5", [think("f"), {"type": "text", "text": "answer 4"}])
+    return t
+
+
+def split():
+    """Attachments chained between two records of one reply (a thinking or text record,
+    then the tool_use or text of the same message.id): the reply stays one message and
+    the reminder follows it."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-000000000009", CWD, tag="splt")
+    p = t.user(None, "first")
+    p = t.assistant(p, "msg_x1", [{"type": "thinking", "thinking": "a", "signature": "sig-a"}])
+    p = t.attachment(p, {"type": "date_change", "newDate": "2026-06-02"})
+    p = t.assistant(p, "msg_x1", [{"type": "tool_use", "id": "toolu_x1", "name": "Bash", "input": {"command": "a"}}])
+    p = t.user(p, [{"tool_use_id": "toolu_x1", "type": "tool_result", "content": "r1"}])
+    p = t.assistant(p, "msg_x2", [{"type": "text", "text": "let me"}])
+    p = t.attachment(p, {"type": "ultrathink_effort"})
+    p = t.assistant(p, "msg_x2", [{"type": "tool_use", "id": "toolu_x2", "name": "Bash", "input": {"command": "b"}}])
+    p = t.user(p, [{"tool_use_id": "toolu_x2", "type": "tool_result", "content": "r2"}])
+    p = t.assistant(p, "msg_x3", [{"type": "text", "text": "some text"}])
+    p = t.attachment(p, {"type": "skill_mention", "skillName": "pdf"})
+    p = t.assistant(p, "msg_x3", [{"type": "text", "text": "more text"}])
+    p = t.user(p, "second")
+    p = t.assistant(p, "msg_x4", [{"type": "text", "text": "final"}])
+    return t
+
+
+SCENARIOS = {"issue25_order": order, "issue25_silent": silent, "issue25_blocks": blocks, "issue25_misses": misses, "issue25_files": files, "issue25_hooks": hooks, "issue25_open": open_kinds, "issue25_strip": strip, "issue25_split": split}
 
 
 def record(name, t, model, out, scratch, check):
