@@ -522,20 +522,22 @@ fn recover_parallel<'a>(
         // parallel results whose timestamps can run against the file;
         // `oracle-made/parallel_file_order__claude-sonnet-4-5`).
         lost_res.sort_unstable();
-        let mut add = lost_sibs;
-        add.extend(lost_res);
-        for &e in &add {
+        for &e in lost_sibs.iter().chain(&lost_res) {
             seen.insert(idx.uuid(e));
         }
         let a = anchor.get(mid).copied().unwrap_or_else(|| idx.uuid(r));
         let anchor_pos = idx.get(a).unwrap_or(r);
-        // Records written before the message's last on-chain record (a tool result
+        // Results written before the message's last on-chain record (a tool result
         // between the tool_use records of one reply) keep their file position among the
-        // message's records, as the CLI does (issue 25); the others follow the anchor.
+        // message's records, as the CLI does (issue 25); lost sibling records of the reply
+        // itself and the other results follow the anchor (difftest `drop` of
+        // `episodic__long-conversation__own`: a sibling written before the anchor goes after it).
         let (before, after): (Vec<usize>, Vec<usize>) =
-            add.into_iter().partition(|&e| e < anchor_pos);
+            lost_res.into_iter().partition(|&e| e < anchor_pos);
         early.extend(before.into_iter().map(|e| (e, r)));
-        inserts.insert(a, after);
+        let mut add = lost_sibs;
+        add.extend(after);
+        inserts.insert(a, add);
     }
     if inserts.is_empty() && early.is_empty() {
         return chain;

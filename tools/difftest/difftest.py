@@ -199,9 +199,15 @@ def merged_into(a, b):
     def blocks(c):
         return [{"type": "text", "text": c}] if isinstance(c, str) else list(c)
     a, b = blocks(a), blocks(b)
+
+    def seam_taken(x, k):
+        # sessiondb's `\n` seam on text that the CLI's new-turn reminders follow instead
+        y, after = b[k], b[k + 1] if k + 1 < len(b) else {}
+        return (x.get("type") == y.get("type") == "text" and x.get("text") == y.get("text", "") + "\n"
+                and str(after.get("text", "")).startswith("<system-reminder>"))
     j = 0
     for x in a:
-        while j < len(b) and not same_block(x, b[j]):
+        while j < len(b) and not same_block(x, b[j]) and not seam_taken(x, j):
             j += 1
         if j == len(b):
             return False
@@ -231,7 +237,7 @@ def compare(req, view):
             return "agree", req
         if n < 2 or view[-2]["role"] == "assistant":
             return "disagree", req
-        return compare(req[:n - 1], view[:-1])
+        return compare(req[:n - 1], view[:-1])[0], req
     head = req[:len(view) - 1]
     if head != view[:-1]:
         return "disagree", req
