@@ -128,6 +128,22 @@ pub struct DatabaseError {
     source: Box<dyn std::error::Error + Send + Sync>,
 }
 
+impl DatabaseError {
+    /// An engine error shown as `message`, kept whole as its source. For the engine's failures
+    /// that no `From` conversion describes well enough (a column that cannot be read names
+    /// the column, which the client library's text does not).
+    #[cfg(feature = "postgres")]
+    pub(crate) fn new(
+        message: String,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        DatabaseError {
+            message,
+            source: source.into(),
+        }
+    }
+}
+
 impl std::fmt::Display for DatabaseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)

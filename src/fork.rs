@@ -36,6 +36,7 @@ use crate::catalog;
 use crate::error::{Error, Result};
 use crate::export::main_transcript;
 use crate::model::SessionRef;
+use crate::record::write::LineTx;
 use crate::record::{self, Stamp};
 use crate::resume::{ResumeOptions, Resumed};
 use crate::store::Store;
@@ -442,8 +443,9 @@ impl ForkBackend for Store {
                 return Err(used_id(fork.session_id, source));
             }
             let key = tx.last_insert_rowid();
-            let transcript = record::main_transcript_for_write(tx, key)?;
-            record::write_line_bytes(tx, transcript, fork.lines)?;
+            let mut lines = record::SqliteLines(tx);
+            let transcript = lines.create_main_transcript(key)?;
+            record::write::write_line_bytes(&mut lines, transcript, fork.session_id, fork.lines)?;
             tx.prepare_cached(
                 "INSERT INTO forks (session_key, source_session_key, source_project,
                     source_session_id, up_to_uuid, leaf_uuid, created_at)

@@ -66,6 +66,8 @@ pub mod search;
 pub mod serve;
 pub mod store;
 pub mod streams;
+#[cfg(feature = "postgres")]
+pub mod sync;
 pub mod time;
 pub mod usage;
 pub mod watch;

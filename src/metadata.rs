@@ -8,13 +8,10 @@
 //! not end with a newline, the SDK glues its line onto the last record (which then no longer
 //! parses); sessiondb ends that last line first.
 
-use crate::catalog;
 use crate::error::{Error, Result};
-use crate::import::{insert_row, project_record};
-use crate::jsonl::{Envelope, Line, LineStatus};
 use crate::model::SessionRef;
 use crate::store::Store;
-use rusqlite::{params, OptionalExtension, Transaction};
+use rusqlite::{params, Transaction};
 use serde::Serialize;
 use unicode_general_category::{get_general_category, GeneralCategory};
 use unicode_normalization::UnicodeNormalization;
@@ -96,57 +93,14 @@ pub fn tag_line(tag: &str, session_id: &str) -> String {
 }
 
 /// Appends one record line to the session's main transcript and refreshes the catalog,
-/// in the caller's transaction. Returns the new row id.
+/// in the caller's transaction ([`crate::record::write::append_line`]). Returns the new
+/// row id.
 ///
 /// # Errors
 /// [`Error::Invalid`] when the session has no non-empty main transcript (the SDK appends
 /// only to an existing, non-empty file); database errors.
 pub fn append_line(tx: &Transaction<'_>, session: &SessionRef, line: &str) -> Result<i64> {
-    let transcript: Option<i64> = tx
-        .prepare_cached(
-            "SELECT id FROM transcripts WHERE session_id = ?1 AND subpath = ''
-             AND superseded_at IS NULL",
-        )?
-        .query_row([session.key], |r| r.get(0))
-        .optional()?;
-    let last: Option<(i64, i64, bool)> = match transcript {
-        Some(t) => tx
-            .prepare_cached(
-                "SELECT id, ordinal, terminated FROM rows WHERE transcript_id = ?1
-                 ORDER BY ordinal DESC LIMIT 1",
-            )?
-            .query_row([t], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .optional()?,
-        None => None,
-    };
-    let (Some(transcript), Some((last_id, last_ordinal, terminated))) = (transcript, last) else {
-        return Err(Error::Invalid(format!(
-            "session {} has no main transcript to write to",
-            session.session_id
-        )));
-    };
-    if !terminated {
-        tx.prepare_cached("UPDATE rows SET terminated = 1 WHERE id = ?1")?
-            .execute([last_id])?;
-    }
-    let bytes = line.as_bytes();
-    let (status, env) = Envelope::parse(bytes);
-    let row = insert_row(
-        tx,
-        transcript,
-        last_ordinal + 1,
-        Line {
-            bytes,
-            terminated: true,
-        },
-        status,
-        &env,
-    )?;
-    if status == LineStatus::Record {
-        project_record(tx, transcript, row, bytes, &env)?;
-    }
-    catalog::touch_session(tx, session.key, crate::time::now_ms())?;
-    Ok(row)
+    crate::record::write::append_line(&mut crate::record::SqliteLines(tx), session, line)
 }
 
 /// `rename_session`: appends a `custom-title` record with the trimmed title. Returns the

@@ -29,6 +29,26 @@ fn session_ref(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRef> {
 /// [`Error::SessionNotFound`] or [`Error::AmbiguousSession`] when the argument does not
 /// name exactly one session.
 pub fn resolve_session(conn: &Connection, arg: &str) -> Result<SessionRef> {
+    resolve_with(&mut SqliteLookup(conn), arg)
+}
+
+/// The three questions [`resolve_session`]'s rules ask an engine; each answer is in
+/// project then session id order, at most 6 for a title or prefix (5 are shown when
+/// ambiguous, the 6th says there are more).
+pub(crate) trait LookupSource {
+    /// Sessions whose id is `id` exactly (in `project` only, when given).
+    fn exact(&mut self, id: &str, project: Option<&str>) -> Result<Vec<SessionRef>>;
+    /// Sessions whose custom title is `title` exactly.
+    fn titled(&mut self, title: &str) -> Result<Vec<SessionRef>>;
+    /// Sessions whose id starts with `prefix`, compared by bytes.
+    fn prefixed(&mut self, prefix: &str, project: Option<&str>) -> Result<Vec<SessionRef>>;
+}
+
+/// [`resolve_session`]'s rules over any engine.
+///
+/// # Errors
+/// As [`resolve_session`].
+pub(crate) fn resolve_with(src: &mut impl LookupSource, arg: &str) -> Result<SessionRef> {
     let arg = arg.trim();
     if arg.is_empty() {
         return Err(Error::SessionNotFound(arg.to_owned()));
@@ -37,41 +57,58 @@ pub fn resolve_session(conn: &Connection, arg: &str) -> Result<SessionRef> {
         Some((p, s)) if !p.is_empty() => (Some(p), s),
         _ => (None, arg),
     };
-    let exact: Vec<SessionRef> = conn
-        .prepare_cached(&format!(
-            "{SESSION_COLUMNS_BY_PROJECT} WHERE s.session_id = ?1 AND (?2 IS NULL OR p.key = ?2) ORDER BY p.key"
-        ))?
-        .query_map(params![id, project], session_ref)?
-        .collect::<rusqlite::Result<_>>()?;
-    if exact.is_empty() {
-        let titled: Vec<SessionRef> = conn
-            .prepare_cached(SELECT_BY_TITLE)?
-            .query_map([arg], session_ref)?
-            .collect::<rusqlite::Result<_>>()?;
-        if !titled.is_empty() {
-            return one_match(arg, titled);
-        }
+    let exact = src.exact(id, project)?;
+    if !exact.is_empty() {
+        return one_match(arg, exact);
     }
-    let matches = if exact.is_empty() {
-        conn.prepare_cached(&format!(
-            "{SESSION_COLUMNS} WHERE substr(s.session_id, 1, length(?1)) = ?1
-             AND (?2 IS NULL OR p.key = ?2) ORDER BY p.key, s.session_id LIMIT 6"
-        ))?
-        .query_map(params![id, project], session_ref)?
-        .collect::<rusqlite::Result<_>>()?
-    } else {
-        exact
-    };
-    one_match(arg, matches)
+    let titled = src.titled(arg)?;
+    if !titled.is_empty() {
+        return one_match(arg, titled);
+    }
+    one_match(arg, src.prefixed(id, project)?)
+}
+
+/// SQLite's answers to a lookup.
+struct SqliteLookup<'a>(&'a Connection);
+
+impl LookupSource for SqliteLookup<'_> {
+    fn exact(&mut self, id: &str, project: Option<&str>) -> Result<Vec<SessionRef>> {
+        Ok(self
+            .0
+            .prepare_cached(&format!(
+                "{SESSION_COLUMNS_BY_PROJECT} WHERE s.session_id = ?1 AND (?2 IS NULL OR p.key = ?2)
+                 ORDER BY p.key"
+            ))?
+            .query_map(params![id, project], session_ref)?
+            .collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn titled(&mut self, title: &str) -> Result<Vec<SessionRef>> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_BY_TITLE)?
+            .query_map([title], session_ref)?
+            .collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn prefixed(&mut self, prefix: &str, project: Option<&str>) -> Result<Vec<SessionRef>> {
+        Ok(self
+            .0
+            .prepare_cached(&format!(
+                "{SESSION_COLUMNS} WHERE substr(s.session_id, 1, length(?1)) = ?1
+                 AND (?2 IS NULL OR p.key = ?2) ORDER BY p.key, s.session_id LIMIT 6"
+            ))?
+            .query_map(params![prefix, project], session_ref)?
+            .collect::<rusqlite::Result<_>>()?)
+    }
 }
 
 const SELECT_BY_TITLE: &str = "SELECT s.id, p.key, s.session_id FROM catalog c
      JOIN sessions s ON s.id = c.session_key JOIN projects p ON p.id = s.project_id
      WHERE c.custom_title = ?1 ORDER BY p.key, s.session_id LIMIT 6";
 
-/// The one session `arg` names among `matches`, or why there is none (shared with the
-/// team store's lookup).
-pub(crate) fn one_match(arg: &str, matches: Vec<SessionRef>) -> Result<SessionRef> {
+/// The one session `arg` names among `matches`, or why there is none.
+fn one_match(arg: &str, matches: Vec<SessionRef>) -> Result<SessionRef> {
     match matches.len() {
         0 => Err(Error::SessionNotFound(arg.to_owned())),
         1 => Ok(matches.into_iter().next().expect("one match")),

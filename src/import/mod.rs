@@ -43,9 +43,7 @@ pub(crate) use fingerprint::{tail_start, FileView, Fingerprint, PrefixHash};
 pub(crate) use load::Parsed;
 #[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
 pub(crate) use rows::line_session_id;
-pub(crate) use rows::{
-    insert_row, insert_rows, insert_rows_of, project_record, project_sides, Origin,
-};
+pub(crate) use rows::{insert_rows, insert_rows_of, project_record, project_sides, Origin};
 #[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
 pub(crate) use sides::{side_of, Side};
 pub(crate) use tally::LineTally;

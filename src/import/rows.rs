@@ -30,13 +30,6 @@ pub(super) fn set_project_cwd(tx: &Transaction<'_>, session: i64, cwd: &str) -> 
     Ok(())
 }
 
-/// One line written by sessiondb itself (`local = 1`, see migration V8).
-const INSERT_ROW: &str = "INSERT INTO rows (transcript_id, ordinal, raw, terminated, status, type, uuid,
-    parent_uuid, logical_parent_uuid, is_sidechain, entry_session_id, agent_id, timestamp, subtype,
-    message_id, role, is_meta, is_compact_summary, is_api_error, source_tool_assistant_uuid,
-    unknown_type, unknown_fields, local, checksum)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, 1, ?23)";
-
 /// Lines per multi-row `INSERT` of import. Every statement that inserts into `rows` opens
 /// a statement journal (the table has triggers), which copies each page it touches first:
 /// one statement per line made that a large share of import time.
@@ -179,45 +172,6 @@ fn own_session_id(tx: &Transaction<'_>, transcript: i64) -> Result<Option<String
 /// the database, and no query needs it (the line itself keeps it, byte for byte).
 pub(crate) fn line_session_id<'e>(env: &'e Envelope<'_>, own: Option<&str>) -> Option<&'e str> {
     env.session_id.as_deref().filter(|id| Some(*id) != own)
-}
-
-/// Stores one line with its projected columns; returns the row id.
-pub(crate) fn insert_row(
-    tx: &Transaction<'_>,
-    transcript: i64,
-    ordinal: i64,
-    line: jsonl::Line<'_>,
-    status: LineStatus,
-    env: &Envelope<'_>,
-) -> Result<i64> {
-    let unknown_type = status == LineStatus::Record && !env.has_known_type();
-    let own = own_session_id(tx, transcript)?;
-    tx.prepare_cached(INSERT_ROW)?.execute(params![
-        transcript,
-        ordinal,
-        line.bytes,
-        line.terminated,
-        status as i64,
-        env.kind.as_deref(),
-        env.uuid.as_deref(),
-        env.parent_uuid.as_deref(),
-        env.logical_parent_uuid.as_deref(),
-        env.is_sidechain,
-        line_session_id(env, own.as_deref()),
-        env.agent_id.as_deref(),
-        env.timestamp.as_deref(),
-        env.subtype.as_deref(),
-        env.message_id.as_deref(),
-        env.role.as_deref(),
-        env.is_meta,
-        env.is_compact_summary,
-        env.is_api_error,
-        env.source_tool_assistant_uuid.as_deref(),
-        unknown_type,
-        env.unknown_fields,
-        crate::integrity::line_checksum(line.bytes),
-    ])?;
-    Ok(tx.last_insert_rowid())
 }
 
 /// Stores a record's usage (line by line: import folds a file's first, see

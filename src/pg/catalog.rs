@@ -1,5 +1,6 @@
 //! The catalog on PostgreSQL: the shared rules of [`crate::catalog`] over these statements.
 
+use super::decode::RowExt;
 use super::prepared;
 use crate::catalog::{
     catalog_values, computed, refresh_with, CatalogSource, Computed, Previous, COLUMNS,
@@ -40,12 +41,13 @@ pub fn stale_columns(tx: &mut Transaction<'_>, key: i64) -> Result<Vec<&'static 
     let Some(row) = tx.query_opt(&sql, &[&key])? else {
         return Ok(vec!["(missing)"]);
     };
-    Ok(COLUMNS
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| row.get::<_, Option<String>>(*i) != want[*i])
-        .map(|(_, name)| *name)
-        .collect())
+    let mut differ = Vec::new();
+    for (i, name) in COLUMNS.iter().enumerate() {
+        if row.col::<Option<String>>(i)? != want[i] {
+            differ.push(*name);
+        }
+    }
+    Ok(differ)
 }
 
 /// Recomputes a session's catalog row from all its lines, ignoring the incremental
@@ -128,7 +130,7 @@ impl Pg<'_, '_> {
             let mut got = 0;
             while let Some(row) = rows.next()? {
                 got += 1;
-                if f(row.get::<_, &[u8]>(0)) {
+                if f(row.col::<&[u8]>(0)?) {
                     return Ok(());
                 }
             }
@@ -151,7 +153,8 @@ impl CatalogSource for Pg<'_, '_> {
              FROM sessions s WHERE s.id = $1",
         )?;
         let row = self.0.query_opt(&stmt, &[&key])?;
-        Ok(row.map(|r| (r.get(0), r.get(1), r.get(2))))
+        row.map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?)))
+            .transpose()
     }
 
     fn previous(&mut self, key: i64) -> Result<Option<(Option<i64>, Previous)>> {
@@ -163,25 +166,26 @@ impl CatalogSource for Pg<'_, '_> {
              FROM catalog WHERE session_key = $1",
         )?;
         let row = self.0.query_opt(&stmt, &[&key])?;
-        Ok(row.map(|r| {
-            (
-                r.get(0),
+        row.map(|r| {
+            Ok((
+                r.col(0)?,
                 Previous {
-                    main_transcript: r.get(1),
-                    scanned_ordinal: r.get(2),
-                    base_size: r.get(3),
-                    base_messages: r.get(4),
-                    first_line_sidechain: r.get(5),
-                    first_prompt: r.get(6),
-                    prompt_is_command: r.get(7),
-                    cwd: r.get(8),
-                    created_at: r.get(9),
-                    first_timestamp: r.get(10),
-                    last_timestamp: r.get(11),
-                    git_branch: r.get(12),
+                    main_transcript: r.col(1)?,
+                    scanned_ordinal: r.col(2)?,
+                    base_size: r.col(3)?,
+                    base_messages: r.col(4)?,
+                    first_line_sidechain: r.col(5)?,
+                    first_prompt: r.col(6)?,
+                    prompt_is_command: r.col(7)?,
+                    cwd: r.col(8)?,
+                    created_at: r.col(9)?,
+                    first_timestamp: r.col(10)?,
+                    last_timestamp: r.col(11)?,
+                    git_branch: r.col(12)?,
                 },
-            )
-        }))
+            ))
+        })
+        .transpose()
     }
 
     fn ledger(&mut self, transcript: i64) -> Result<Option<(i64, bool)>> {
@@ -191,7 +195,7 @@ impl CatalogSource for Pg<'_, '_> {
              ORDER BY id DESC LIMIT 1",
         )?;
         let row = self.0.query_opt(&stmt, &[&transcript])?;
-        Ok(row.map(|r| (r.get(0), r.get(1))))
+        row.map(|r| Ok((r.col(0)?, r.col(1)?))).transpose()
     }
 
     fn max_ordinal(&mut self, transcript: i64) -> Result<Option<i64>> {
@@ -199,7 +203,7 @@ impl CatalogSource for Pg<'_, '_> {
             self.0,
             "SELECT max(ordinal) FROM rows WHERE transcript_id = $1",
         )?;
-        Ok(self.0.query_one(&stmt, &[&transcript])?.get(0))
+        self.0.query_one(&stmt, &[&transcript])?.col(0)
     }
 
     fn tail_totals(
@@ -217,7 +221,7 @@ impl CatalogSource for Pg<'_, '_> {
                     AND NOT is_sidechain AND NOT is_meta)
              FROM rows WHERE transcript_id = $1 AND ordinal >= $2")?;
         let r = self.0.query_one(&stmt, &[&transcript, &from, &split])?;
-        Ok((r.get(0), r.get(1), r.get(2), r.get(3)))
+        Ok((r.col(0)?, r.col(1)?, r.col(2)?, r.col(3)?))
     }
 
     fn first_line(&mut self, transcript: i64) -> Result<Vec<u8>> {
@@ -225,7 +229,7 @@ impl CatalogSource for Pg<'_, '_> {
             self.0,
             "SELECT raw FROM rows WHERE transcript_id = $1 ORDER BY ordinal LIMIT 1",
         )?;
-        Ok(self.0.query_one(&stmt, &[&transcript])?.get(0))
+        self.0.query_one(&stmt, &[&transcript])?.col(0)
     }
 
     fn last_metadata(&mut self, transcript: i64, kind: &str) -> Result<Option<String>> {
@@ -236,7 +240,7 @@ impl CatalogSource for Pg<'_, '_> {
              ORDER BY r.ordinal DESC LIMIT 1",
         )?;
         let row = self.0.query_opt(&stmt, &[&transcript, &kind])?;
-        Ok(row.map(|r| r.get(0)))
+        row.map(|r| r.col(0)).transpose()
     }
 
     fn last_tag(&mut self, transcript: i64) -> Result<Option<Option<String>>> {
@@ -246,7 +250,7 @@ impl CatalogSource for Pg<'_, '_> {
              WHERE m.transcript_id = $1 AND m.kind = 'tag' ORDER BY r.ordinal DESC LIMIT 1",
         )?;
         let row = self.0.query_opt(&stmt, &[&transcript])?;
-        Ok(row.map(|r| r.get(0)))
+        row.map(|r| r.col(0)).transpose()
     }
 
     fn last_summary(&mut self, transcript: i64) -> Result<Option<String>> {
@@ -260,7 +264,7 @@ impl CatalogSource for Pg<'_, '_> {
              ORDER BY r.ordinal DESC LIMIT 1",
         )?;
         let row = self.0.query_opt(&stmt, &[&transcript])?;
-        Ok(row.map(|r| r.get(0)))
+        row.map(|r| r.col(0)).transpose()
     }
 
     fn scan_user_lines(
@@ -310,7 +314,7 @@ impl CatalogSource for Pg<'_, '_> {
                    AND timestamp IS NOT NULL ORDER BY ordinal DESC LIMIT 1)",
         )?;
         let r = self.0.query_one(&stmt, &[&transcript, &from])?;
-        Ok((r.get(0), r.get(1)))
+        Ok((r.col(0)?, r.col(1)?))
     }
 
     fn subagents(&mut self, key: i64) -> Result<i64> {
@@ -320,7 +324,7 @@ impl CatalogSource for Pg<'_, '_> {
                  WHERE session_id = $1 AND agent_id IS NOT NULL AND superseded_at IS NULL
                    AND subpath LIKE 'subagents/%'",
         )?;
-        Ok(self.0.query_one(&stmt, &[&key])?.get(0))
+        self.0.query_one(&stmt, &[&key])?.col(0)
     }
 
     fn upsert(&mut self, c: &Computed<'_>) -> Result<()> {

@@ -12,6 +12,7 @@
 //! `--repair` rebuilds what is stale, one session per transaction under its row lock (see
 //! [`super::reindex`]), then checks again. The stored lines are never written.
 
+use super::decode::RowExt;
 use super::reindex::{lock_session, rebuild_search, session_keys, stale_search};
 use super::PgStore;
 use crate::check::{CheckReport, Problem, Repair};
@@ -42,8 +43,8 @@ fn scan(store: &PgStore) -> Result<CheckReport> {
                 &[],
             )?
             .iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2)))
-            .collect();
+            .map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?)))
+            .collect::<Result<_>>()?;
         let mut stale_lines = 0u64;
         let mut stale_sessions = 0u64;
         for (key, project, session_id) in keys {

@@ -1,15 +1,13 @@
 //! Export from the team store: rows → files, byte for byte, with the same path checks and
 //! atomic writes as [`crate::export`].
 
-use super::PgStore;
+use super::decode::RowExt;
+use super::{prepared, PgStore};
 use crate::error::{Error, Result};
-use crate::export::{
-    claim, set_recorded_mtime, tally, write_atomically, write_transcript_file, ExportReport,
-};
+use crate::export::{ExportReport, ExportSource, OnDamage, Recorded};
 use crate::model::SessionRef;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::Transaction;
-use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
 
@@ -42,12 +40,12 @@ pub fn write_transcript_mapped(
     )?;
     let mut written = 0u64;
     while let Some(row) = rows.next()? {
-        let raw: &[u8] = row.get(0);
+        let raw: &[u8] = row.col(0)?;
         let mapped = map(raw);
         let raw = mapped.as_deref().unwrap_or(raw);
         out.write_all(raw).map_err(|e| Error::io("<output>", e))?;
         written += raw.len() as u64;
-        if row.get::<_, bool>(1) {
+        if row.col::<bool>(1)? {
             out.write_all(b"\n").map_err(|e| Error::io("<output>", e))?;
             written += 1;
         }
@@ -60,13 +58,13 @@ pub fn write_transcript_mapped(
 /// # Errors
 /// Fails on a database error.
 pub fn main_transcript(tx: &mut Transaction<'_>, session: &SessionRef) -> Result<Option<i64>> {
-    Ok(tx
-        .query_typed_opt(
-            "SELECT id FROM transcripts WHERE session_id = $1 AND subpath = ''
-               AND superseded_at IS NULL",
-            &[(&session.key, postgres::types::Type::INT8)],
-        )?
-        .map(|r| r.get(0)))
+    tx.query_typed_opt(
+        "SELECT id FROM transcripts WHERE session_id = $1 AND subpath = ''
+           AND superseded_at IS NULL",
+        &[(&session.key, postgres::types::Type::INT8)],
+    )?
+    .map(|r| r.col(0))
+    .transpose()
 }
 
 /// Writes a session's main transcript exactly as imported.
@@ -74,15 +72,7 @@ pub fn main_transcript(tx: &mut Transaction<'_>, session: &SessionRef) -> Result
 /// # Errors
 /// Fails when the session has no main transcript, or on a database or write error.
 pub fn export_session(store: &PgStore, session: &SessionRef, out: &mut dyn Write) -> Result<u64> {
-    store.read(|tx| {
-        let transcript = main_transcript(tx, session)?.ok_or_else(|| {
-            Error::NotFound(format!(
-                "session {} has no main transcript (only subagent files)",
-                session.session_id
-            ))
-        })?;
-        write_transcript(tx, transcript, out)
-    })
+    store.read(|tx| crate::export::session_over(&mut PgExport(tx), session, out, OnDamage::Fail))
 }
 
 /// Rebuilds the projects tree under `dir` (see [`crate::export::export_tree`]).
@@ -91,9 +81,16 @@ pub fn export_session(store: &PgStore, session: &SessionRef, out: &mut dyn Write
 /// Fails on a database error, or when `dir` itself cannot be created.
 pub fn export_tree(store: &PgStore, dir: &Path, project: Option<&str>) -> Result<ExportReport> {
     crate::export::create_private_dir(dir)?;
-    store.read(|tx| {
-        let mut report = ExportReport::default();
-        let sessions: Vec<(i64, String, String)> = tx
+    store.read(|tx| crate::export::tree_over(&mut PgExport(tx), dir, project, false))
+}
+
+/// An export's reads in one team-store transaction. The team store keeps no per-line
+/// checksums: lines are written as stored.
+struct PgExport<'a, 't>(&'a mut Transaction<'t>);
+
+impl ExportSource for PgExport<'_, '_> {
+    fn sessions(&mut self, project: Option<&str>) -> Result<Vec<(i64, String, String)>> {
+        self.0
             .query(
                 "SELECT s.id, p.key, s.session_id FROM sessions s
                  JOIN projects p ON p.id = s.project_id
@@ -101,67 +98,83 @@ pub fn export_tree(store: &PgStore, dir: &Path, project: Option<&str>) -> Result
                 &[&project],
             )?
             .into_iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2)))
-            .collect();
-        let mut written = HashSet::new();
-        for (key, project, session) in sessions {
-            report.sessions += 1;
-            let names = crate::names::check_session(&project, &session);
-            let transcripts: Vec<(i64, String, Option<i64>)> = tx
-                .query(
-                    "SELECT t.id, t.subpath, (SELECT f.mtime_ns FROM source_files f
-                        WHERE f.transcript_id = t.id ORDER BY f.id DESC LIMIT 1)
-                     FROM transcripts t WHERE t.session_id = $1 AND t.superseded_at IS NULL
-                     ORDER BY t.subpath",
-                    &[&key],
-                )?
-                .into_iter()
-                .map(|r| (r.get(0), r.get(1), r.get(2)))
-                .collect();
-            let files: Vec<(String, Vec<u8>, Option<i64>)> = tx
-                .query(
-                    "SELECT s.relpath, s.content, (SELECT f.mtime_ns FROM source_files f
-                        WHERE f.session_file_id = s.id ORDER BY f.id DESC LIMIT 1)
-                     FROM session_files s WHERE s.session_id = $1 ORDER BY s.relpath",
-                    &[&key],
-                )?
-                .into_iter()
-                .map(|r| (r.get(0), r.get(1), r.get(2)))
-                .collect();
-            if let Err(e) = names {
-                let n = transcripts.len() + files.len();
-                report.skipped.push(format!(
-                    "session {project:?}/{session:?} ({n} files) not exported: {e}"
-                ));
-                continue;
-            }
-            for (id, subpath, mtime) in transcripts {
-                let relative = if subpath.is_empty() {
-                    format!("{project}/{session}.jsonl")
-                } else {
-                    format!("{project}/{session}/{subpath}.jsonl")
-                };
-                let outcome = claim(dir, &relative, &mut written).and_then(|path| {
-                    let bytes = write_transcript_file(&path, |out| write_transcript(tx, id, out))?;
-                    set_recorded_mtime(&path, mtime)?;
-                    Ok(bytes)
-                });
-                tally(&mut report, &relative, outcome)?;
-            }
-            for (relpath, content, mtime) in files {
-                let relative = format!("{project}/{session}/{relpath}");
-                let outcome = claim(dir, &relative, &mut written).and_then(|path| {
-                    let bytes = write_atomically(&path, |out| {
-                        out.write_all(&content)
-                            .map_err(|e| Error::io("<output>", e))?;
-                        Ok(content.len() as u64)
-                    })?;
-                    set_recorded_mtime(&path, mtime)?;
-                    Ok(bytes)
-                });
-                tally(&mut report, &relative, outcome)?;
-            }
-        }
-        Ok(report)
-    })
+            .map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?)))
+            .collect()
+    }
+
+    fn main_transcript(&mut self, session: i64) -> Result<Option<i64>> {
+        let stmt = prepared(
+            self.0,
+            "SELECT id FROM transcripts WHERE session_id = $1 AND subpath = ''
+               AND superseded_at IS NULL",
+        )?;
+        self.0
+            .query_opt(&stmt, &[&session])?
+            .map(|r| r.col(0))
+            .transpose()
+    }
+
+    fn transcripts(&mut self, session: i64) -> Result<Vec<(i64, String)>> {
+        let stmt = prepared(
+            self.0,
+            "SELECT id, subpath FROM transcripts WHERE session_id = $1 AND superseded_at IS NULL
+             ORDER BY subpath",
+        )?;
+        self.0
+            .query(&stmt, &[&session])?
+            .into_iter()
+            .map(|r| Ok((r.col(0)?, r.col(1)?)))
+            .collect()
+    }
+
+    fn files(&mut self, session: i64) -> Result<Vec<(i64, String)>> {
+        let stmt = prepared(
+            self.0,
+            "SELECT id, relpath FROM session_files WHERE session_id = $1 ORDER BY relpath",
+        )?;
+        self.0
+            .query(&stmt, &[&session])?
+            .into_iter()
+            .map(|r| Ok((r.col(0)?, r.col(1)?)))
+            .collect()
+    }
+
+    fn file_content(&mut self, file: i64) -> Result<Vec<u8>> {
+        let stmt = prepared(self.0, "SELECT content FROM session_files WHERE id = $1")?;
+        self.0.query_one(&stmt, &[&file])?.col(0)
+    }
+
+    fn recorded_mtime(&mut self, what: Recorded) -> Result<Option<i64>> {
+        let (stmt, id) = match what {
+            Recorded::Transcript(id) => (
+                prepared(
+                    self.0,
+                    "SELECT mtime_ns FROM source_files WHERE transcript_id = $1
+                     ORDER BY id DESC LIMIT 1",
+                )?,
+                id,
+            ),
+            Recorded::File(id) => (
+                prepared(
+                    self.0,
+                    "SELECT mtime_ns FROM source_files WHERE session_file_id = $1
+                     ORDER BY id DESC LIMIT 1",
+                )?,
+                id,
+            ),
+        };
+        self.0
+            .query_opt(&stmt, &[&id])?
+            .map(|r| r.col(0))
+            .transpose()
+    }
+
+    fn write_transcript(
+        &mut self,
+        transcript: i64,
+        out: &mut dyn Write,
+        _on_damage: OnDamage<'_>,
+    ) -> Result<u64> {
+        write_transcript(self.0, transcript, out)
+    }
 }

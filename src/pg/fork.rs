@@ -2,6 +2,7 @@
 //! a fork holds and how they are written is the shared [`crate::fork::fork_with`], so a
 //! fork stores the same bytes on both backends.
 
+use super::decode::RowExt;
 use super::PgStore;
 use crate::error::{Error, Result};
 use crate::fork::{fork_with, used_id, ForkBackend, ForkOptions, ForkOrigin, Forked, NewFork};
@@ -22,19 +23,21 @@ pub fn fork(store: &PgStore, source: &SessionRef, options: &ForkOptions) -> Resu
 /// Fails on a database error.
 pub fn fork_origin(store: &PgStore, session: &SessionRef) -> Result<Option<ForkOrigin>> {
     store.read(|tx| {
-        Ok(tx
-            .query_opt(
-                "SELECT source_project, source_session_id, up_to_uuid, leaf_uuid, created_at
-                 FROM forks WHERE session_key = $1",
-                &[&session.key],
-            )?
-            .map(|r| ForkOrigin {
-                project: r.get(0),
-                session_id: r.get(1),
-                up_to: r.get(2),
-                leaf_uuid: r.get(3),
-                created_at: r.get(4),
-            }))
+        tx.query_opt(
+            "SELECT source_project, source_session_id, up_to_uuid, leaf_uuid, created_at
+             FROM forks WHERE session_key = $1",
+            &[&session.key],
+        )?
+        .map(|r| {
+            Ok(ForkOrigin {
+                project: r.col(0)?,
+                session_id: r.col(1)?,
+                up_to: r.col(2)?,
+                leaf_uuid: r.col(3)?,
+                created_at: r.col(4)?,
+            })
+        })
+        .transpose()
     })
 }
 
@@ -50,21 +53,20 @@ impl ForkBackend for PgStore {
         keyed_by: &str,
     ) -> Result<Vec<Option<Vec<u8>>>> {
         let found: Vec<(String, Vec<u8>)> = self.read(|tx| {
-            Ok(tx
-                .query(
-                    "SELECT DISTINCT ON (m.kind) m.kind, r.raw
-                     FROM transcripts t
-                     JOIN metadata m ON m.transcript_id = t.id
-                     JOIN rows r ON r.id = m.row_id
-                     WHERE t.session_id = $1 AND t.subpath = '' AND t.superseded_at IS NULL
-                       AND m.kind = ANY($2)
-                       AND (m.entry_session_id = $3 OR m.entry_session_id IS NULL)
-                     ORDER BY m.kind, m.row_id DESC",
-                    &[&source.key, &kinds, &keyed_by],
-                )?
-                .iter()
-                .map(|r| (r.get(0), r.get(1)))
-                .collect())
+            tx.query(
+                "SELECT DISTINCT ON (m.kind) m.kind, r.raw
+                 FROM transcripts t
+                 JOIN metadata m ON m.transcript_id = t.id
+                 JOIN rows r ON r.id = m.row_id
+                 WHERE t.session_id = $1 AND t.subpath = '' AND t.superseded_at IS NULL
+                   AND m.kind = ANY($2)
+                   AND (m.entry_session_id = $3 OR m.entry_session_id IS NULL)
+                 ORDER BY m.kind, m.row_id DESC",
+                &[&source.key, &kinds, &keyed_by],
+            )?
+            .iter()
+            .map(|r| Ok((r.col(0)?, r.col(1)?)))
+            .collect()
         })?;
         Ok(kinds
             .iter()
@@ -79,18 +81,17 @@ impl ForkBackend for PgStore {
 
     fn stored_lines(&self, source: &SessionRef, uuids: &[&str]) -> Result<Vec<Option<Vec<u8>>>> {
         let found: std::collections::HashMap<String, Vec<u8>> = self.read(|tx| {
-            Ok(tx
-                .query(
-                    "SELECT DISTINCT ON (r.uuid) r.uuid, r.raw
-                     FROM transcripts t JOIN rows r ON r.transcript_id = t.id
-                     WHERE t.session_id = $1 AND t.subpath = '' AND t.superseded_at IS NULL
-                       AND r.uuid = ANY($2) AND r.status = 0
-                     ORDER BY r.uuid, r.ordinal DESC",
-                    &[&source.key, &uuids],
-                )?
-                .iter()
-                .map(|r| (r.get(0), r.get(1)))
-                .collect())
+            tx.query(
+                "SELECT DISTINCT ON (r.uuid) r.uuid, r.raw
+                 FROM transcripts t JOIN rows r ON r.transcript_id = t.id
+                 WHERE t.session_id = $1 AND t.subpath = '' AND t.superseded_at IS NULL
+                   AND r.uuid = ANY($2) AND r.status = 0
+                 ORDER BY r.uuid, r.ordinal DESC",
+                &[&source.key, &uuids],
+            )?
+            .iter()
+            .map(|r| Ok((r.col(0)?, r.col(1)?)))
+            .collect()
         })?;
         Ok(uuids.iter().map(|u| found.get(*u).cloned()).collect())
     }
@@ -104,7 +105,7 @@ impl ForkBackend for PgStore {
                     &[&source.key],
                 )?
                 .ok_or_else(|| Error::SessionNotFound(source.session_id.clone()))?
-                .get(0);
+                .col(0)?;
             let key: Option<i64> = tx
                 .query_opt(
                     "INSERT INTO sessions (project_id, session_id, origin_host, origin_user)
@@ -113,12 +114,18 @@ impl ForkBackend for PgStore {
                      RETURNING id",
                     &[&project, &fork.session_id, &origin.host, &origin.user],
                 )?
-                .map(|r| r.get(0));
+                .map(|r| r.col(0))
+                .transpose()?;
             let Some(key) = key else {
                 return Err(used_id(fork.session_id, source));
             };
             let transcript = super::import::create_transcript(tx, key, "", None)?;
-            super::record::write_line_bytes(tx, transcript, fork.session_id, fork.lines)?;
+            crate::record::write::write_line_bytes(
+                &mut super::record::PgLines(tx),
+                transcript,
+                fork.session_id,
+                fork.lines,
+            )?;
             tx.execute(
                 "INSERT INTO forks (session_key, source_session_key, source_project,
                     source_session_id, up_to_uuid, leaf_uuid, created_at)

@@ -5,6 +5,7 @@
 //! parse (it panics on a NULL column, an `applied_on` that is not RFC 3339 or a checksum
 //! that is not a number).
 
+use super::decode::RowExt;
 use crate::error::{Error, Result};
 use postgres::error::SqlState;
 use postgres::{Client, SimpleQueryMessage};
@@ -103,7 +104,7 @@ fn refuse_without_create(client: &mut Client, first_due: &str) -> Result<()> {
         &[],
     )?;
     let (user, database, schema, may): (String, String, Option<String>, bool) =
-        (row.get(0), row.get(1), row.get(2), row.get(3));
+        (row.col(0)?, row.col(1)?, row.col(2)?, row.col(3)?);
     if may {
         return Ok(());
     }

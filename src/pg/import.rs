@@ -9,21 +9,18 @@
 //!
 //! A rewritten file follows the rule [`replace_version`] states, which `sync` applies too.
 
+use super::decode::RowExt;
 use super::rows::{insert_lines, project_sides, without_nul};
 use super::{prepared, PgStore};
 use crate::error::{Error, Result};
 use crate::import::transcript::{self, FileStamp, LastRow, LedgerEntry, TranscriptTx};
-use crate::import::{self, FileView, Fingerprint, Held, Ledger, Source, SourceKind};
+use crate::import::{self, FileView, Fingerprint, Ledger, Source, SourceKind};
 use crate::jsonl::Envelope;
 use crate::model::{ImportReport, Progress};
 use crate::usage::record::Fold;
 use postgres::Transaction;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, UNIX_EPOCH};
-
-/// Indexed text per column, in bytes: a `tsvector` holds at most 1 MB, and one over it
-/// would fail the line's import. Past this a line's text is not searched.
-pub(super) const MAX_INDEXED_TEXT: usize = 200_000;
 
 /// Lines per `INSERT … SELECT FROM unnest(…)`.
 const ROW_BATCH: usize = 512;
@@ -65,7 +62,9 @@ pub fn import_paths_with(
                  JOIN sessions s ON s.id = t.session_id
                  WHERE f.host = $1 AND f.path = $2 LIMIT 1",
             )?;
-            Ok(tx.query_opt(&stmt, &[&host, &path])?.map(|r| r.get(0)))
+            tx.query_opt(&stmt, &[&host, &path])?
+                .map(|r| r.col(0))
+                .transpose()
         })
     })?;
     let mut report = import_discovered(store, found, progress, limits)?;
@@ -124,7 +123,7 @@ fn rows_of(store: &PgStore, transcripts: &[i64]) -> Result<u64> {
             tx,
             "SELECT count(*) FROM rows WHERE transcript_id = ANY($1::bigint[])",
         )?;
-        let n: i64 = tx.query_one(&stmt, &[&transcripts])?.get(0);
+        let n: i64 = tx.query_one(&stmt, &[&transcripts])?.col(0)?;
         Ok(n as u64)
     })
 }
@@ -268,14 +267,18 @@ fn read_ledger(tx: &mut Transaction<'_>, host: &str, key: &str) -> Result<Option
                 prefix_hash, tail_hash
          FROM source_files WHERE host = $1 AND path = $2",
     )?;
-    Ok(tx.query_opt(&stmt, &[&host, &key])?.map(|r| Ledger {
-        target: r.get::<_, Option<i64>>(0).or(r.get(1)),
-        size: r.get(2),
-        mtime_ns: r.get(3),
-        vanished: r.get(4),
-        imported_bytes: r.get::<_, i64>(5).max(0) as usize,
-        fingerprint: Fingerprint::read(r.get(6), r.get(7)),
-    }))
+    tx.query_opt(&stmt, &[&host, &key])?
+        .map(|r| {
+            Ok(Ledger {
+                target: r.col::<Option<i64>>(0)?.or(r.col(1)?),
+                size: r.col(2)?,
+                mtime_ns: r.col(3)?,
+                vanished: r.col(4)?,
+                imported_bytes: r.col::<i64>(5)?.max(0) as usize,
+                fingerprint: Fingerprint::read(r.col(6)?, r.col(7)?),
+            })
+        })
+        .transpose()
 }
 
 /// Where a source file was read: this machine, its path, its size and mtime.
@@ -302,12 +305,13 @@ fn located_session(tx: &mut Transaction<'_>, source: &Source, host: &str) -> Res
     )?;
     let Some(id) = tx
         .query_opt(&stmt, &[&host, &main, &source.session])?
-        .map(|r| r.get::<_, i64>(0))
+        .map(|r| r.col::<i64>(0))
+        .transpose()?
     else {
         return Ok(None);
     };
     let lock = prepared(tx, "SELECT id FROM sessions WHERE id = $1 FOR UPDATE")?;
-    Ok(tx.query_opt(&lock, &[&id])?.map(|r| r.get(0)))
+    tx.query_opt(&lock, &[&id])?.map(|r| r.col(0)).transpose()
 }
 
 /// Records in this machine's ledger that each file at `path` starts with `known`, the bytes
@@ -365,7 +369,7 @@ pub(crate) fn upsert_session(
 ) -> Result<i64> {
     let stmt = prepared(tx, "SELECT id FROM projects WHERE key = $1")?;
     let project_id: i64 = match tx.query_opt(&stmt, &[&project])? {
-        Some(row) => row.get(0),
+        Some(row) => row.col(0)?,
         None => {
             let stmt = prepared(
                 tx,
@@ -373,7 +377,7 @@ pub(crate) fn upsert_session(
             )?;
             tx.execute(&stmt, &[&project])?;
             let stmt = prepared(tx, "SELECT id FROM projects WHERE key = $1")?;
-            tx.query_one(&stmt, &[&project])?.get(0)
+            tx.query_one(&stmt, &[&project])?.col(0)?
         }
     };
     let insert = prepared(
@@ -392,10 +396,10 @@ pub(crate) fn upsert_session(
             &insert,
             &[&project_id, &session, &origin.host, &origin.user],
         )? {
-            return Ok(row.get(0));
+            return row.col(0);
         }
         if let Some(row) = tx.query_opt(&lock, &[&project_id, &session])? {
-            return Ok(row.get(0));
+            return row.col(0);
         }
         // The row the insert found was deleted (`delete`, another process) before it could
         // be locked: the session is new again, so it is inserted again.
@@ -454,7 +458,9 @@ pub(crate) fn store_session_file(
          ON CONFLICT (session_id, relpath) DO UPDATE SET content = excluded.content
          RETURNING id",
     )?;
-    let id = tx.query_one(&stmt, &[&session, &relpath, &content])?.get(0);
+    let id = tx
+        .query_one(&stmt, &[&session, &relpath, &content])?
+        .col(0)?;
     if let Some(sidechain) = relpath.strip_suffix(".meta.json") {
         let stmt = prepared(
             tx,
@@ -489,10 +495,10 @@ impl TranscriptTx for PgTx<'_, '_> {
             self.tx,
             "SELECT id, content FROM session_files WHERE session_id = $1 AND relpath = $2",
         )?;
-        Ok(self
-            .tx
+        self.tx
             .query_opt(&stmt, &[&session, &relpath])?
-            .map(|r| (r.get(0), r.get(1))))
+            .map(|r| Ok((r.col(0)?, r.col(1)?)))
+            .transpose()
     }
 
     fn store_session_file(&mut self, session: i64, relpath: &str, content: &[u8]) -> Result<i64> {
@@ -505,10 +511,10 @@ impl TranscriptTx for PgTx<'_, '_> {
             "SELECT id FROM transcripts WHERE session_id = $1 AND subpath = $2
                AND superseded_at IS NULL",
         )?;
-        Ok(self
-            .tx
+        self.tx
             .query_opt(&stmt, &[&session, &subpath])?
-            .map(|r| r.get(0)))
+            .map(|r| r.col(0))
+            .transpose()
     }
 
     /// This machine's entry of the file at `path`, else this machine's newest, else the
@@ -521,14 +527,16 @@ impl TranscriptTx for PgTx<'_, '_> {
              WHERE transcript_id = $1
              ORDER BY host = $2 AND path = $3 DESC, host = $2 DESC, id DESC LIMIT 1",
         )?;
-        Ok(self
-            .tx
+        self.tx
             .query_opt(&stmt, &[&transcript, &self.origin.host, &path])?
-            .map(|r| LedgerEntry {
-                imported_bytes: r.get::<_, i64>(0) as usize,
-                fingerprint: Fingerprint::read(r.get(1), r.get(2)),
-                ours: r.get(3),
-            }))
+            .map(|r| {
+                Ok(LedgerEntry {
+                    imported_bytes: r.col::<i64>(0)? as usize,
+                    fingerprint: Fingerprint::read(r.col(1)?, r.col(2)?),
+                    ours: r.col(3)?,
+                })
+            })
+            .transpose()
     }
 
     fn last_row(&mut self, transcript: i64) -> Result<Option<LastRow>> {
@@ -537,12 +545,17 @@ impl TranscriptTx for PgTx<'_, '_> {
             "SELECT id, ordinal, terminated, length(raw) FROM rows
              WHERE transcript_id = $1 ORDER BY ordinal DESC LIMIT 1",
         )?;
-        Ok(self.tx.query_opt(&stmt, &[&transcript])?.map(|r| LastRow {
-            id: r.get(0),
-            ordinal: r.get(1),
-            terminated: r.get(2),
-            len: r.get::<_, i32>(3) as usize,
-        }))
+        self.tx
+            .query_opt(&stmt, &[&transcript])?
+            .map(|r| {
+                Ok(LastRow {
+                    id: r.col(0)?,
+                    ordinal: r.col(1)?,
+                    terminated: r.col(2)?,
+                    len: r.col::<i32>(3)? as usize,
+                })
+            })
+            .transpose()
     }
 
     fn delete_row(&mut self, row: i64) -> Result<()> {
@@ -562,12 +575,11 @@ impl TranscriptTx for PgTx<'_, '_> {
             self.tx,
             "SELECT raw FROM rows WHERE transcript_id = $1 AND local = $2 ORDER BY ordinal",
         )?;
-        Ok(self
-            .tx
+        self.tx
             .query(&stmt, &[&transcript, &local])?
             .into_iter()
-            .map(|r| r.get(0))
-            .collect())
+            .map(|r| r.col(0))
+            .collect()
     }
 
     fn supersede(&mut self, transcript: i64) -> Result<()> {
@@ -658,53 +670,7 @@ impl TranscriptTx for PgTx<'_, '_> {
     }
 }
 
-/// The rule for a rewritten file ([`transcript::replace_version`]), for `sync`.
-pub(crate) fn replace_version(
-    tx: &mut Transaction<'_>,
-    session: i64,
-    old: i64,
-    subpath: &str,
-    agent_id: Option<&str>,
-    held: &Held,
-    from_here: bool,
-) -> Result<std::result::Result<i64, String>> {
-    // No machine: `sync` reads no machine's ledger through it.
-    let nobody = super::Origin {
-        host: String::new(),
-        user: String::new(),
-    };
-    let mut sink = PgTx {
-        tx,
-        origin: &nobody,
-    };
-    transcript::replace_version(&mut sink, session, old, subpath, agent_id, held, from_here)
-}
-
-/// Copies the local lines of a superseded version that the new content lacks
-/// ([`transcript::carry_local_rows`]), for `sync`.
-pub(crate) fn carry_local_rows(
-    tx: &mut Transaction<'_>,
-    session: i64,
-    old: i64,
-    new: i64,
-    own_session: &str,
-    held: &Held,
-) -> Result<u64> {
-    // No machine: `sync` reads no machine's ledger through it.
-    let nobody = super::Origin {
-        host: String::new(),
-        user: String::new(),
-    };
-    let mut sink = PgTx {
-        tx,
-        origin: &nobody,
-    };
-    let mut usage = Fold::default();
-    let carried = transcript::carry_local_rows(&mut sink, old, new, own_session, held, &mut usage)?;
-    crate::pg::usage::store_folded(tx, session, &usage)?;
-    Ok(carried)
-}
-
+/// A new, empty version of `subpath` in `session`.
 pub(crate) fn create_transcript(
     tx: &mut Transaction<'_>,
     session: i64,
@@ -716,9 +682,8 @@ pub(crate) fn create_transcript(
         "INSERT INTO transcripts (session_id, subpath, agent_id) VALUES ($1, $2, $3)
          RETURNING id",
     )?;
-    Ok(tx
-        .query_one(&stmt, &[&session, &subpath, &agent_id])?
-        .get(0))
+    tx.query_one(&stmt, &[&session, &subpath, &agent_id])?
+        .col(0)
 }
 
 /// This machine's ledger entries under the scanned folders whose file is gone (not yet
@@ -736,11 +701,10 @@ fn gone_under(store: &PgStore, dirs: &[PathBuf]) -> Result<Vec<String>> {
                AND path COLLATE \"C\" >= $2 AND path COLLATE \"C\" < $3 AND NOT vanished",
         )?;
         import::gone_under(dirs, |from, to| {
-            Ok(tx
-                .query(&stmt, &[&host, &from, &to])?
+            tx.query(&stmt, &[&host, &from, &to])?
                 .into_iter()
-                .map(|r| r.get(0))
-                .collect())
+                .map(|r| r.col(0))
+                .collect()
         })
     })
 }
@@ -764,7 +728,10 @@ fn mark_vanished(store: &PgStore, gone: &[String]) -> Result<u64> {
                  JOIN session_files sf ON sf.id = f.session_file_id
                  WHERE f.host = $1 AND f.path = $2",
             )?;
-            let session: Option<i64> = tx.query_opt(&stmt, &[&host, path])?.map(|r| r.get(0));
+            let session: Option<i64> = tx
+                .query_opt(&stmt, &[&host, path])?
+                .map(|r| r.col(0))
+                .transpose()?;
             if let Some(session) = session {
                 let stmt = prepared(tx, "SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE")?;
                 tx.query_opt(&stmt, &[&session])?;

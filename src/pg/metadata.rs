@@ -1,78 +1,22 @@
 //! Renaming, tagging and deleting sessions in the team store: the same records as
 //! [`crate::metadata`] builds, appended as local lines.
 
+use super::decode::RowExt;
 use super::PgStore;
-use crate::error::{Error, Result};
-use crate::jsonl::{Envelope, Line, LineStatus};
+use crate::error::Result;
 use crate::metadata::{rename_line, tag_record, DeleteReport};
 use crate::model::SessionRef;
 use postgres::Transaction;
 
 /// Appends one record line to the session's main transcript and refreshes the catalog, in
-/// the caller's transaction. The session's row is locked first, so two writers of one
-/// session on different machines take turns for the next line position.
+/// the caller's transaction ([`crate::record::write::append_line`]; the session's row is
+/// locked first, so two writers of one session on different machines take turns).
 ///
 /// # Errors
-/// [`Error::Invalid`] when the session has no non-empty main transcript; database errors.
+/// [`crate::Error::Invalid`] when the session has no non-empty main transcript; database
+/// errors.
 pub fn append_line(tx: &mut Transaction<'_>, session: &SessionRef, line: &str) -> Result<i64> {
-    tx.query_opt(
-        "SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE",
-        &[&session.key],
-    )?
-    .ok_or_else(|| Error::SessionNotFound(session.session_id.clone()))?;
-    let transcript = super::export::main_transcript(tx, session)?;
-    let last: Option<(i64, i64, bool)> = match transcript {
-        Some(t) => tx
-            .query_opt(
-                "SELECT id, ordinal, terminated FROM rows WHERE transcript_id = $1
-                 ORDER BY ordinal DESC LIMIT 1",
-                &[&t],
-            )?
-            .map(|r| (r.get(0), r.get(1), r.get(2))),
-        None => None,
-    };
-    let (Some(transcript), Some((last_id, last_ordinal, terminated))) = (transcript, last) else {
-        return Err(Error::Invalid(format!(
-            "session {} has no main transcript to write to",
-            session.session_id
-        )));
-    };
-    if !terminated {
-        tx.execute(
-            "UPDATE rows SET terminated = true WHERE id = $1",
-            &[&last_id],
-        )?;
-    }
-    let bytes = line.as_bytes();
-    let (status, env) = Envelope::parse(bytes);
-    let search = if crate::search::is_indexed(status, &env) {
-        crate::jsonl::search_text(bytes)
-    } else {
-        None
-    };
-    let parsed = [(
-        Line {
-            bytes,
-            terminated: true,
-        },
-        status,
-        env,
-        search,
-    )];
-    let ids = super::rows::insert_lines(
-        tx,
-        transcript,
-        last_ordinal + 1,
-        &parsed,
-        &session.session_id,
-        true,
-    )?;
-    let row = ids[0];
-    if status == LineStatus::Record {
-        super::rows::project_record(tx, transcript, row, bytes, &parsed[0].2)?;
-    }
-    super::catalog::refresh_session(tx, session.key, Some(crate::time::now_ms()))?;
-    Ok(row)
+    crate::record::write::append_line(&mut super::record::PgLines(tx), session, line)
 }
 
 /// Sets a session's custom title (see [`crate::metadata::rename_session`]).
@@ -116,7 +60,7 @@ pub fn delete_session(store: &PgStore, session: &SessionRef) -> Result<DeleteRep
                     (SELECT count(*) FROM session_files WHERE session_id = $1)",
             &[&session.key],
         )?;
-        let (transcripts, rows, files) = (r.get(0), r.get(1), r.get(2));
+        let (transcripts, rows, files) = (r.col(0)?, r.col(1)?, r.col(2)?);
         tx.execute(
             "DELETE FROM source_files WHERE transcript_id IN
                 (SELECT id FROM transcripts WHERE session_id = $1)

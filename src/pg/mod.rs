@@ -12,6 +12,7 @@
 pub mod backup;
 pub mod catalog;
 pub mod check;
+mod decode;
 pub mod export;
 pub mod fork;
 mod history;

@@ -1,10 +1,11 @@
 //! Reads of the team store that are not resume or search: finding sessions and listing
 //! them, with the same rules and answers as [`crate::query`].
 
+use super::decode::RowExt;
 use super::Typed;
 use crate::error::{Error, Result};
 use crate::model::SessionRef;
-use crate::query::{one_match, SessionFilter, SessionInfo, SessionRow, StoredLine};
+use crate::query::{LookupSource, SessionFilter, SessionInfo, SessionRow, StoredLine};
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::Type;
 use postgres::{GenericClient, Row, Transaction};
@@ -12,12 +13,12 @@ use postgres::{GenericClient, Row, Transaction};
 const SESSION_COLUMNS: &str =
     "SELECT s.id, p.key, s.session_id FROM sessions s JOIN projects p ON p.id = s.project_id";
 
-fn session_ref(r: &Row) -> SessionRef {
-    SessionRef {
-        key: r.get(0),
-        project: r.get(1),
-        session_id: r.get(2),
-    }
+fn session_ref(r: &Row) -> Result<SessionRef> {
+    Ok(SessionRef {
+        key: r.col(0)?,
+        project: r.col(1)?,
+        session_id: r.col(2)?,
+    })
 }
 
 /// Finds the session a user means (the rules of [`crate::query::resolve_session`]).
@@ -28,56 +29,45 @@ fn session_ref(r: &Row) -> SessionRef {
 /// # Errors
 /// [`Error::SessionNotFound`] or [`Error::AmbiguousSession`].
 pub fn resolve_session(c: &mut impl GenericClient, arg: &str) -> Result<SessionRef> {
-    let arg = arg.trim();
-    if arg.is_empty() {
-        return Err(Error::SessionNotFound(arg.to_owned()));
+    crate::query::resolve_with(&mut PgLookup(c), arg)
+}
+
+/// The team store's answers to a lookup.
+struct PgLookup<'a, C>(&'a mut C);
+
+impl<C: GenericClient> LookupSource for PgLookup<'_, C> {
+    fn exact(&mut self, id: &str, project: Option<&str>) -> Result<Vec<SessionRef>> {
+        let sql = format!(
+            "{SESSION_COLUMNS} WHERE s.session_id COLLATE \"C\" = $1
+               AND ($2::text IS NULL OR p.key = $2)
+             ORDER BY p.key"
+        );
+        let rows = self
+            .0
+            .query_typed(&sql, &[(&id, Type::TEXT), (&project, Type::TEXT)])?;
+        rows.iter().map(session_ref).collect()
     }
-    let (project, id) = match arg.rsplit_once('/') {
-        Some((p, s)) if !p.is_empty() => (Some(p), s),
-        _ => (None, arg),
-    };
-    let exact: Vec<SessionRef> = c
-        .query_typed(
-            &format!(
-                "{SESSION_COLUMNS} WHERE s.session_id COLLATE \"C\" = $1
-                   AND ($2::text IS NULL OR p.key = $2)
-                 ORDER BY p.key"
-            ),
-            &[(&id, Type::TEXT), (&project, Type::TEXT)],
-        )?
-        .iter()
-        .map(session_ref)
-        .collect();
-    if exact.is_empty() {
-        let titled: Vec<SessionRef> = c
-            .query_typed(
-                "SELECT s.id, p.key, s.session_id FROM catalog c
-                 JOIN sessions s ON s.id = c.session_key JOIN projects p ON p.id = s.project_id
-                 WHERE c.custom_title = $1 ORDER BY p.key, s.session_id LIMIT 6",
-                &[(&arg, Type::TEXT)],
-            )?
-            .iter()
-            .map(session_ref)
-            .collect();
-        if !titled.is_empty() {
-            return one_match(arg, titled);
-        }
+
+    fn titled(&mut self, title: &str) -> Result<Vec<SessionRef>> {
+        let rows = self.0.query_typed(
+            "SELECT s.id, p.key, s.session_id FROM catalog c
+             JOIN sessions s ON s.id = c.session_key JOIN projects p ON p.id = s.project_id
+             WHERE c.custom_title = $1 ORDER BY p.key, s.session_id LIMIT 6",
+            &[(&title, Type::TEXT)],
+        )?;
+        rows.iter().map(session_ref).collect()
     }
-    let matches = if exact.is_empty() {
-        c.query_typed(
-            &format!(
-                "{SESSION_COLUMNS} WHERE starts_with(s.session_id COLLATE \"C\", $1)
-                 AND ($2::text IS NULL OR p.key = $2) ORDER BY p.key, s.session_id LIMIT 6"
-            ),
-            &[(&id, Type::TEXT), (&project, Type::TEXT)],
-        )?
-        .iter()
-        .map(session_ref)
-        .collect()
-    } else {
-        exact
-    };
-    one_match(arg, matches)
+
+    fn prefixed(&mut self, prefix: &str, project: Option<&str>) -> Result<Vec<SessionRef>> {
+        let sql = format!(
+            "{SESSION_COLUMNS} WHERE starts_with(s.session_id COLLATE \"C\", $1)
+             AND ($2::text IS NULL OR p.key = $2) ORDER BY p.key, s.session_id LIMIT 6"
+        );
+        let rows = self
+            .0
+            .query_typed(&sql, &[(&prefix, Type::TEXT), (&project, Type::TEXT)])?;
+        rows.iter().map(session_ref).collect()
+    }
 }
 
 const INFO_COLUMNS: &str = "SELECT c.session_id, c.summary, c.last_modified, c.file_size,
@@ -86,36 +76,36 @@ const INFO_COLUMNS: &str = "SELECT c.session_id, c.summary, c.last_modified, c.f
         c.first_timestamp, c.last_timestamp, s.origin_host, s.origin_user
      FROM catalog c JOIN projects p ON p.id = c.project_id JOIN sessions s ON s.id = c.session_key";
 
-fn session_info(r: &Row) -> SessionInfo {
-    session_row(r).to_info()
+fn session_info(r: &Row) -> Result<SessionInfo> {
+    Ok(session_row(r)?.to_info())
 }
 
 /// A row of [`INFO_COLUMNS`], its text borrowed.
-fn session_row(r: &Row) -> SessionRow<'_> {
-    let subagent_count: i64 = r.get(14);
-    SessionRow {
-        session_id: r.get(0),
-        summary: r.get(1),
-        last_modified: r.get(2),
-        file_size: r.get(3),
-        custom_title: r.get(4),
-        first_prompt: r.get(5),
-        git_branch: r.get(6),
-        cwd: r.get(7),
-        tag: r.get(8),
-        created_at: r.get(9),
-        project: r.get(10),
-        listed: r.get(11),
-        ai_title: r.get(12),
-        message_count: r.get(13),
+fn session_row(r: &Row) -> Result<SessionRow<'_>> {
+    let subagent_count: i64 = r.col(14)?;
+    Ok(SessionRow {
+        session_id: r.col(0)?,
+        summary: r.col(1)?,
+        last_modified: r.col(2)?,
+        file_size: r.col(3)?,
+        custom_title: r.col(4)?,
+        first_prompt: r.col(5)?,
+        git_branch: r.col(6)?,
+        cwd: r.col(7)?,
+        tag: r.col(8)?,
+        created_at: r.col(9)?,
+        project: r.col(10)?,
+        listed: r.col(11)?,
+        ai_title: r.col(12)?,
+        message_count: r.col(13)?,
         has_subagents: subagent_count > 0,
         subagent_count,
-        source_state: r.get(15),
-        first_timestamp: r.get(16),
-        last_timestamp: r.get(17),
-        origin_host: r.get(18),
-        origin_user: r.get(19),
-    }
+        source_state: r.col(15)?,
+        first_timestamp: r.col(16)?,
+        last_timestamp: r.col(17)?,
+        origin_host: r.col(18)?,
+        origin_user: r.col(19)?,
+    })
 }
 
 /// Lists sessions from the catalog (the rules of [`crate::query::list_sessions`]), and
@@ -204,7 +194,7 @@ pub fn for_each_session<E: From<Error>>(
         .query_typed_raw(&sql, params.iter().cloned())
         .map_err(Error::from)?;
     while let Some(r) = rows.next().map_err(Error::from)? {
-        each(&session_row(&r))?;
+        each(&session_row(&r)?)?;
     }
     Ok(())
 }
@@ -218,12 +208,13 @@ pub fn get_session_info(
     session: &SessionRef,
     directory: Option<&str>,
 ) -> Result<SessionInfo> {
-    c.query_typed_opt(
-        &format!("{INFO_COLUMNS} WHERE c.session_key = $2"),
-        &[(&directory, Type::TEXT), (&session.key, Type::INT8)],
-    )?
-    .map(|r| session_info(&r))
-    .ok_or_else(|| Error::SessionNotFound(session.session_id.clone()))
+    let r = c
+        .query_typed_opt(
+            &format!("{INFO_COLUMNS} WHERE c.session_key = $2"),
+            &[(&directory, Type::TEXT), (&session.key, Type::INT8)],
+        )?
+        .ok_or_else(|| Error::SessionNotFound(session.session_id.clone()))?;
+    session_info(&r)
 }
 
 /// Whether a project folder of this exact name is stored.
@@ -251,7 +242,7 @@ pub fn neighbour_ids(
                 (SELECT min(session_id COLLATE \"C\") FROM catalog WHERE session_id > $1 COLLATE \"C\")",
         &[(&id, Type::TEXT)],
     )?;
-    Ok((r.get(0), r.get(1)))
+    Ok((r.col(0)?, r.col(1)?))
 }
 
 /// Every stored session id, in byte order, each once.
@@ -259,14 +250,13 @@ pub fn neighbour_ids(
 /// # Errors
 /// Fails on a database error.
 pub fn all_session_ids(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
-    Ok(tx
-        .query(
-            "SELECT DISTINCT session_id COLLATE \"C\" FROM catalog ORDER BY 1",
-            &[],
-        )?
-        .iter()
-        .map(|r| r.get(0))
-        .collect())
+    tx.query(
+        "SELECT DISTINCT session_id COLLATE \"C\" FROM catalog ORDER BY 1",
+        &[],
+    )?
+    .iter()
+    .map(|r| r.col(0))
+    .collect()
 }
 
 /// The `timestamp` of every record with a uuid in the session's live transcripts (see
@@ -278,16 +268,15 @@ pub fn record_timestamps(
     tx: &mut Transaction<'_>,
     session: &SessionRef,
 ) -> Result<std::collections::HashMap<String, String>> {
-    Ok(tx
-        .query(
-            "SELECT r.uuid, r.timestamp FROM rows r JOIN transcripts t ON t.id = r.transcript_id
-             WHERE t.session_id = $1 AND t.superseded_at IS NULL
-               AND r.uuid IS NOT NULL AND r.timestamp IS NOT NULL",
-            &[&session.key],
-        )?
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect())
+    tx.query(
+        "SELECT r.uuid, r.timestamp FROM rows r JOIN transcripts t ON t.id = r.transcript_id
+         WHERE t.session_id = $1 AND t.superseded_at IS NULL
+           AND r.uuid IS NOT NULL AND r.timestamp IS NOT NULL",
+        &[&session.key],
+    )?
+    .iter()
+    .map(|r| Ok((r.col(0)?, r.col(1)?)))
+    .collect()
 }
 
 /// The session of exactly this project and id (the viewer's paths name both); no prefix or
@@ -300,12 +289,13 @@ pub fn find_exact_session(
     project: &str,
     session_id: &str,
 ) -> Result<SessionRef> {
-    tx.query_opt(
-        &format!("{SESSION_COLUMNS} WHERE p.key = $1 AND s.session_id = $2"),
-        &[&project, &session_id],
-    )?
-    .map(|r| session_ref(&r))
-    .ok_or_else(|| Error::SessionNotFound(format!("{project}/{session_id}")))
+    let r = tx
+        .query_opt(
+            &format!("{SESSION_COLUMNS} WHERE p.key = $1 AND s.session_id = $2"),
+            &[&project, &session_id],
+        )?
+        .ok_or_else(|| Error::SessionNotFound(format!("{project}/{session_id}")))?;
+    session_ref(&r)
 }
 
 /// Every project folder name, in byte order as on SQLite (for a listing's project filter).
@@ -313,11 +303,10 @@ pub fn find_exact_session(
 /// # Errors
 /// Fails on a database error.
 pub fn project_keys(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
-    Ok(tx
-        .query("SELECT key FROM projects ORDER BY key COLLATE \"C\"", &[])?
+    tx.query("SELECT key FROM projects ORDER BY key COLLATE \"C\"", &[])?
         .iter()
-        .map(|r| r.get(0))
-        .collect())
+        .map(|r| r.col(0))
+        .collect()
 }
 
 /// Every tag some session has now, in byte order (for a listing's tag filter).
@@ -325,15 +314,14 @@ pub fn project_keys(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
 /// # Errors
 /// Fails on a database error.
 pub fn tags(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
-    Ok(tx
-        .query(
-            "SELECT DISTINCT tag COLLATE \"C\" FROM catalog WHERE tag IS NOT NULL AND tag <> ''
-             ORDER BY 1",
-            &[],
-        )?
-        .iter()
-        .map(|r| r.get(0))
-        .collect())
+    tx.query(
+        "SELECT DISTINCT tag COLLATE \"C\" FROM catalog WHERE tag IS NOT NULL AND tag <> ''
+         ORDER BY 1",
+        &[],
+    )?
+    .iter()
+    .map(|r| r.col(0))
+    .collect()
 }
 
 /// The live transcript of a session: its main one (`agent` `None`) or its sub-agent
@@ -362,13 +350,13 @@ pub fn agent_transcript(
     session: &SessionRef,
     agent_id: &str,
 ) -> Result<Option<i64>> {
-    Ok(tx
-        .query_opt(
-            "SELECT id FROM transcripts WHERE session_id = $1 AND agent_id = $2
-               AND subpath <> '' AND superseded_at IS NULL ORDER BY subpath COLLATE \"C\" LIMIT 1",
-            &[&session.key, &agent_id],
-        )?
-        .map(|r| r.get(0)))
+    tx.query_opt(
+        "SELECT id FROM transcripts WHERE session_id = $1 AND agent_id = $2
+           AND subpath <> '' AND superseded_at IS NULL ORDER BY subpath COLLATE \"C\" LIMIT 1",
+        &[&session.key, &agent_id],
+    )?
+    .map(|r| r.col(0))
+    .transpose()
 }
 
 /// The lines of one transcript, in file order (see [`crate::query::transcript_lines`]).
@@ -376,18 +364,19 @@ pub fn agent_transcript(
 /// # Errors
 /// Fails on a database error.
 pub fn transcript_lines(tx: &mut Transaction<'_>, transcript: i64) -> Result<Vec<StoredLine>> {
-    Ok(tx
-        .query(
-            "SELECT ordinal, raw FROM rows WHERE transcript_id = $1 ORDER BY ordinal",
-            &[&transcript],
-        )?
-        .into_iter()
-        .map(|r| StoredLine {
-            ordinal: r.get(0),
-            raw: r.get(1),
+    tx.query(
+        "SELECT ordinal, raw FROM rows WHERE transcript_id = $1 ORDER BY ordinal",
+        &[&transcript],
+    )?
+    .into_iter()
+    .map(|r| {
+        Ok(StoredLine {
+            ordinal: r.col(0)?,
+            raw: r.col(1)?,
             damaged: false,
         })
-        .collect())
+    })
+    .collect()
 }
 
 /// A page of a transcript's lines (see [`crate::query::transcript_lines_after`]).
@@ -400,19 +389,20 @@ pub fn transcript_lines_after(
     after: i64,
     limit: i64,
 ) -> Result<Vec<StoredLine>> {
-    Ok(tx
-        .query(
-            "SELECT ordinal, raw FROM rows WHERE transcript_id = $1 AND ordinal > $2
-             ORDER BY ordinal LIMIT $3",
-            &[&transcript, &after, &limit],
-        )?
-        .into_iter()
-        .map(|r| StoredLine {
-            ordinal: r.get(0),
-            raw: r.get(1),
+    tx.query(
+        "SELECT ordinal, raw FROM rows WHERE transcript_id = $1 AND ordinal > $2
+         ORDER BY ordinal LIMIT $3",
+        &[&transcript, &after, &limit],
+    )?
+    .into_iter()
+    .map(|r| {
+        Ok(StoredLine {
+            ordinal: r.col(0)?,
+            raw: r.col(1)?,
             damaged: false,
         })
-        .collect())
+    })
+    .collect()
 }
 
 /// One line of a transcript by its position (see [`crate::query::transcript_line`]).
@@ -424,10 +414,10 @@ pub fn transcript_line(
     transcript: i64,
     ordinal: i64,
 ) -> Result<Option<Vec<u8>>> {
-    Ok(tx
-        .query_opt(
-            "SELECT raw FROM rows WHERE transcript_id = $1 AND ordinal = $2",
-            &[&transcript, &ordinal],
-        )?
-        .map(|r| r.get(0)))
+    tx.query_opt(
+        "SELECT raw FROM rows WHERE transcript_id = $1 AND ordinal = $2",
+        &[&transcript, &ordinal],
+    )?
+    .map(|r| r.col(0))
+    .transpose()
 }

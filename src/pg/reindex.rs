@@ -8,6 +8,7 @@
 //! reindex killed part-way leaves every session either rebuilt or as it was. Only derived
 //! columns are written (`rows.search`, the `catalog` row); the stored lines are only read.
 
+use super::decode::RowExt;
 use super::rows::{search_columns_of, SEARCH_VECTOR};
 use super::PgStore;
 use crate::error::Result;
@@ -47,9 +48,8 @@ pub fn reindex(store: &PgStore) -> Result<ReindexReport> {
         })?;
     }
     let indexed: i64 = store.read(|tx| {
-        Ok(tx
-            .query_one("SELECT count(*) FROM rows WHERE search IS NOT NULL", &[])?
-            .get(0))
+        tx.query_one("SELECT count(*) FROM rows WHERE search IS NOT NULL", &[])?
+            .col(0)
     })?;
     Ok(ReindexReport {
         indexed,
@@ -60,11 +60,10 @@ pub fn reindex(store: &PgStore) -> Result<ReindexReport> {
 /// Every session's key, in order.
 pub(crate) fn session_keys(store: &PgStore) -> Result<Vec<i64>> {
     store.read(|tx| {
-        Ok(tx
-            .query("SELECT id FROM sessions ORDER BY id", &[])?
+        tx.query("SELECT id FROM sessions ORDER BY id", &[])?
             .iter()
-            .map(|r| r.get(0))
-            .collect())
+            .map(|r| r.col(0))
+            .collect()
     })
 }
 
@@ -73,15 +72,14 @@ pub(crate) fn session_keys(store: &PgStore) -> Result<Vec<i64>> {
 /// (see [`crate::usage::record::replaces`]) however often it changes hands on the way.
 fn usage_order(store: &PgStore) -> Result<Vec<i64>> {
     store.read(|tx| {
-        Ok(tx
-            .query(
-                "SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id
-                 ORDER BY p.key COLLATE \"C\", s.session_id COLLATE \"C\"",
-                &[],
-            )?
-            .iter()
-            .map(|r| r.get(0))
-            .collect())
+        tx.query(
+            "SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id
+             ORDER BY p.key COLLATE \"C\", s.session_id COLLATE \"C\"",
+            &[],
+        )?
+        .iter()
+        .map(|r| r.col(0))
+        .collect()
     })
 }
 
@@ -143,7 +141,7 @@ pub(crate) fn stale_search(tx: &mut Transaction<'_>, key: i64) -> Result<(Vec<i6
             &compare,
             &[&batch.ids, &batch.indexed, &batch.bodies, &batch.tools],
         )? {
-            stale.push(row.get(0));
+            stale.push(row.col(0)?);
         }
         Ok(())
     })?;
@@ -178,8 +176,8 @@ fn for_each_batch(
         }
         let mut batch = Batch::default();
         for row in &rows {
-            let (indexed, body, tools) = search_columns_of(row.get::<_, &[u8]>(1));
-            batch.ids.push(row.get(0));
+            let (indexed, body, tools) = search_columns_of(row.col::<&[u8]>(1)?);
+            batch.ids.push(row.col(0)?);
             batch.indexed.push(indexed);
             batch.bodies.push(body);
             batch.tools.push(tools);

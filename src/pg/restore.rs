@@ -1,6 +1,7 @@
 //! `restore` and `launch` from a team store: the session's files as the team store holds
 //! them, gathered for the shared rules of [`crate::restore`].
 
+use super::decode::RowExt;
 use super::export::{main_transcript, write_transcript_mapped};
 use super::PgStore;
 use crate::error::Result;
@@ -41,7 +42,7 @@ pub fn recorded_cwd(store: &PgStore, session: &SessionRef) -> Result<Option<Stri
                     break;
                 }
                 for row in &rows {
-                    let raw: &[u8] = row.get(0);
+                    let raw: &[u8] = row.col(0)?;
                     if let Some([Some(value)]) =
                         crate::jsonl::fields::pick(raw, [b"cwd".as_slice()])
                     {
@@ -52,13 +53,12 @@ pub fn recorded_cwd(store: &PgStore, session: &SessionRef) -> Result<Option<Stri
                 }
             }
         }
-        Ok(tx
-            .query_one(
-                "SELECT p.cwd FROM sessions s JOIN projects p ON p.id = s.project_id
-                 WHERE s.id = $1",
-                &[&session.key],
-            )?
-            .get(0))
+        tx.query_one(
+            "SELECT p.cwd FROM sessions s JOIN projects p ON p.id = s.project_id
+             WHERE s.id = $1",
+            &[&session.key],
+        )?
+        .col(0)
     })
 }
 
@@ -88,10 +88,10 @@ impl RestoreSource for PgStore {
                 &[&session.key],
             )? {
                 files.push(Planned {
-                    holds: Adopted::File(row.get(3)),
-                    relpath: safe_relative(sid)?.join(safe_relative(row.get(0))?),
-                    bytes: row.get(1),
-                    mtime_ns: row.get(2),
+                    holds: Adopted::File(row.col(3)?),
+                    relpath: safe_relative(sid)?.join(safe_relative(row.col(0)?)?),
+                    bytes: row.col(1)?,
+                    mtime_ns: row.col(2)?,
                 });
             }
             let transcripts: Vec<(i64, String, Option<i64>)> = tx
@@ -103,8 +103,8 @@ impl RestoreSource for PgStore {
                     &[&session.key],
                 )?
                 .iter()
-                .map(|r| (r.get(0), r.get(1), r.get(2)))
-                .collect();
+                .map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?)))
+                .collect::<Result<_>>()?;
             for (id, subpath, mtime_ns) in transcripts {
                 let relpath = if subpath.is_empty() {
                     safe_relative(&format!("{sid}.jsonl"))?
@@ -152,13 +152,14 @@ pub fn locations(store: &PgStore, session: &SessionRef) -> Result<Vec<crate::res
              GROUP BY f.host, f.path ORDER BY min(f.id)",
             &[&session.key],
         )?;
-        Ok(rows
-            .iter()
-            .map(|r| crate::restore::Location {
-                host: Some(r.get(0)),
-                path: r.get(1),
-                vanished: r.get(2),
+        rows.iter()
+            .map(|r| {
+                Ok(crate::restore::Location {
+                    host: Some(r.col(0)?),
+                    path: r.col(1)?,
+                    vanished: r.col(2)?,
+                })
             })
-            .collect())
+            .collect()
     })
 }

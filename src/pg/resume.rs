@@ -3,6 +3,7 @@
 //! rows), feeding the shared composition [`crate::resume::resume_with`] and its pure chain
 //! and repair functions.
 
+use super::decode::RowExt;
 use super::PgStore;
 use crate::error::{Error, Result};
 use crate::jsonl;
@@ -61,15 +62,14 @@ pub fn continue_target(store: &PgStore, project: &str) -> Result<SessionRef> {
             ),
             &[(&project, Type::TEXT)],
         )?;
-        found
-            .map(|r| SessionRef {
-                key: r.get(0),
-                project: r.get(1),
-                session_id: r.get(2),
-            })
-            .ok_or_else(|| {
-                Error::SessionNotFound(format!("no resumable session in project {project}"))
-            })
+        let r = found.ok_or_else(|| {
+            Error::SessionNotFound(format!("no resumable session in project {project}"))
+        })?;
+        Ok(SessionRef {
+            key: r.col(0)?,
+            project: r.col(1)?,
+            session_id: r.col(2)?,
+        })
     })
 }
 
@@ -123,10 +123,10 @@ impl Pg<'_, '_> {
                       AND NOT e.is_sidechain)
              ORDER BY r.ordinal DESC LIMIT 1"
         );
-        Ok(self
-            .0
+        self.0
             .query_typed_opt(&sql, &[(&transcript, Type::INT8)])?
-            .map(|r| r.get(0)))
+            .map(|r| r.col(0))
+            .transpose()
     }
 }
 
@@ -258,10 +258,10 @@ impl ResumeSource for Pg<'_, '_> {
                   ORDER BY r.timestamp COLLATE \"C\" DESC, r.ordinal ASC LIMIT 1"
             ),
         };
-        Ok(self
-            .0
+        self.0
             .query_typed_opt(&sql, &[(&transcript, Type::INT8)])?
-            .map(|r| r.get(0)))
+            .map(|r| r.col(0))
+            .transpose()
     }
 
     fn gather(
@@ -282,24 +282,21 @@ impl ResumeSource for Pg<'_, '_> {
                 (&none, Type::TEXT),
             ],
         )? {
-            match r.get::<_, Option<i64>>(0) {
+            match r.col::<Option<i64>>(0)? {
                 Some(id) => seeds.push(id),
-                None => segments.push((r.get(1), r.get(2))),
+                None => segments.push((r.col(1)?, r.col(2)?)),
             }
         }
         let dangles: bool = self
             .0
             .query_typed_one(WALK_DANGLES, &[(&seeds, Type::INT8_ARRAY)])?
-            .get(0);
+            .col(0)?;
         if dangles {
             let rows = self.0.query_typed(
                 ALL_CONVERSATION_ROWS,
                 &[(&transcript, Type::INT8), (&with_replacements, Type::BOOL)],
             )?;
-            return Ok(rows
-                .iter()
-                .filter_map(|r| jsonl::parse_record(r.get::<_, &[u8]>(1)))
-                .collect());
+            return records(&rows, 1);
         }
         for (tail, head) in segments {
             let more = self.0.query_typed(
@@ -310,7 +307,9 @@ impl ResumeSource for Pg<'_, '_> {
                     (&Some(head), Type::TEXT),
                 ],
             )?;
-            seeds.extend(more.iter().map(|r| r.get::<_, i64>(0)));
+            for r in &more {
+                seeds.push(r.col(0)?);
+            }
         }
         seeds.sort_unstable();
         seeds.dedup();
@@ -322,10 +321,7 @@ impl ResumeSource for Pg<'_, '_> {
                 (&with_replacements, Type::BOOL),
             ],
         )?;
-        Ok(rows
-            .iter()
-            .filter_map(|r| jsonl::parse_record(r.get::<_, &[u8]>(1)))
-            .collect())
+        records(&rows, 1)
     }
 
     fn last_metadata(
@@ -333,8 +329,7 @@ impl ResumeSource for Pg<'_, '_> {
         transcript: i64,
         session_id: &str,
     ) -> Result<Vec<(String, Option<String>)>> {
-        Ok(self
-            .0
+        self.0
             .query_typed(
                 "SELECT DISTINCT ON (m.kind) m.kind, m.value FROM metadata m
                  WHERE m.transcript_id = $1 AND m.kind <> 'summary'
@@ -343,8 +338,8 @@ impl ResumeSource for Pg<'_, '_> {
                 &[(&transcript, Type::INT8), (&session_id, Type::TEXT)],
             )?
             .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect())
+            .map(|r| Ok((r.col(0)?, r.col(1)?)))
+            .collect()
     }
 
     fn summary_at(&mut self, transcript: i64, leaf: &str) -> Result<Option<String>> {
@@ -355,25 +350,22 @@ impl ResumeSource for Pg<'_, '_> {
                    AND leaf_uuid = $2 ORDER BY row_id DESC LIMIT 1",
                 &[(&transcript, Type::INT8), (&leaf, Type::TEXT)],
             )?
-            .and_then(|r| r.get(0)))
+            .map(|r| r.col::<Option<String>>(0))
+            .transpose()?
+            .flatten())
     }
 
     fn file_history_records(&mut self, transcript: i64) -> Result<Vec<Value>> {
-        Ok(self
-            .0
-            .query_typed(
-                "SELECT r.raw FROM file_history f JOIN rows r ON r.id = f.row_id
-                 WHERE f.transcript_id = $1 ORDER BY r.ordinal",
-                &[(&transcript, Type::INT8)],
-            )?
-            .iter()
-            .filter_map(|r| jsonl::parse_record(r.get::<_, &[u8]>(0)))
-            .collect())
+        let rows = self.0.query_typed(
+            "SELECT r.raw FROM file_history f JOIN rows r ON r.id = f.row_id
+         WHERE f.transcript_id = $1 ORDER BY r.ordinal",
+            &[(&transcript, Type::INT8)],
+        )?;
+        records(&rows, 0)
     }
 
     fn replacements(&mut self, session: i64, session_id: &str) -> Result<Vec<StoredReplacement>> {
-        Ok(self
-            .0
+        self.0
             .query_typed(
                 "SELECT c.kind, c.tool_use_id, c.replacement, c.agent_id
                  FROM content_replacements c JOIN transcripts t ON t.id = c.transcript_id
@@ -384,13 +376,12 @@ impl ResumeSource for Pg<'_, '_> {
                 &[(&session, Type::INT8), (&session_id, Type::TEXT)],
             )?
             .iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
-            .collect())
+            .map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?, r.col(3)?)))
+            .collect()
     }
 
     fn subagents(&mut self, session: i64) -> Result<Vec<StoredSubagent>> {
-        Ok(self
-            .0
+        self.0
             .query_typed(
                 "SELECT t.agent_id, t.subpath, t.meta_json,
                     (SELECT count(*) FROM rows r WHERE r.transcript_id = t.id)
@@ -400,7 +391,19 @@ impl ResumeSource for Pg<'_, '_> {
                 &[(&session, Type::INT8)],
             )?
             .iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
-            .collect())
+            .map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?, r.col(3)?)))
+            .collect()
     }
+}
+
+/// The records of `rows`' column `idx` (stored lines), without the lines that do not parse
+/// as a record.
+fn records(rows: &[postgres::Row], idx: usize) -> Result<Vec<Value>> {
+    let mut out = Vec::new();
+    for r in rows {
+        if let Some(record) = jsonl::parse_record(r.col::<&[u8]>(idx)?) {
+            out.push(record);
+        }
+    }
+    Ok(out)
 }

@@ -3,13 +3,17 @@
 //! records is shared: [`crate::import::side_of`]). Import, append, fork and sync store
 //! lines through it.
 
-use super::import::MAX_INDEXED_TEXT;
+use super::decode::RowExt;
 use super::prepared;
 use crate::error::Result;
 use crate::import::{self, Side};
 use crate::jsonl::{LineStatus, SearchText};
 use postgres::Transaction;
 use std::borrow::Cow;
+
+/// Indexed text per column, in bytes: a `tsvector` holds at most 1 MB, and one over it
+/// would fail the line's import. Past this a line's text is not searched.
+const MAX_INDEXED_TEXT: usize = 200_000;
 
 /// `text` without NUL characters, which PostgreSQL's `text` cannot hold (a JSON string may
 /// spell one as `\u0000`): each becomes U+FFFD. The line itself keeps them, byte for byte.
@@ -299,8 +303,8 @@ pub(crate) fn insert_rows(
     )?;
     let mut ids = vec![0i64; n];
     for r in rows {
-        let at = (r.get::<_, i64>(1) - ordinal) as usize;
-        ids[at] = r.get(0);
+        let at = (r.col::<i64>(1)? - ordinal) as usize;
+        ids[at] = r.col(0)?;
     }
     Ok(ids)
 }

@@ -2,6 +2,7 @@
 //! [`crate::sdk::SdkSource`]; the chains, the paging and the sub-agents' order are the
 //! shared ones of [`crate::sdk`].
 
+use super::decode::RowExt;
 use super::PgStore;
 use crate::error::Result;
 use crate::model::SessionRef;
@@ -73,8 +74,7 @@ impl<'a, 'b> Pg<'a, 'b> {
 
 impl SdkSource for Pg<'_, '_> {
     fn main_transcript(&mut self, session: &SessionRef) -> Result<Option<i64>> {
-        Ok(self
-            .tx
+        self.tx
             .query_opt(
                 "SELECT t.id FROM transcripts t
                  WHERE t.session_id = $1 AND t.subpath = '' AND t.superseded_at IS NULL
@@ -82,7 +82,8 @@ impl SdkSource for Pg<'_, '_> {
                                AND (length(r.raw) > 0 OR r.terminated))",
                 &[&session.key],
             )?
-            .map(|r| r.get(0)))
+            .map(|r| r.col(0))
+            .transpose()
     }
 
     fn entry_lines(&mut self, transcript: i64, each: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
@@ -96,7 +97,7 @@ impl SdkSource for Pg<'_, '_> {
             [&transcript],
         )?;
         while let Some(row) = rows.next()? {
-            let (id, raw): (i64, &[u8]) = (row.get(0), row.get(1));
+            let (id, raw): (i64, &[u8]) = (row.col(0)?, row.col(1)?);
             each(id, raw);
             let start = self.kept.len();
             self.kept.extend_from_slice(raw);
@@ -121,8 +122,8 @@ impl SdkSource for Pg<'_, '_> {
             .tx
             .query_raw("SELECT id, raw FROM rows WHERE id = ANY($1)", [&missing])?;
         while let Some(row) = found.next()? {
-            if let Some(i) = index.get(&row.get::<_, i64>(0)) {
-                each(*i, row.get(1));
+            if let Some(i) = index.get(&row.col::<i64>(0)?) {
+                each(*i, row.col(1)?);
             }
         }
         Ok(())
@@ -130,8 +131,7 @@ impl SdkSource for Pg<'_, '_> {
 
     fn subagents(&mut self, session: &SessionRef) -> Result<Vec<StoredSubagent>> {
         // `ILIKE`: SQLite's `LIKE` ignores the case of ASCII letters.
-        Ok(self
-            .tx
+        self.tx
             .query(
                 "SELECT id, agent_id, subpath, meta_json FROM transcripts
                  WHERE session_id = $1 AND agent_id IS NOT NULL AND superseded_at IS NULL
@@ -139,12 +139,14 @@ impl SdkSource for Pg<'_, '_> {
                 &[&session.key],
             )?
             .iter()
-            .map(|r| StoredSubagent {
-                transcript: r.get(0),
-                agent_id: r.get(1),
-                subpath: r.get(2),
-                meta: r.get(3),
+            .map(|r| {
+                Ok(StoredSubagent {
+                    transcript: r.col(0)?,
+                    agent_id: r.col(1)?,
+                    subpath: r.col(2)?,
+                    meta: r.col(3)?,
+                })
             })
-            .collect())
+            .collect()
     }
 }

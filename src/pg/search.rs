@@ -8,6 +8,7 @@
 //! `ts_rank` with the body weighted 1.0 and tool text 0.1 (FTS5: BM25 with 1.0 and 0.5),
 //! reported negated so that lower is better as with BM25; ties are broken by line order.
 
+use super::decode::RowExt;
 use super::PgStore;
 use crate::error::Result;
 use crate::search::{Hit, Mention, Narrowing, SearchQuery};
@@ -156,18 +157,22 @@ pub fn search_narrowed(store: &PgStore, q: &SearchQuery, n: &Narrowing) -> Resul
             }
             let rows = c.query_typed(&sql, &params)?;
             let complete = (rows.len() as i64) < asked;
-            let kept: Vec<postgres::Row> = rows
-                .into_iter()
-                .filter(|r| n.keeps_time(r.get(4), r.get(9)))
-                .take(wanted)
-                .collect();
+            let mut kept: Vec<postgres::Row> = Vec::new();
+            for r in rows {
+                if kept.len() == wanted {
+                    break;
+                }
+                if n.keeps_time(r.col(4)?, r.col(9)?) {
+                    kept.push(r);
+                }
+            }
             if kept.len() == wanted || complete {
                 break kept;
             }
             asked = asked.saturating_mul(4);
         };
         for r in found {
-            let raw: &[u8] = r.get(7);
+            let raw: &[u8] = r.col(7)?;
             let text = crate::jsonl::search_text(raw).map_or_else(
                 || {
                     String::from_utf8_lossy(&raw[..raw.len().min(crate::search::INDEXED_PREFIX)])
@@ -185,15 +190,15 @@ pub fn search_narrowed(store: &PgStore, q: &SearchQuery, n: &Narrowing) -> Resul
                 },
             );
             let snippet = snippet(&text, &shown_terms, (&open, &close));
-            let score: f32 = r.get(8);
+            let score: f32 = r.col(8)?;
             hits.push(Hit {
-                session_id: r.get(0),
-                project: r.get(1),
-                agent_id: r.get(2),
-                uuid: r.get(3),
-                timestamp: r.get(4),
-                role: r.get(5),
-                title: r.get(6),
+                session_id: r.col(0)?,
+                project: r.col(1)?,
+                agent_id: r.col(2)?,
+                uuid: r.col(3)?,
+                timestamp: r.col(4)?,
+                role: r.col(5)?,
+                title: r.col(6)?,
                 snippet,
                 rank: -f64::from(score),
             });
@@ -277,19 +282,21 @@ pub fn mentions(
         for w in &terms {
             params.push((w, Type::TEXT));
         }
-        Ok(c.query_typed(&sql, &params)?
+        c.query_typed(&sql, &params)?
             .into_iter()
-            .map(|r| Mention {
-                line: r.get(0),
-                session_id: r.get(1),
-                project: r.get(2),
-                title: r.get(3),
-                agent_id: r.get(4),
-                role: r.get(5),
-                timestamp: r.get(6),
-                uuid: r.get(7),
+            .map(|r| {
+                Ok(Mention {
+                    line: r.col(0)?,
+                    session_id: r.col(1)?,
+                    project: r.col(2)?,
+                    title: r.col(3)?,
+                    agent_id: r.col(4)?,
+                    role: r.col(5)?,
+                    timestamp: r.col(6)?,
+                    uuid: r.col(7)?,
+                })
             })
-            .collect())
+            .collect()
     })
 }
 
@@ -305,7 +312,7 @@ pub fn each_line(store: &PgStore, lines: &[i64], each: &mut dyn FnMut(i64, &[u8]
             &[(&lines, Type::INT8_ARRAY)],
         )?;
         for r in rows {
-            each(r.get(0), r.get(1));
+            each(r.col(0)?, r.col(1)?);
         }
         Ok(())
     })
@@ -363,26 +370,25 @@ fn title_hits(
     for w in &owned {
         params.push((w, Type::TEXT));
     }
-    Ok(c.query_typed(&sql, &params)?
-        .into_iter()
-        .filter(|r| {
-            crate::search::titles_match(r.get(4), typed) && n.keeps_time(r.get(2), r.get(5))
-        })
-        .map(|r| {
-            let shown: Option<String> = r.get(3);
-            Hit {
-                session_id: r.get(0),
-                project: r.get(1),
-                agent_id: None,
-                uuid: None,
-                timestamp: r.get(2),
-                role: crate::search::TITLE_ROLE.to_owned(),
-                snippet: crate::search::mark_title(shown.as_deref().unwrap_or(""), typed, marks),
-                title: shown,
-                rank: f64::NEG_INFINITY,
-            }
-        })
-        .collect())
+    let mut hits = Vec::new();
+    for r in c.query_typed(&sql, &params)? {
+        if !(crate::search::titles_match(r.col(4)?, typed) && n.keeps_time(r.col(2)?, r.col(5)?)) {
+            continue;
+        }
+        let shown: Option<String> = r.col(3)?;
+        hits.push(Hit {
+            session_id: r.col(0)?,
+            project: r.col(1)?,
+            agent_id: None,
+            uuid: None,
+            timestamp: r.col(2)?,
+            role: crate::search::TITLE_ROLE.to_owned(),
+            snippet: crate::search::mark_title(shown.as_deref().unwrap_or(""), typed, marks),
+            title: shown,
+            rank: f64::NEG_INFINITY,
+        });
+    }
+    Ok(hits)
 }
 
 /// Words shown before the first match in a snippet, and in all.

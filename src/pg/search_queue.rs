@@ -20,6 +20,7 @@
 //! queued. A search waits for the runs another process is indexing at that moment, so that
 //! it finds every line appended before it.
 
+use super::decode::RowExt;
 use super::PgStore;
 use crate::error::Result;
 use crate::import::Parsed;
@@ -103,10 +104,8 @@ pub fn index_some(store: &PgStore) -> Result<Option<u64>> {
 /// Whether any run waits in the queue, committed or being indexed by another process.
 fn anything_queued(store: &PgStore) -> Result<bool> {
     store.read_single(|c| {
-        Ok(
-            c.query_typed_one("SELECT EXISTS (SELECT 1 FROM search_queue_runs)", &[])?
-                .get(0),
-        )
+        c.query_typed_one("SELECT EXISTS (SELECT 1 FROM search_queue_runs)", &[])?
+            .col(0)
     })
 }
 
@@ -191,7 +190,11 @@ fn take_runs(tx: &mut Transaction<'_>, take: Take) -> Result<Vec<Run>> {
                                 JOIN transcripts t ON t.id = q.transcript_id)
                  ORDER BY s.id FOR KEY SHARE",
             )?;
-            let sessions: Vec<i64> = tx.query(&sql, &[])?.iter().map(|r| r.get(0)).collect();
+            let sessions: Vec<i64> = tx
+                .query(&sql, &[])?
+                .iter()
+                .map(|r| r.col(0))
+                .collect::<Result<_>>()?;
             let sql = super::prepared(
                 tx,
                 "SELECT q.transcript_id, q.first_ordinal, q.last_ordinal
@@ -202,14 +205,15 @@ fn take_runs(tx: &mut Transaction<'_>, take: Take) -> Result<Vec<Run>> {
             tx.query(&sql, &[&sessions])?
         }
     };
-    Ok(rows
-        .iter()
-        .map(|r| Run {
-            transcript: r.get(0),
-            first: r.get(1),
-            last: r.get(2),
+    rows.iter()
+        .map(|r| {
+            Ok(Run {
+                transcript: r.col(0)?,
+                first: r.col(1)?,
+                last: r.col(2)?,
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// Reads the searchable lines of `run`, at most `budget` of them, into `lines`, and removes
@@ -230,8 +234,8 @@ fn index_run(tx: &mut Transaction<'_>, run: &Run, budget: i64, lines: &mut Lines
         let read = rows.len() as i64;
         let mut next = run.last + 1;
         for row in &rows {
-            lines.add(row.get(0), row.get::<_, &[u8]>(2));
-            next = row.get::<_, i64>(1) + 1;
+            lines.add(row.col(0)?, row.col::<&[u8]>(2)?);
+            next = row.col::<i64>(1)? + 1;
         }
         lines.taken += read;
         left -= read;
@@ -316,14 +320,13 @@ impl Lines {
 /// On a database error.
 pub fn queued(store: &PgStore) -> Result<i64> {
     store.read(|tx| {
-        Ok(tx
-            .query_one(
-                "SELECT count(*) FROM search_queue_runs q JOIN rows r
-                   ON r.transcript_id = q.transcript_id
-                  AND r.ordinal BETWEEN q.first_ordinal AND q.last_ordinal
-                 WHERE r.search IS NOT NULL",
-                &[],
-            )?
-            .get(0))
+        tx.query_one(
+            "SELECT count(*) FROM search_queue_runs q JOIN rows r
+               ON r.transcript_id = q.transcript_id
+              AND r.ordinal BETWEEN q.first_ordinal AND q.last_ordinal
+             WHERE r.search IS NOT NULL",
+            &[],
+        )?
+        .col(0)
     })
 }

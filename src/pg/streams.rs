@@ -7,6 +7,7 @@
 //! turns, so "is this uuid stored" and the insert after it see no other writer in between,
 //! and the summary's compare-and-swap is decided by one writer at a time.
 
+use super::decode::RowExt;
 use super::PgStore;
 use crate::error::Result;
 use crate::import::Parsed;
@@ -57,10 +58,10 @@ impl StreamTx for Pg<'_, '_> {
              WHERE p.key = $1 AND s.session_id = $2"
         };
         let sql = super::prepared(self.tx, sql)?;
-        Ok(self
-            .tx
+        self.tx
             .query_opt(&sql, &[&project_key, &session_id])?
-            .map(|r| r.get(0)))
+            .map(|r| r.col(0))
+            .transpose()
     }
 
     fn upsert_session(&mut self, project_key: &str, session_id: &str) -> Result<i64> {
@@ -73,10 +74,10 @@ impl StreamTx for Pg<'_, '_> {
             "SELECT id FROM transcripts
              WHERE session_id = $1 AND subpath = $2 AND superseded_at IS NULL",
         )?;
-        Ok(self
-            .tx
+        self.tx
             .query_opt(&sql, &[&session, &subpath])?
-            .map(|r| r.get(0)))
+            .map(|r| r.col(0))
+            .transpose()
     }
 
     fn create_stream(
@@ -89,7 +90,7 @@ impl StreamTx for Pg<'_, '_> {
     }
 
     fn next_ordinal(&mut self, transcript: i64) -> Result<i64> {
-        super::record::next_ordinal(self.tx, transcript)
+        crate::record::write::next_ordinal(&mut super::record::PgLines(self.tx), transcript)
     }
 
     fn stored_uuids(&mut self, transcript: i64, uuids: &[&str]) -> Result<HashSet<String>> {
@@ -97,12 +98,11 @@ impl StreamTx for Pg<'_, '_> {
             self.tx,
             "SELECT uuid FROM rows WHERE transcript_id = $1 AND uuid = ANY($2)",
         )?;
-        Ok(self
-            .tx
+        self.tx
             .query(&sql, &[&transcript, &uuids])?
             .into_iter()
-            .map(|r| r.get(0))
-            .collect())
+            .map(|r| r.col(0))
+            .collect()
     }
 
     fn insert(
@@ -148,10 +148,9 @@ impl StreamTx for Pg<'_, '_> {
             self.tx,
             "SELECT mtime FROM store_streams WHERE transcript_id = $1",
         )?;
-        Ok(self
-            .tx
+        self.tx
             .query_opt(&sql, &[&transcript])?
-            .map_or(0, |r| r.get(0)))
+            .map_or(Ok(0), |r| r.col(0))
     }
 
     fn catalog_mtime(&mut self, session: i64) -> Result<i64> {
@@ -159,10 +158,9 @@ impl StreamTx for Pg<'_, '_> {
             self.tx,
             "SELECT last_modified FROM catalog WHERE session_key = $1",
         )?;
-        Ok(self
-            .tx
+        self.tx
             .query_opt(&sql, &[&session])?
-            .map_or(0, |r| r.get(0)))
+            .map_or(Ok(0), |r| r.col(0))
     }
 
     fn set_api_mtime(&mut self, transcript: i64, mtime: i64) -> Result<()> {
@@ -196,40 +194,39 @@ impl StreamTx for Pg<'_, '_> {
         )?;
         let mut last = after_ordinal;
         while let Some(row) = rows.next()? {
-            last = row.get(0);
-            f(row.get::<_, &[u8]>(1));
+            last = row.col(0)?;
+            f(row.col::<&[u8]>(1)?);
         }
         Ok(last)
     }
 
     fn max_ordinal(&mut self, transcript: i64) -> Result<Option<i64>> {
-        Ok(self
-            .tx
+        self.tx
             .query_one(
                 "SELECT max(ordinal) FROM rows WHERE transcript_id = $1",
                 &[&transcript],
             )?
-            .get(0))
+            .col(0)
     }
 
     fn summary(&mut self, session: i64) -> Result<Option<StoredSummary>> {
-        Ok(self
-            .tx
+        self.tx
             .query_opt(
                 "SELECT mtime, data, folded_transcript, folded_ordinal FROM store_summaries
                  WHERE session_key = $1",
                 &[&session],
             )?
             .map(|r| {
-                (
-                    r.get(0),
-                    r.get(1),
+                Ok((
+                    r.col(0)?,
+                    r.col(1)?,
                     Watermark {
-                        transcript: r.get(2),
-                        ordinal: r.get(3),
+                        transcript: r.col(2)?,
+                        ordinal: r.col(3)?,
                     },
-                )
-            }))
+                ))
+            })
+            .transpose()
     }
 
     fn put_summary(
@@ -258,8 +255,7 @@ impl StreamTx for Pg<'_, '_> {
     }
 
     fn main_streams(&mut self, project_key: &str) -> Result<Vec<StreamInfo>> {
-        Ok(self
-            .tx
+        self.tx
             .query(
                 "SELECT s.session_id,
                     greatest(coalesce(ss.mtime, 0), coalesce(c.last_modified, 0))
@@ -272,11 +268,13 @@ impl StreamTx for Pg<'_, '_> {
                 &[&project_key],
             )?
             .into_iter()
-            .map(|r| StreamInfo {
-                session_id: r.get(0),
-                mtime: r.get(1),
+            .map(|r| {
+                Ok(StreamInfo {
+                    session_id: r.col(0)?,
+                    mtime: r.col(1)?,
+                })
             })
-            .collect())
+            .collect()
     }
 
     fn summaries(&mut self, project_key: &str, f: &mut dyn FnMut(&str, i64, &str)) -> Result<()> {
@@ -287,14 +285,13 @@ impl StreamTx for Pg<'_, '_> {
             [&project_key as &(dyn postgres::types::ToSql + Sync)],
         )?;
         while let Some(row) = rows.next()? {
-            f(row.get(0), row.get(1), row.get(2));
+            f(row.col(0)?, row.col(1)?, row.col(2)?);
         }
         Ok(())
     }
 
     fn subpaths(&mut self, project_key: &str, session_id: &str) -> Result<Vec<String>> {
-        Ok(self
-            .tx
+        self.tx
             .query(
                 "SELECT t.subpath FROM transcripts t
                  JOIN sessions s ON s.id = t.session_id JOIN projects p ON p.id = s.project_id
@@ -304,8 +301,8 @@ impl StreamTx for Pg<'_, '_> {
                 &[&project_key, &session_id],
             )?
             .into_iter()
-            .map(|r| r.get(0))
-            .collect())
+            .map(|r| r.col(0))
+            .collect()
     }
 
     fn delete_session(&mut self, session: i64) -> Result<u64> {
@@ -315,7 +312,7 @@ impl StreamTx for Pg<'_, '_> {
                 "SELECT count(*) FROM transcripts WHERE session_id = $1",
                 &[&session],
             )?
-            .get(0);
+            .col(0)?;
         self.tx.execute(
             "DELETE FROM source_files WHERE transcript_id IN
                 (SELECT id FROM transcripts WHERE session_id = $1)

@@ -1,8 +1,9 @@
 //! The usage projection on a team store (PostgreSQL): the same hook, rebuild and read as
 //! [`crate::usage::sqlite`], with the same rule (`ON CONFLICT … WHERE` is [`record::replaces`]).
 
+use super::decode::RowExt;
 use super::pool::prepared;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::jsonl::Envelope;
 use crate::usage::record::{self, Fold, Response};
 use crate::usage::{Scope, UsageRow};
@@ -29,7 +30,7 @@ pub(crate) fn store(
          JOIN sessions s ON s.id = t.session_id JOIN projects p ON p.id = s.project_id
          WHERE t.id = $1",
     )?;
-    let session = Session::from(&tx.query_one(&stmt, &[&transcript])?);
+    let session = Session::try_from(&tx.query_one(&stmt, &[&transcript])?)?;
     for response in &found {
         insert(tx, &session, row, response)?;
     }
@@ -73,13 +74,15 @@ struct Session {
     id: String,
 }
 
-impl From<&postgres::Row> for Session {
-    fn from(r: &postgres::Row) -> Self {
-        Session {
-            key: r.get(0),
-            project: r.get(1),
-            id: r.get(2),
-        }
+impl TryFrom<&postgres::Row> for Session {
+    type Error = Error;
+
+    fn try_from(r: &postgres::Row) -> Result<Self> {
+        Ok(Session {
+            key: r.col(0)?,
+            project: r.col(1)?,
+            id: r.col(2)?,
+        })
     }
 }
 
@@ -160,7 +163,7 @@ pub(crate) fn store_folded(tx: &mut Transaction<'_>, session: i64, fold: &Fold) 
         "SELECT s.id, p.key, s.session_id FROM sessions s
          JOIN projects p ON p.id = s.project_id WHERE s.id = $1",
     )?;
-    let session = Session::from(&tx.query_one(&stmt, &[&session])?);
+    let session = Session::try_from(&tx.query_one(&stmt, &[&session])?)?;
     let rows: Vec<i64> = found.iter().map(|(row, _)| *row).collect();
     let (messages, requests): (Vec<Option<String>>, Vec<String>) =
         found.iter().map(|(_, r)| key(r)).unzip();
@@ -214,8 +217,8 @@ pub(crate) fn store_folded(tx: &mut Transaction<'_>, session: i64, fold: &Fold) 
             ],
         )?
         .iter()
-        .map(|r| r.get(0))
-        .collect();
+        .map(|r| r.col(0))
+        .collect::<Result<_>>()?;
     for i in misplaced {
         let (row, response) = &found[i as usize - 1];
         insert(tx, &session, *row, response)?;
@@ -274,15 +277,14 @@ pub(crate) fn rebuild(tx: &mut Transaction<'_>) -> Result<i64> {
             &[],
         )?
         .iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2)))
-        .collect();
+        .map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?)))
+        .collect::<Result<_>>()?;
     for (id, transcript, raw) in &lines {
         let (_, env) = Envelope::parse(raw);
         store(tx, *transcript, *id, raw, &env)?;
     }
-    Ok(tx
-        .query_one("SELECT count(*) FROM usage_responses", &[])?
-        .get(0))
+    tx.query_one("SELECT count(*) FROM usage_responses", &[])?
+        .col(0)
 }
 
 /// Rebuilds the responses of one session (`key`, the `sessions.id`) from its stored lines:
@@ -306,8 +308,8 @@ pub(crate) fn rebuild_session(tx: &mut Transaction<'_>, key: i64) -> Result<()> 
             &[&key],
         )?
         .iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2)))
-        .collect();
+        .map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?)))
+        .collect::<Result<_>>()?;
     for (id, transcript, raw) in &lines {
         let (_, env) = Envelope::parse(raw);
         store(tx, *transcript, *id, raw, &env)?;
@@ -339,27 +341,28 @@ pub(crate) fn read(tx: &mut Transaction<'_>, scope: &Scope) -> Result<Vec<UsageR
         Scope::Since(ms) => tx.query(&sql, &[ms])?,
         Scope::Session(id) => tx.query(&sql, &[id])?,
     };
-    Ok(rows
-        .iter()
-        .map(|r| UsageRow {
-            session: r.get(0),
-            project: r.get(1),
-            tag: r.get(2),
-            host: r.get(3),
-            agent: r.get(4),
-            model: r.get::<_, Option<String>>(5).unwrap_or_default(),
-            timestamp_ms: r.get(6),
-            branch: r.get(7),
-            tokens: crate::usage::pricing::Tokens {
-                input: r.get(8),
-                output: r.get(9),
-                cache_creation: r.get(10),
-                cache_creation_1h: r.get(11),
-                cache_read: r.get(12),
-                web_search: r.get(13),
-            },
-            recorded_cost_usd: r.get(14),
-            project_cwd: r.get(15),
+    rows.iter()
+        .map(|r| {
+            Ok(UsageRow {
+                session: r.col(0)?,
+                project: r.col(1)?,
+                tag: r.col(2)?,
+                host: r.col(3)?,
+                agent: r.col(4)?,
+                model: r.col::<Option<String>>(5)?.unwrap_or_default(),
+                timestamp_ms: r.col(6)?,
+                branch: r.col(7)?,
+                tokens: crate::usage::pricing::Tokens {
+                    input: r.col(8)?,
+                    output: r.col(9)?,
+                    cache_creation: r.col(10)?,
+                    cache_creation_1h: r.col(11)?,
+                    cache_read: r.col(12)?,
+                    web_search: r.col(13)?,
+                },
+                recorded_cost_usd: r.col(14)?,
+                project_cwd: r.col(15)?,
+            })
         })
-        .collect())
+        .collect()
 }

@@ -67,7 +67,7 @@ impl StreamTx for Sqlite<'_, '_> {
     }
 
     fn next_ordinal(&mut self, transcript: i64) -> Result<i64> {
-        record::next_ordinal(self.0, transcript)
+        record::write::next_ordinal(&mut record::SqliteLines(self.0), transcript)
     }
 
     fn stored_uuids(&mut self, transcript: i64, uuids: &[&str]) -> Result<HashSet<String>> {

@@ -623,3 +623,52 @@ fn migration_troubles_are_clear_errors() {
     }
     assert_eq!(run(&db.url).0, Some(0), "restored, the store opens");
 }
+
+/// A column that no longer holds what its reader expects (changed by another program) fails
+/// the read with an error that names the column, its type and the Rust type expected, and
+/// the process goes on: first a NULL where the store wrote a number, then a number of
+/// another width.
+#[test]
+#[cfg_attr(not(sessiondb_pg), ignore = "needs PostgreSQL (SESSIONDB_TEST_PG)")]
+fn a_column_of_an_unexpected_type_or_null_is_an_error_naming_it() {
+    let Some(db) = pg_db("a_column_of_an_unexpected_type_or_null_is_an_error_naming_it") else {
+        return;
+    };
+    let store = PgStore::connect(&db.url).expect("connect");
+    let samples =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-projects");
+    sessiondb::pg::import::import_paths(&store, &[samples], &sessiondb::model::NoProgress)
+        .expect("import");
+    let list = || store.read(|tx| sessiondb::pg::query::list_sessions(tx, &Default::default()));
+    assert!(!list().expect("list").is_empty());
+    let mut client = postgres::Client::connect(&db.url, postgres::NoTls).expect("connect");
+
+    client
+        .batch_execute(
+            "ALTER TABLE catalog ALTER COLUMN message_count DROP NOT NULL;
+             UPDATE catalog SET message_count = NULL",
+        )
+        .expect("make message_count NULL");
+    let e = list().expect_err("a NULL message_count");
+    assert!(matches!(e, sessiondb::Error::Database(_)), "{e:?}");
+    let shown = e.to_string();
+    for part in ["column \"message_count\"", "int8", "i64", "NULL"] {
+        assert!(shown.contains(part), "{part:?} not in {shown:?}");
+    }
+
+    client
+        .batch_execute(
+            "UPDATE catalog SET message_count = 0;
+             ALTER TABLE catalog ALTER COLUMN file_size TYPE integer",
+        )
+        .expect("narrow file_size");
+    let e = list().expect_err("an int4 file_size");
+    let shown = e.to_string();
+    for part in ["column \"file_size\"", "int4", "i64"] {
+        assert!(shown.contains(part), "{part:?} not in {shown:?}");
+    }
+    // The store is still usable: the next read that expects nothing odd succeeds.
+    store
+        .read(sessiondb::pg::query::project_keys)
+        .expect("another read");
+}

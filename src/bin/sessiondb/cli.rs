@@ -1,6 +1,12 @@
 //! The command-line grammar (clap derive). Verb names and flags are a contract: scripts call
 //! them exactly so.
+//!
+//! This module holds the whole grammar's frame (the global options, the verb list, the
+//! one-verb parse) and the store's own verbs; the verbs that tie sessiondb to Claude Code's
+//! files are in `cli_setup`, the usage reports in `cli_usage`, `mcp` and `pick` in theirs.
 
+use crate::cli_setup::{CaptureArgs, ConfigArgs, HooksArgs, LaunchArgs, RestoreArgs, WatchArgs};
+use crate::cli_usage::{StatsArgs, StatuslineArgs};
 use crate::style::ColorChoice;
 use clap::{Args, FromArgMatches, Parser, Subcommand};
 use sessiondb::serve::guard::AllowedHost;
@@ -219,26 +225,6 @@ pub enum Command {
     Pick(crate::cli_pick::PickArgs),
 }
 
-/// `sessiondb capture`.
-#[derive(Debug, Args)]
-pub struct CaptureArgs {
-    /// Copy the WAL into the database file and exit (what a capture starts in the
-    /// background once the WAL has grown; reads no payload).
-    #[arg(long, hide = true)]
-    pub checkpoint: bool,
-}
-
-/// `sessiondb watch`.
-#[derive(Debug, Args)]
-pub struct WatchArgs {
-    /// Projects roots, project folders or transcripts [default: $CLAUDE_CONFIG_DIR/projects,
-    /// else ~/.claude/projects].
-    pub paths: Vec<PathBuf>,
-    /// Import once and exit (a plain `import`).
-    #[arg(long)]
-    pub once: bool,
-}
-
 /// `--write-back` / `--no-write-back` (default: `write_back` of `sessiondb config`; unset,
 /// rename, tag and fork write back when the session's file is there, append does not).
 #[derive(Debug, Args)]
@@ -252,120 +238,6 @@ pub struct WriteBackArgs {
     /// Keep the change in the database only, whatever the config says.
     #[arg(long)]
     pub no_write_back: bool,
-}
-
-/// `sessiondb config`.
-#[derive(Debug, Args)]
-pub struct ConfigArgs {
-    /// What to do with the config.
-    #[command(subcommand)]
-    pub action: ConfigAction,
-}
-
-/// `sessiondb config set KEY VALUE | get KEY | path`.
-#[derive(Debug, Subcommand)]
-pub enum ConfigAction {
-    /// Set a value (keys: write_back).
-    Set {
-        /// The setting.
-        key: String,
-        /// Its value.
-        value: String,
-    },
-    /// Print a value.
-    Get {
-        /// The setting.
-        key: String,
-    },
-    /// Print where the config file is.
-    Path,
-}
-
-/// `sessiondb hooks`.
-#[derive(Debug, Args)]
-pub struct HooksArgs {
-    /// What to do with the hooks.
-    #[command(subcommand)]
-    pub action: HooksAction,
-}
-
-/// `sessiondb hooks install | uninstall | status`.
-#[derive(Debug, Subcommand)]
-pub enum HooksAction {
-    /// Add Stop, SubagentStop, PreCompact and SessionEnd hooks running `sessiondb capture`
-    /// (this binary's absolute path, plus --db when given). Other settings and hooks are kept;
-    /// the old file is kept beside it as settings.json.sessiondb.bak.
-    Install(HooksTarget),
-    /// Remove exactly the hooks `install` added.
-    Uninstall(HooksTarget),
-    /// Show which capture hooks are installed, and when capture last ran and last failed.
-    Status(HooksTarget),
-}
-
-/// The settings file the hooks go into.
-#[derive(Debug, Args)]
-pub struct HooksTarget {
-    /// Claude Code's settings file [default: $CLAUDE_CONFIG_DIR/settings.json, else
-    /// ~/.claude/settings.json].
-    #[arg(long, value_name = "PATH")]
-    pub settings: Option<PathBuf>,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `sessiondb restore`.
-#[derive(Debug, Args)]
-pub struct RestoreArgs {
-    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
-    #[arg(allow_hyphen_values = true)]
-    pub session: String,
-    #[command(flatten)]
-    pub target: RestoreTarget,
-    /// When a different file is already there, write the conversation under a new session id
-    /// (as `fork` does) and print it.
-    #[arg(long)]
-    pub as_new: bool,
-    /// Print what was written as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Where a session is restored to.
-#[derive(Debug, Args)]
-pub struct RestoreTarget {
-    /// Claude Code's config folder [default: $CLAUDE_CONFIG_DIR, else ~/.claude].
-    #[arg(long, value_name = "DIR")]
-    pub config_dir: Option<PathBuf>,
-    /// Put the session under this folder's project and rewrite every record's `cwd` that is
-    /// the recorded cwd (or under it) to this folder (or the same place under it).
-    #[arg(long, value_name = "PATH")]
-    pub cwd: Option<PathBuf>,
-}
-
-/// `sessiondb launch`.
-#[derive(Debug, Args)]
-pub struct LaunchArgs {
-    /// A session id, a unique prefix of one, PROJECT/SESSION, or a unique custom title.
-    #[arg(allow_hyphen_values = true)]
-    pub session: String,
-    /// Run Claude Code in this folder [default: the recorded cwd; when it does not exist,
-    /// launch says so and asks for --cwd or --here]; the session is restored for it (see
-    /// `restore --cwd`).
-    #[arg(long, value_name = "PATH", conflicts_with = "here")]
-    pub cwd: Option<PathBuf>,
-    /// Run Claude Code in the current folder (the session is restored for it).
-    #[arg(long)]
-    pub here: bool,
-    /// Resume with --fork-session (Claude Code writes a new session).
-    #[arg(long)]
-    pub fork: bool,
-    /// Print the command instead of running it (the session is restored all the same).
-    #[arg(long)]
-    pub print: bool,
-    /// Arguments passed on to Claude Code.
-    #[arg(last = true, value_name = "CLAUDE_ARGS")]
-    pub claude_args: Vec<String>,
 }
 
 /// `sessiondb completions`.
@@ -869,85 +741,4 @@ mod tests {
         assert!(matches!(cli.command, Command::Sessions(_)));
         assert_eq!(cli.global.db, Some(PathBuf::from("info")));
     }
-}
-
-/// A report of `sessiondb stats`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum StatsReport {
-    /// Per day (`YYYY-MM-DD`).
-    Daily,
-    /// Per ISO week (`YYYY-Www`).
-    Weekly,
-    /// Per month (`YYYY-MM`).
-    Monthly,
-    /// Per session (sub-agents counted in their parent session).
-    Session,
-    /// Per project.
-    Project,
-    /// Per model.
-    Model,
-    /// Per 5-hour usage window; the open one with its burn rate and projection.
-    Blocks,
-}
-
-/// Where costs come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CostModeArg {
-    /// The record's costUSD where it has one, else computed from the tokens.
-    Auto,
-    /// Always computed from the tokens and the pricing table.
-    Calculate,
-    /// The record's costUSD only (0 where it has none).
-    Display,
-}
-
-/// `sessiondb stats`.
-#[derive(Debug, Args)]
-pub struct StatsArgs {
-    /// The reports, in order [default: daily].
-    #[arg(value_enum, value_name = "REPORT")]
-    pub reports: Vec<StatsReport>,
-    /// Only days at or after this one (YYYY-MM-DD or YYYYMMDD, in --timezone).
-    #[arg(long, value_name = "DATE")]
-    pub since: Option<String>,
-    /// Only days at or before this one (inclusive).
-    #[arg(long, value_name = "DATE")]
-    pub until: Option<String>,
-    /// The time zone days are cut in (an IANA name such as Europe/Paris, or UTC) [default:
-    /// TZ, else the system's].
-    #[arg(long, value_name = "ZONE")]
-    pub timezone: Option<String>,
-    /// Only projects whose folder name or cwd contains P.
-    #[arg(long, value_name = "P", allow_hyphen_values = true)]
-    pub project: Option<String>,
-    /// Only responses made on this git branch.
-    #[arg(long, value_name = "B")]
-    pub branch: Option<String>,
-    /// Only sessions with this tag.
-    #[arg(long, value_name = "T")]
-    pub tag: Option<String>,
-    /// Only sessions from this machine (team store).
-    #[arg(long, value_name = "HOST")]
-    pub host: Option<String>,
-    /// Per-model rows inside each row.
-    #[arg(long)]
-    pub breakdown: bool,
-    /// Where costs come from.
-    #[arg(long, value_enum, default_value_t = CostModeArg::Auto)]
-    pub mode: CostModeArg,
-    /// A pricing table to use instead of the embedded one (the same JSON shape).
-    #[arg(long, value_name = "FILE")]
-    pub pricing: Option<PathBuf>,
-    /// Print JSON: a list of rows (an object of lists by report name when several reports
-    /// are asked for).
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `sessiondb statusline`.
-#[derive(Debug, Args)]
-pub struct StatuslineArgs {
-    /// A pricing table to use instead of the embedded one.
-    #[arg(long, value_name = "FILE")]
-    pub pricing: Option<PathBuf>,
 }

@@ -5,6 +5,8 @@ mod cli;
 mod cli_mcp;
 #[cfg(feature = "pick")]
 mod cli_pick;
+mod cli_setup;
+mod cli_usage;
 mod commands;
 mod human;
 mod listing_json;

@@ -1,7 +1,7 @@
 //! `sessiondb capture`: the hook entry point. It must never disturb Claude Code: it always
 //! succeeds, prints nothing, and reports failures to its log (see `sessiondb::capture`).
 
-use crate::cli::CaptureArgs;
+use crate::cli_setup::CaptureArgs;
 use sessiondb::capture::{self, HookPayload};
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! `sessiondb config set KEY VALUE | get KEY | path`.
 
-use crate::cli::{ConfigAction, ConfigArgs};
+use crate::cli_setup::{ConfigAction, ConfigArgs};
 use crate::output::outln;
 use anyhow::Context;
 use sessiondb::config;

@@ -1,6 +1,6 @@
 //! `sessiondb hooks install | uninstall | status`.
 
-use crate::cli::{HooksAction, HooksArgs};
+use crate::cli_setup::{HooksAction, HooksArgs};
 use crate::output::outln;
 use crate::output::print_json;
 use anyhow::Context;

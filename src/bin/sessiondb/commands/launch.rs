@@ -1,7 +1,7 @@
 //! `sessiondb launch SESSION [--cwd PATH | --here] [--fork] [--print] [-- CLAUDE_ARGS…]`:
 //! restore, then hand the session to Claude Code.
 
-use crate::cli::LaunchArgs;
+use crate::cli_setup::LaunchArgs;
 use crate::output::outln;
 use anyhow::Context;
 use std::path::{Path, PathBuf};

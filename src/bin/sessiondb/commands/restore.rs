@@ -1,6 +1,6 @@
 //! `sessiondb restore SESSION [--config-dir DIR] [--cwd PATH] [--as-new]`.
 
-use crate::cli::RestoreArgs;
+use crate::cli_setup::RestoreArgs;
 use crate::output::print_json;
 use anyhow::Context;
 use sessiondb::model::SessionRef;

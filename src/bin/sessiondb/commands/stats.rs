@@ -1,6 +1,6 @@
 //! `sessiondb stats [REPORT…]`: usage reports (docs/usage.md), as a table or `--json`.
 
-use crate::cli::{CostModeArg, StatsArgs, StatsReport};
+use crate::cli_usage::{CostModeArg, StatsArgs, StatsReport};
 use anyhow::Context;
 use sessiondb::usage::pricing::Pricing;
 use sessiondb::usage::report::{self, CostMode, Filter, Grouping, Options, Row, Totals};

@@ -3,7 +3,7 @@
 //! session's cost, today's and the open 5-hour block's. It reads only today's responses,
 //! the last 10 hours' and the session's, through the time index.
 
-use crate::cli::StatuslineArgs;
+use crate::cli_usage::StatuslineArgs;
 use sessiondb::usage::report::{self, CostMode, Filter, Grouping, Options, BLOCK_MS};
 use sessiondb::usage::{Scope, UsageRow};
 use std::io::{IsTerminal, Read, Write};

@@ -1,7 +1,8 @@
 //! `sessiondb watch [PATH…] [--once]`: import what changes under the projects folders until
 //! Ctrl-C (or SIGTERM), one line per imported change.
 
-use crate::cli::{ImportArgs, WatchArgs};
+use crate::cli::ImportArgs;
+use crate::cli_setup::WatchArgs;
 use anyhow::Context;
 use sessiondb::watch::{self, Watch};
 use std::io::Write;

@@ -13,7 +13,8 @@
 //! [`Cuts`] learns the ties from the records one at a time (a first reading of the
 //! transcript, a page of rows at a time), keeping only ids and positions.
 
-use super::{kind, links, Kind, Link, Rec};
+use super::plan::{kind, links, Kind, Link};
+use super::Rec;
 use std::collections::HashMap;
 
 /// The ties of a conversation, learnt a record at a time ([`Cuts::see`]).

@@ -1,14 +1,17 @@
 //! The conversation rendered for reading: records paired (a tool call with its result and
 //! the sub-agent it started), an assistant's turn as one card (its streamed records merged),
 //! bookkeeping and system records folded into one line per run, token usage totalled.
-//! Tool calls are drawn by [`tools`]; the pages that use this are in `super::session`.
+//! Which records go together is decided first, by [`plan`]; tool calls are drawn by
+//! [`tools`]; the pages that use this are in `super::session`.
 
 pub(super) mod cuts;
 mod diff;
 mod draw;
+mod plan;
 mod tools;
 mod usage;
 
+use plan::{links, Item, Link, Part};
 use usage::short_time;
 pub(super) use usage::Usage;
 
@@ -242,61 +245,6 @@ impl<'a> Renderer<'a> {
             }
         }
         total
-    }
-
-    /// What a record is on the page.
-    fn kind(&self, i: usize) -> Kind {
-        kind(&self.records[i])
-    }
-
-    /// The records grouped as they are shown: consecutive assistant records (one API
-    /// message streamed as several records, or several messages between two prompts, their
-    /// results beside their calls) as one card; runs of bookkeeping and system records as
-    /// one folded line, inside the card when they fall between two of its records.
-    fn plan(&self) -> Vec<Item> {
-        fn flush(items: &mut Vec<Item>, pending: &mut Vec<usize>) {
-            match pending.len() {
-                0 => {}
-                1 => items.push(Item::One(pending[0])),
-                _ => items.push(Item::Run(std::mem::take(pending))),
-            }
-            pending.clear();
-        }
-        let mut items = Vec::new();
-        let mut card: Option<Vec<Part>> = None;
-        let mut pending = Vec::new();
-        for i in 0..self.records.len() {
-            if self.absorbed.contains(&i) {
-                continue;
-            }
-            match self.kind(i) {
-                Kind::Meta => pending.push(i),
-                Kind::Turn => match card.as_mut() {
-                    Some(parts) => {
-                        if !pending.is_empty() {
-                            parts.push(Part::Run(std::mem::take(&mut pending)));
-                        }
-                        parts.push(Part::Rec(i));
-                    }
-                    None => {
-                        flush(&mut items, &mut pending);
-                        card = Some(vec![Part::Rec(i)]);
-                    }
-                },
-                Kind::Other => {
-                    if let Some(parts) = card.take() {
-                        items.push(Item::Card(parts));
-                    }
-                    flush(&mut items, &mut pending);
-                    items.push(Item::One(i));
-                }
-            }
-        }
-        if let Some(parts) = card.take() {
-            items.push(Item::Card(parts));
-        }
-        flush(&mut items, &mut pending);
-        items
     }
 
     /// A run of bookkeeping and system records: one line naming what it holds, each record
@@ -739,85 +687,6 @@ impl<'a> Renderer<'a> {
         self.record_fold_body(h, i, v);
         h.raw("</details>");
     }
-}
-
-/// A record's place on the page (see [`Renderer::plan`]).
-enum Kind {
-    /// An assistant record that joins the card before it.
-    Turn,
-    /// Bookkeeping or a system record: folded into a run.
-    Meta,
-    /// Anything else, shown on its own.
-    Other,
-}
-
-/// What a record is on the page (see [`Renderer::plan`]).
-fn kind(rec: &Rec) -> Kind {
-    let Some(v) = &rec.value else {
-        return Kind::Other;
-    };
-    let flag = |k: &str| v.get(k).and_then(Value::as_bool) == Some(true);
-    match s(v, "type").unwrap_or("") {
-        "assistant" if !flag("isApiErrorMessage") && !rec.synthetic => Kind::Turn,
-        "user" | "assistant" => Kind::Other,
-        "system"
-            if matches!(
-                s(v, "subtype"),
-                Some("compact_boundary" | "microcompact_boundary" | "api_error")
-            ) =>
-        {
-            Kind::Other
-        }
-        _ => Kind::Meta,
-    }
-}
-
-/// What ties a record to others on the page.
-enum Link<'v> {
-    /// Its API message's id (one message may be streamed as several records).
-    Message(&'v str),
-    /// A tool call it makes (its id).
-    Call(&'v str),
-    /// A tool result it carries: the call's id, and the block.
-    Result(&'v str, &'v Value),
-}
-
-/// Each [`Link`] of a record, in order: its message id, then its content's blocks. The
-/// renderer pairs records by them, and [`cuts`] keeps the records they tie in one piece.
-fn links<'v>(v: &'v Value, mut each: impl FnMut(Link<'v>)) {
-    if let Some(id) = v.pointer("/message/id").and_then(Value::as_str) {
-        each(Link::Message(id));
-    }
-    if let Some(blocks) = v.pointer("/message/content").and_then(Value::as_array) {
-        for b in blocks {
-            match s(b, "type") {
-                Some("tool_use") => {
-                    if let Some(id) = s(b, "id") {
-                        each(Link::Call(id));
-                    }
-                }
-                Some("tool_result") => {
-                    if let Some(id) = s(b, "tool_use_id") {
-                        each(Link::Result(id, b));
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-}
-
-/// One thing the conversation shows.
-enum Item {
-    Card(Vec<Part>),
-    Run(Vec<usize>),
-    One(usize),
-}
-
-/// A piece of a card: a record, or a run of bookkeeping between two of its records.
-enum Part {
-    Rec(usize),
-    Run(Vec<usize>),
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ pub fn run(db: &Path, args: PickArgs) -> anyhow::Result<()> {
             here,
         } => super::launch::run(
             db,
-            crate::cli::LaunchArgs {
+            crate::cli_setup::LaunchArgs {
                 session: format!("{project}/{session_id}"),
                 cwd: None,
                 here,

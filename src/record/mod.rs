@@ -23,17 +23,18 @@
 //! appending the same uuids at once store each uuid once, and a writer killed mid-batch
 //! leaves the session as it was before the batch.
 
-use crate::catalog;
+mod sqlite;
+pub(crate) mod write;
+
 use crate::error::{Error, Result};
-use crate::import::{insert_rows, project_record, Origin};
-use crate::jsonl::{self, Envelope, Line, LineStatus};
+use crate::jsonl;
 use crate::model::SessionRef;
-use crate::resume::gather;
 use crate::store::Store;
-use rusqlite::{params, OptionalExtension, Transaction};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
+
+pub(crate) use sqlite::SqliteLines;
 
 /// Record types that take part in the conversation chain (`insertMessageChain`).
 pub const MESSAGE_TYPES: &[&str] = &["user", "assistant", "attachment", "system"];
@@ -348,144 +349,6 @@ pub fn plan(
     Ok(planned)
 }
 
-/// The live main transcript of a session, created when the session has none.
-pub(crate) fn main_transcript_for_write(tx: &Transaction<'_>, session: i64) -> Result<i64> {
-    let live: Option<i64> = tx
-        .prepare_cached(
-            "SELECT id FROM transcripts WHERE session_id = ?1 AND subpath = '' AND superseded_at IS NULL",
-        )?
-        .query_row([session], |r| r.get(0))
-        .optional()?;
-    match live {
-        Some(id) => Ok(id),
-        None => {
-            tx.prepare_cached("INSERT INTO transcripts (session_id, subpath) VALUES (?1, '')")?
-                .execute([session])?;
-            Ok(tx.last_insert_rowid())
-        }
-    }
-}
-
-/// The ordinal that follows the transcript's last row. A last row without its newline gets
-/// one first, so that lines stored after it do not glue onto it.
-pub(crate) fn next_ordinal(tx: &Transaction<'_>, transcript: i64) -> Result<i64> {
-    let last: Option<(i64, i64, bool)> = tx
-        .prepare_cached(
-            "SELECT id, ordinal, terminated FROM rows WHERE transcript_id = ?1
-             ORDER BY ordinal DESC LIMIT 1",
-        )?
-        .query_row([transcript], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .optional()?;
-    let Some((id, ordinal, terminated)) = last else {
-        return Ok(0);
-    };
-    if !terminated {
-        tx.prepare_cached("UPDATE rows SET terminated = 1 WHERE id = ?1")?
-            .execute([id])?;
-    }
-    Ok(ordinal + 1)
-}
-
-/// Stores `lines` after the transcript's last row, each serialized as `JSON.stringify`
-/// would, with its projections and side-table rows (as import stores a line).
-pub(crate) fn write_lines(tx: &Transaction<'_>, transcript: i64, lines: &[Value]) -> Result<()> {
-    if lines.is_empty() {
-        return Ok(());
-    }
-    let bytes: Vec<Vec<u8>> = lines
-        .iter()
-        .map(serde_json::to_vec)
-        .collect::<serde_json::Result<_>>()?;
-    write_line_bytes(tx, transcript, &bytes)
-}
-
-/// Stores lines already serialized (each one JSON object) after the transcript's last row,
-/// as [`write_lines`] does.
-pub(crate) fn write_line_bytes(
-    tx: &Transaction<'_>,
-    transcript: i64,
-    bytes: &[Vec<u8>],
-) -> Result<()> {
-    if bytes.is_empty() {
-        return Ok(());
-    }
-    let first = next_ordinal(tx, transcript)?;
-    let batch: Vec<(Line<'_>, LineStatus, Envelope<'_>)> = bytes
-        .iter()
-        .map(|b| {
-            let (status, env) = Envelope::parse(b);
-            let line = Line {
-                bytes: b,
-                terminated: true,
-            };
-            (line, status, env)
-        })
-        .collect();
-    // Multi-row inserts, as import stores lines: one statement journal per 64 lines.
-    tx.set_prepared_statement_cache_capacity(64);
-    let first_id: i64 = tx
-        .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM rows")?
-        .query_row([], |r| r.get(0))?;
-    insert_rows(tx, transcript, first, first_id, &batch, Origin::Local)?;
-    for (row, (line, status, env)) in (first_id..).zip(&batch) {
-        if *status == LineStatus::Record {
-            project_record(tx, transcript, row, line.bytes, env)?;
-        }
-    }
-    Ok(())
-}
-
-const RECORDED: &str = "SELECT EXISTS (SELECT 1 FROM rows WHERE transcript_id = ?1 AND uuid = ?2
-     AND type IN ('user', 'assistant', 'attachment', 'system', 'progress'))";
-
-/// The leaf `resume` would pick ([`gather::pick_leaf`]), with a fast path: the newest chain
-/// row, when no row names it as parent, is that leaf (two index lookups instead of a scan).
-fn current_leaf(tx: &Transaction<'_>, transcript: i64) -> Result<Option<String>> {
-    let newest: Option<String> = tx
-        .prepare_cached(
-            "SELECT uuid FROM rows INDEXED BY idx_rows_transcript_ordinal
-             WHERE transcript_id = ?1 AND type IN ('user', 'assistant', 'attachment', 'system')
-               AND uuid IS NOT NULL AND is_sidechain = 0
-             ORDER BY ordinal DESC LIMIT 1",
-        )?
-        .query_row([transcript], |r| r.get(0))
-        .optional()?;
-    let Some(newest) = newest else {
-        return Ok(None);
-    };
-    // Nothing hangs off the newest chain row: it is pick_leaf's first candidate.
-    let has_child: bool = tx
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM rows WHERE transcript_id = ?1 AND parent_uuid = ?2)",
-        )?
-        .query_row(params![transcript, newest], |r| r.get(0))?;
-    if !has_child {
-        return Ok(Some(newest));
-    }
-    gather::pick_leaf(tx, transcript)
-}
-
-/// The stamp defaults of a transcript: the session-level fields of its last message.
-fn session_defaults(tx: &Transaction<'_>, transcript: i64) -> Result<Map<String, Value>> {
-    let raw: Option<Vec<u8>> = tx
-        .prepare_cached(
-            "SELECT raw FROM rows WHERE transcript_id = ?1 AND status = 0
-               AND type IN ('user', 'assistant', 'attachment', 'system') AND is_sidechain = 0
-             ORDER BY ordinal DESC LIMIT 1",
-        )?
-        .query_row([transcript], |r| r.get(0))
-        .optional()?;
-    let mut out = Map::new();
-    if let Some(record) = raw.as_deref().and_then(jsonl::parse_record) {
-        for key in STAMP_KEYS.iter().filter(|k| **k != "sessionId") {
-            if let Some(v) = record.get(*key).filter(|v| !v.is_null()) {
-                out.insert((*key).to_owned(), v.clone());
-            }
-        }
-    }
-    Ok(out)
-}
-
 impl Store {
     /// Appends a batch of entries to a session with Claude Code's write rules (see the
     /// [module docs](self)); the first new message continues the conversation `resume`
@@ -510,53 +373,8 @@ impl Store {
         entries: &[Value],
         options: &AppendOptions,
     ) -> Result<AppendReport> {
-        crate::names::check_session(&session.project, &session.session_id)?;
-        for (i, entry) in entries.iter().enumerate() {
-            check_entry(entry).map_err(|m| Error::Invalid(format!("entry {}: {m}", i + 1)))?;
-        }
-        self.write(|tx| {
-            let transcript = main_transcript_for_write(tx, session.key)?;
-            let stamp = Stamp {
-                session_id: session.session_id.clone(),
-                defaults: session_defaults(tx, transcript)?,
-                fork: false,
-            };
-            let planned = {
-                let mut recorded = tx.prepare_cached(RECORDED)?;
-                plan(
-                    entries,
-                    &stamp,
-                    |uuid| Ok(recorded.query_row(params![transcript, uuid], |r| r.get(0))?),
-                    || match &options.parent {
-                        Parent::Leaf => current_leaf(tx, transcript),
-                        Parent::Root => Ok(None),
-                        Parent::Uuid(u) => {
-                            if gather::has_entry(tx, transcript, u)? {
-                                Ok(Some(u.clone()))
-                            } else {
-                                Err(Error::NotFound(format!(
-                                    "record {u} is not a message of session {}",
-                                    session.session_id
-                                )))
-                            }
-                        }
-                    },
-                )?
-            };
-            write_lines(tx, transcript, &planned.lines)?;
-            if !planned.lines.is_empty() {
-                catalog::touch_session(tx, session.key, crate::time::now_ms())?;
-            }
-            Ok(AppendReport {
-                session_id: session.session_id.clone(),
-                project: session.project.clone(),
-                written: planned.lines.len() as u64,
-                messages: planned.messages,
-                duplicates: planned.duplicates,
-                dropped_progress: planned.dropped_progress,
-                leaf_uuid: planned.leaf_uuid,
-            })
-        })
+        write::check_batch(session, entries)?;
+        self.write(|tx| write::append(&mut SqliteLines(tx), session, entries, options))
     }
 }
 

@@ -1,14 +1,20 @@
 //! Export: rows → files, byte for byte as they were imported.
 
+mod sqlite;
+
 use crate::error::{Error, Result};
-use crate::integrity::{self, DamagedLine};
+use crate::integrity::DamagedLine;
 use crate::model::SessionRef;
 use crate::store::Store;
-use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
+
+pub use sqlite::{
+    main_transcript, recorded_mtime_ns, write_transcript, write_transcript_checked,
+    write_transcript_mapped,
+};
 
 /// What a tree export wrote.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -39,120 +45,6 @@ pub enum OnDamage<'a> {
     Keep(&'a mut Vec<DamagedLine>),
 }
 
-/// Writes the rows of one transcript to `out` in file order; returns the bytes written.
-///
-/// # Errors
-/// [`Error::Damaged`] at the first line that does not match its checksum (the lines before
-/// it have been written to `out`); a database or write error.
-pub fn write_transcript(conn: &Connection, transcript: i64, out: &mut dyn Write) -> Result<u64> {
-    write_rows(conn, transcript, out, &mut |_| None, OnDamage::Fail)
-}
-
-/// [`write_transcript`] with a choice of what to do with a damaged line.
-///
-/// # Errors
-/// As [`write_transcript`]; with [`OnDamage::Keep`], damaged lines are no error.
-pub fn write_transcript_checked(
-    conn: &Connection,
-    transcript: i64,
-    out: &mut dyn Write,
-    on_damage: OnDamage<'_>,
-) -> Result<u64> {
-    write_rows(conn, transcript, out, &mut |_| None, on_damage)
-}
-
-/// [`write_transcript`] with a change on the way out: `map` gets each line that is a JSON
-/// object and returns its replacement, or `None` to keep it (restore's cwd rewrite).
-///
-/// # Errors
-/// As [`write_transcript`].
-pub fn write_transcript_mapped(
-    conn: &Connection,
-    transcript: i64,
-    out: &mut dyn Write,
-    map: &mut dyn FnMut(&[u8]) -> Option<Vec<u8>>,
-) -> Result<u64> {
-    write_rows(conn, transcript, out, map, OnDamage::Fail)
-}
-
-fn write_rows(
-    conn: &Connection,
-    transcript: i64,
-    out: &mut dyn Write,
-    map: &mut dyn FnMut(&[u8]) -> Option<Vec<u8>>,
-    mut on_damage: OnDamage<'_>,
-) -> Result<u64> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT raw, terminated, status, id, checksum FROM rows WHERE transcript_id = ?1
-         ORDER BY ordinal",
-    )?;
-    let mut rows = stmt.query([transcript])?;
-    let mut written = 0u64;
-    while let Some(row) = rows.next()? {
-        let raw = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
-        let terminated: bool = row.get(1)?;
-        let status: i64 = row.get(2)?;
-        if !integrity::verify(raw, row.get(4)?) {
-            let damaged = integrity::locate(conn, row.get(3)?)?;
-            match &mut on_damage {
-                OnDamage::Fail => return Err(Error::Damaged(Box::new(damaged))),
-                OnDamage::Keep(list) => list.push(damaged),
-            }
-        }
-        let mapped = if status == crate::jsonl::LineStatus::Record as i64 {
-            map(raw)
-        } else {
-            None
-        };
-        let raw = mapped.as_deref().unwrap_or(raw);
-        out.write_all(raw).map_err(|e| Error::io("<output>", e))?;
-        written += raw.len() as u64;
-        if terminated {
-            out.write_all(b"\n").map_err(|e| Error::io("<output>", e))?;
-            written += 1;
-        }
-    }
-    Ok(written)
-}
-
-/// A read connection without its memory map for the time of an export (issue 28, item
-/// 17). Export reads every page of a transcript once, in order: through the map
-/// ([`crate::schema::configure_reader`]) each page read stays in the process's resident
-/// memory until the map is gone, so exporting a 1 GB transcript showed 1.26 GB resident.
-/// Read with `pread` into SQLite's small page cache instead, the resident memory stays at
-/// a few megabytes plus the largest line. The map is given back when the export ends.
-struct Unmapped<'a> {
-    conn: &'a Connection,
-    was: i64,
-}
-
-impl<'a> Unmapped<'a> {
-    fn new(conn: &'a Connection) -> Result<Unmapped<'a>> {
-        let was: i64 = conn.query_row("PRAGMA mmap_size", [], |r| r.get(0))?;
-        conn.pragma_update(None, "mmap_size", 0)?;
-        Ok(Unmapped { conn, was })
-    }
-}
-
-impl Drop for Unmapped<'_> {
-    fn drop(&mut self) {
-        let _ = self.conn.pragma_update(None, "mmap_size", self.was);
-    }
-}
-
-/// The live main transcript of a session, if it has one.
-///
-/// # Errors
-/// Fails on a database error.
-pub fn main_transcript(conn: &Connection, session: &SessionRef) -> Result<Option<i64>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT id FROM transcripts WHERE session_id = ?1 AND subpath = '' AND superseded_at IS NULL",
-        )?
-        .query_row([session.key], |r| r.get(0))
-        .optional()?)
-}
-
 /// Writes a session's main transcript exactly as imported.
 ///
 /// # Errors
@@ -173,14 +65,8 @@ pub fn export_session_checked(
     on_damage: OnDamage<'_>,
 ) -> Result<u64> {
     let conn = store.reader()?;
-    let _unmapped = Unmapped::new(&conn)?;
-    let transcript = main_transcript(&conn, session)?.ok_or_else(|| {
-        Error::NotFound(format!(
-            "session {} has no main transcript (only subagent files)",
-            session.session_id
-        ))
-    })?;
-    write_transcript_checked(&conn, transcript, out, on_damage)
+    let _unmapped = sqlite::Unmapped::new(&conn)?;
+    session_over(&mut sqlite::SqliteExport(&conn), session, out, on_damage)
 }
 
 /// [`export_tree_with`] without `force`.
@@ -213,32 +99,73 @@ pub fn export_tree_with(
 ) -> Result<ExportReport> {
     create_private_dir(dir)?;
     let conn = store.reader()?;
-    let _unmapped = Unmapped::new(&conn)?;
+    let _unmapped = sqlite::Unmapped::new(&conn)?;
+    tree_over(&mut sqlite::SqliteExport(&conn), dir, project, force)
+}
+
+/// What an engine answers for an export, in one read transaction.
+pub(crate) trait ExportSource {
+    /// Every session (of `project` only, when given): key, project folder, session id, in
+    /// that order.
+    fn sessions(&mut self, project: Option<&str>) -> Result<Vec<(i64, String, String)>>;
+    /// The session's live main transcript.
+    fn main_transcript(&mut self, session: i64) -> Result<Option<i64>>;
+    /// The session's live transcripts (id, subpath), by subpath.
+    fn transcripts(&mut self, session: i64) -> Result<Vec<(i64, String)>>;
+    /// The session's files (id, relpath), by relpath.
+    fn files(&mut self, session: i64) -> Result<Vec<(i64, String)>>;
+    /// A session file's bytes.
+    fn file_content(&mut self, file: i64) -> Result<Vec<u8>>;
+    /// The mtime import recorded for a stored file's source ([`Recorded`]).
+    fn recorded_mtime(&mut self, what: Recorded) -> Result<Option<i64>>;
+    /// Writes a transcript's lines to `out` in file order; the bytes written. An engine
+    /// that keeps per-line checksums checks each line and treats a damaged one as
+    /// `on_damage` says.
+    fn write_transcript(
+        &mut self,
+        transcript: i64,
+        out: &mut dyn Write,
+        on_damage: OnDamage<'_>,
+    ) -> Result<u64>;
+}
+
+/// Writes a session's main transcript exactly as imported, from any engine.
+///
+/// # Errors
+/// As [`export_session`].
+pub(crate) fn session_over(
+    src: &mut impl ExportSource,
+    session: &SessionRef,
+    out: &mut dyn Write,
+    on_damage: OnDamage<'_>,
+) -> Result<u64> {
+    let transcript = src.main_transcript(session.key)?.ok_or_else(|| {
+        Error::NotFound(format!(
+            "session {} has no main transcript (only subagent files)",
+            session.session_id
+        ))
+    })?;
+    src.write_transcript(transcript, out, on_damage)
+}
+
+/// Rebuilds the projects tree under `dir` from any engine (the rules:
+/// [`export_tree_with`]); `dir` exists.
+///
+/// # Errors
+/// As [`export_tree_with`].
+pub(crate) fn tree_over(
+    src: &mut impl ExportSource,
+    dir: &Path,
+    project: Option<&str>,
+    force: bool,
+) -> Result<ExportReport> {
     let mut report = ExportReport::default();
-    let mut sessions = conn.prepare(
-        "SELECT s.id, p.key, s.session_id FROM sessions s JOIN projects p ON p.id = s.project_id
-         WHERE ?1 IS NULL OR p.key = ?1 ORDER BY p.key, s.session_id",
-    )?;
-    let sessions: Vec<(i64, String, String)> = sessions
-        .query_map([project], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<rusqlite::Result<_>>()?;
     let mut written = HashSet::new();
-    for (key, project, session) in sessions {
+    for (key, project, session) in src.sessions(project)? {
         report.sessions += 1;
         let names = crate::names::check_session(&project, &session);
-        let mut transcripts = conn.prepare_cached(
-            "SELECT id, subpath FROM transcripts WHERE session_id = ?1 AND superseded_at IS NULL
-             ORDER BY subpath",
-        )?;
-        let transcripts: Vec<(i64, String)> = transcripts
-            .query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut files = conn.prepare_cached(
-            "SELECT id, relpath FROM session_files WHERE session_id = ?1 ORDER BY relpath",
-        )?;
-        let files: Vec<(i64, String)> = files
-            .query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
+        let transcripts = src.transcripts(key)?;
+        let files = src.files(key)?;
         if let Err(e) = names {
             let n = transcripts.len() + files.len();
             report.skipped.push(format!(
@@ -259,9 +186,9 @@ pub fn export_tree_with(
                     } else {
                         OnDamage::Fail
                     };
-                    write_transcript_checked(&conn, id, out, on_damage)
+                    src.write_transcript(id, out, on_damage)
                 })?;
-                set_recorded_mtime(&path, recorded_mtime_ns(&conn, Recorded::Transcript(id))?)?;
+                set_recorded_mtime(&path, src.recorded_mtime(Recorded::Transcript(id))?)?;
                 Ok(bytes)
             });
             tally(&mut report, &relative, outcome)?;
@@ -269,17 +196,13 @@ pub fn export_tree_with(
         for (file_id, relpath) in files {
             let relative = format!("{project}/{session}/{relpath}");
             let outcome = claim(dir, &relative, &mut written).and_then(|path| {
-                let content: Vec<u8> = conn
-                    .prepare_cached(
-                        "SELECT content FROM session_files WHERE session_id = ?1 AND relpath = ?2",
-                    )?
-                    .query_row(rusqlite::params![key, relpath], |r| r.get(0))?;
+                let content = src.file_content(file_id)?;
                 let bytes = write_atomically(&path, |out| {
                     out.write_all(&content)
                         .map_err(|e| Error::io("<output>", e))?;
                     Ok(content.len() as u64)
                 })?;
-                set_recorded_mtime(&path, recorded_mtime_ns(&conn, Recorded::File(file_id))?)?;
+                set_recorded_mtime(&path, src.recorded_mtime(Recorded::File(file_id))?)?;
                 Ok(bytes)
             });
             tally(&mut report, &relative, outcome)?;
@@ -325,29 +248,6 @@ pub enum Recorded {
     Transcript(i64),
     /// A session-folder file.
     File(i64),
-}
-
-/// The mtime (ns since the epoch) that import recorded for the file a stored transcript or
-/// session file came from (the latest import of it); `None` for what import never saw
-/// (forks, appended sessions).
-///
-/// # Errors
-/// Fails on a database error.
-pub fn recorded_mtime_ns(conn: &Connection, what: Recorded) -> Result<Option<i64>> {
-    let (sql, id) = match what {
-        Recorded::Transcript(id) => (
-            "SELECT mtime_ns FROM source_files WHERE transcript_id = ?1 ORDER BY rowid DESC LIMIT 1",
-            id,
-        ),
-        Recorded::File(id) => (
-            "SELECT mtime_ns FROM source_files WHERE session_file_id = ?1 ORDER BY rowid DESC LIMIT 1",
-            id,
-        ),
-    };
-    Ok(conn
-        .prepare_cached(sql)?
-        .query_row([id], |r| r.get(0))
-        .optional()?)
 }
 
 /// Gives `path` the recorded mtime, when there is one: Claude Code's `--continue` and its
