@@ -195,10 +195,18 @@ const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT unnest($2::bigint[
            AND r.parent_uuid IN (SELECT uuid FROM bridged)
         UNION
         SELECT r.id FROM rows r WHERE r.transcript_id = $1 AND r.type = 'user'
-           AND r.source_tool_assistant_uuid IN (SELECT uuid FROM groups WHERE uuid IS NOT NULL))
+           AND r.source_tool_assistant_uuid IN (SELECT uuid FROM groups WHERE uuid IS NOT NULL)),
+    tails(id, uuid) AS (
+        SELECT r.id, r.uuid FROM rows r WHERE r.id IN (SELECT id FROM results) AND r.uuid IS NOT NULL
+        UNION
+        SELECT c.id, c.uuid FROM tails JOIN rows c
+            ON c.transcript_id = $1 AND c.parent_uuid = tails.uuid
+         WHERE c.type IN ('progress', 'attachment') AND c.uuid IS NOT NULL)
     SELECT r.ordinal, r.raw FROM rows r WHERE r.id IN (
         SELECT id FROM seeds UNION SELECT id FROM groups UNION SELECT id FROM bridged
-        UNION SELECT id FROM results
+        UNION SELECT id FROM results UNION SELECT id FROM tails
+        UNION SELECT c.id FROM rows c WHERE c.transcript_id = $1
+           AND c.parent_uuid IN (SELECT uuid FROM tails)
         UNION SELECT row_id FROM content_replacements WHERE $3 AND transcript_id = $1)
     ORDER BY r.ordinal";
 

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::model::ModelProfile;
 use super::reminder_escape::hook_text;
 use super::render_extra;
+use super::{render_open, render_plan};
 
 /// Opening line of a reminder block.
 pub const REMINDER_OPEN: &str = "<system-reminder>";
@@ -76,6 +77,12 @@ pub fn stays_user(kind: &str) -> bool {
     USER_TURN_TYPES.contains(&kind)
 }
 
+/// Types whose re-rendered texts are the blocks of one message rather than one message
+/// each (the CLI builds a single message with a text block per part).
+pub fn one_message(kind: &str) -> bool {
+    kind == "mcp_resource"
+}
+
 /// The attachment table: type → rendering. Every entry's renderer documents the
 /// behaviour and the oracle case that shows it.
 pub const RENDERERS: &[Entry] = &[
@@ -115,6 +122,72 @@ pub const RENDERERS: &[Entry] = &[
     entry("max_turns_reached", nothing),
     entry("file", render_extra::file),
     entry("async_hook_response", render_extra::async_hook_response),
+    entry("goals", render_open::nothing),
+    entry("attention_budget", render_open::nothing),
+    entry("context_efficiency", render_open::nothing),
+    entry("team_context", render_open::off_by_default),
+    entry("teammate_mailbox", render_open::off_by_default),
+    entry("repl_mcp_servers", render_open::off_by_default),
+    entry("repl_mcp_needs_auth", render_open::off_by_default),
+    entry("elapsed_time_reminder", render_open::text),
+    entry("silent_turn_reminder", render_open::text),
+    entry("batching_reminder", render_open::system_only_text),
+    entry("secondary_reminder", render_open::system_only_text),
+    entry("output_limit_note", render_open::output_limit_note),
+    entry("prefix_delta", render_open::string_text),
+    entry("linked_plugin_tools_note", render_open::string_text),
+    entry("fork_briefing", render_open::fork_briefing),
+    entry(
+        "artifact_opening_prefetch",
+        render_open::artifact_opening_prefetch,
+    ),
+    entry("dir_sync_notice", render_open::dir_sync_notice),
+    entry("account_memory_recall", render_open::account_memory_recall),
+    entry("sandbox_instructions", render_open::sandbox_instructions),
+    entry("agent_ask_notice", render_open::lines),
+    entry("claude_app_notice", render_open::lines),
+    entry("tool_hosts_correction", render_open::lines),
+    entry("tool_hosts_notice", render_open::tool_hosts_notice),
+    entry("nested_memory", render_open::nested_memory),
+    entry("relevant_memories", render_open::relevant_memories),
+    entry("directory", render_open::directory),
+    entry("edited_text_file", render_open::edited_text_file),
+    entry("selected_lines_in_ide", render_open::selected_lines_in_ide),
+    entry(
+        "selected_lines_in_diff",
+        render_open::selected_lines_in_diff,
+    ),
+    entry("mcp_resource", render_open::mcp_resource),
+    entry("invoked_skills", render_open::invoked_skills),
+    entry("task_status", render_open::task_status),
+    entry("output_token_usage", render_open::output_token_usage),
+    entry("budget_usd", render_open::budget_usd),
+    entry("date", render_open::date),
+    entry("skill_mention", render_open::skill_mention),
+    entry(
+        "tool_search_usage_reminder",
+        render_open::tool_search_usage_reminder,
+    ),
+    entry(
+        "mcp_dropped_tools_delta",
+        render_open::mcp_dropped_tools_delta,
+    ),
+    entry("memory_update", render_open::memory_update),
+    entry("plan_mode", render_plan::plan_mode),
+    entry("plan_mode_reentry", render_plan::plan_mode_reentry),
+    entry("auto_mode", render_plan::auto_mode),
+    entry("auto_mode_exit", render_plan::auto_mode_exit),
+    entry("ultrathink_effort", render_plan::ultrathink_effort),
+    entry(
+        "workflow_keyword_request",
+        render_plan::workflow_keyword_request,
+    ),
+    entry("ultra_effort_enter", render_plan::ultra_effort_enter),
+    entry("ultra_effort_exit", render_plan::ultra_effort_exit),
+    entry(
+        "bash_output_audience_note",
+        render_plan::bash_output_audience_note,
+    ),
 ];
 
 const fn entry(kind: &'static str, render: Renderer) -> Entry {

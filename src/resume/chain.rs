@@ -387,6 +387,28 @@ fn through_attachments<'a>(idx: &Index<'a>, mut p: Option<&'a str>) -> Option<&'
     p
 }
 
+/// Whether no branch goes on below the attachment `u`: neither it nor the attachments
+/// chained below it is the parent of another kind of record.
+fn dead_end(
+    u: &str,
+    att_by_parent: &FastMap<&str, Vec<usize>>,
+    continued: &FastSet<&str>,
+    idx: &Index<'_>,
+) -> bool {
+    let mut stack = vec![u];
+    let mut steps = 0usize;
+    while let Some(x) = stack.pop() {
+        steps += 1;
+        if continued.contains(x) || steps > 10_000 {
+            return false;
+        }
+        for &c in att_by_parent.get(x).map(Vec::as_slice).unwrap_or(&[]) {
+            stack.push(idx.uuid(c));
+        }
+    }
+    true
+}
+
 /// R3: put back the off-chain sibling records of every `message.id` on the
 /// chain, and the tool results hanging off any of them, after the last
 /// on-chain record of that message (siblings first, stably sorted by
@@ -408,10 +430,22 @@ fn recover_parallel<'a>(
     }
     let mut siblings: FastMap<&str, Vec<usize>> = FastMap::default();
     let mut res_by_asst: FastMap<&str, Vec<usize>> = FastMap::default();
+    let mut att_by_parent: FastMap<&str, Vec<usize>> = FastMap::default();
+    // records that some non-attachment record names as its parent (a branch goes on there)
+    let mut continued: FastSet<&str> = FastSet::default();
     for i in idx.values() {
         let f = &facts[i];
+        if f.kind != Some("attachment") {
+            if let Some(p) = idx.parent(i) {
+                continued.insert(p);
+            }
+        }
         if let Some(m) = f.msg_id {
             siblings.entry(m).or_default().push(i);
+        } else if f.kind == Some("attachment") {
+            if let Some(p) = idx.parent(i) {
+                att_by_parent.entry(p).or_default().push(i);
+            }
         } else if f.tool_result_user {
             let parent = through_attachments(idx, idx.parent(i));
             if let Some(p) = parent {
@@ -458,6 +492,28 @@ fn recover_parallel<'a>(
                 }
             }
         }
+        // Attachments hanging off the reply's records or its recovered results (through
+        // progress records) came with them: the CLI sends them in file order among the
+        // results (difftest `insert-*` variants of `parallel_file_order__*` and
+        // `extagents__5c295fc41a54_0_full__own`).
+        // Only dead ends: an attachment below which a branch goes on (a rewound turn,
+        // `cases:rewind__step-05`) belongs to that branch and is not sent.
+        let mut frontier: Vec<&str> = group.iter().map(|&m| idx.uuid(m)).collect();
+        frontier.extend(lost_res.iter().map(|&x| idx.uuid(x)));
+        while let Some(u) = frontier.pop() {
+            for &at in att_by_parent.get(u).map(Vec::as_slice).unwrap_or(&[]) {
+                let au = idx.uuid(at);
+                if seen.contains(au)
+                    || got.contains(au)
+                    || !dead_end(au, &att_by_parent, &continued, idx)
+                {
+                    continue;
+                }
+                got.insert(au);
+                lost_res.push(at);
+                frontier.push(au);
+            }
+        }
         if lost_sibs.is_empty() && lost_res.is_empty() {
             continue;
         }
@@ -466,20 +522,22 @@ fn recover_parallel<'a>(
         // parallel results whose timestamps can run against the file;
         // `oracle-made/parallel_file_order__claude-sonnet-4-5`).
         lost_res.sort_unstable();
-        let mut add = lost_sibs;
-        add.extend(lost_res);
-        for &e in &add {
+        for &e in lost_sibs.iter().chain(&lost_res) {
             seen.insert(idx.uuid(e));
         }
         let a = anchor.get(mid).copied().unwrap_or_else(|| idx.uuid(r));
         let anchor_pos = idx.get(a).unwrap_or(r);
-        // Records written before the message's last on-chain record (a tool result
+        // Results written before the message's last on-chain record (a tool result
         // between the tool_use records of one reply) keep their file position among the
-        // message's records, as the CLI does (issue 25); the others follow the anchor.
+        // message's records, as the CLI does (issue 25); lost sibling records of the reply
+        // itself and the other results follow the anchor (difftest `drop` of
+        // `episodic__long-conversation__own`: a sibling written before the anchor goes after it).
         let (before, after): (Vec<usize>, Vec<usize>) =
-            add.into_iter().partition(|&e| e < anchor_pos);
+            lost_res.into_iter().partition(|&e| e < anchor_pos);
         early.extend(before.into_iter().map(|e| (e, r)));
-        inserts.insert(a, after);
+        let mut add = lost_sibs;
+        add.extend(after);
+        inserts.insert(a, add);
     }
     if inserts.is_empty() && early.is_empty() {
         return chain;
@@ -504,267 +562,5 @@ fn recover_parallel<'a>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn uuids(chain: &[Value]) -> Vec<&str> {
-        chain
-            .iter()
-            .map(|r| r["uuid"].as_str().unwrap_or("?"))
-            .collect()
-    }
-
-    fn user(u: &str, p: Option<&str>, text: &str) -> Value {
-        json!({"type":"user","uuid":u,"parentUuid":p,"timestamp":format!("t-{u}"),
-               "message":{"role":"user","content":text}})
-    }
-    fn asst(u: &str, p: Option<&str>, mid: &str, block: Value, ts: &str) -> Value {
-        json!({"type":"assistant","uuid":u,"parentUuid":p,"timestamp":ts,
-               "message":{"id":mid,"role":"assistant","content":[block]}})
-    }
-    fn result(u: &str, p: &str, tid: &str, ts: &str) -> Value {
-        json!({"type":"user","uuid":u,"parentUuid":p,"timestamp":ts,"sourceToolAssistantUUID":p,
-               "message":{"role":"user","content":[{"tool_use_id":tid,"type":"tool_result","content":"ok"}]}})
-    }
-
-    #[test]
-    fn linear_chain_and_leaf() {
-        let recs = vec![
-            user("a", None, "hi"),
-            json!({"type":"summary","leafUuid":"b"}),
-            asst(
-                "b",
-                Some("a"),
-                "m1",
-                json!({"type":"text","text":"yo"}),
-                "t2",
-            ),
-            json!({"type":"user","uuid":"side","parentUuid":"b","isSidechain":true,"message":{"content":"x"}}),
-        ];
-        assert_eq!(pick_leaf(&recs).as_deref(), Some("b"));
-        assert_eq!(uuids(&build_chain(&recs, None).expect("chain")), ["a", "b"]);
-    }
-
-    #[test]
-    fn branches_follow_newest_leaf_in_file_order() {
-        let recs = vec![
-            user("a", None, "hi"),
-            user("b1", Some("a"), "branch 1"),
-            user("b2", Some("a"), "branch 2"),
-        ];
-        assert_eq!(
-            uuids(&build_chain(&recs, None).expect("chain")),
-            ["a", "b2"]
-        );
-        assert_eq!(
-            uuids(&build_chain(&recs, Some("b1")).expect("chain")),
-            ["a", "b1"]
-        );
-    }
-
-    #[test]
-    fn missing_leaf_is_an_error() {
-        let recs = vec![user("a", None, "hi")];
-        assert_eq!(
-            build_chain(&recs, Some("zz")),
-            Err(ChainError::LeafNotFound("zz".into()))
-        );
-        assert!(build_chain(&[], None).expect("empty").is_empty());
-    }
-
-    #[test]
-    fn cycle_is_safe() {
-        let recs = vec![user("a", Some("b"), "x"), user("b", Some("a"), "y")];
-        assert_eq!(pick_leaf(&recs), None);
-        assert_eq!(
-            uuids(&build_chain(&recs, Some("a")).expect("chain")),
-            ["b", "a"]
-        );
-    }
-
-    #[test]
-    fn parallel_tool_calls_are_recovered() {
-        // A1 -> A2 (same message id), R2 hangs off A2 (leaf), R1 off A1.
-        let recs = vec![
-            user("p", None, "go"),
-            asst(
-                "a1",
-                Some("p"),
-                "m",
-                json!({"type":"tool_use","id":"t1","name":"X","input":{}}),
-                "t1",
-            ),
-            asst(
-                "a2",
-                Some("a1"),
-                "m",
-                json!({"type":"tool_use","id":"t2","name":"X","input":{}}),
-                "t2",
-            ),
-            result("r1", "a1", "t1", "t4"),
-            result("r2", "a2", "t2", "t3"),
-        ];
-        let c = build_chain(&recs, None).expect("chain");
-        assert_eq!(uuids(&c), ["p", "a1", "a2", "r1", "r2"]);
-        // leaf r1 (file order newest terminal is r2); branch via a1: a2 and r2 come back
-        let c = build_chain_from(&recs, "r1", false).expect("chain");
-        assert_eq!(uuids(&c), ["p", "a1", "a2", "r2", "r1"]);
-        // R18: cut after the requested record
-        let c = build_chain(&recs, Some("a1")).expect("chain");
-        assert_eq!(uuids(&c), ["p", "a1"]);
-    }
-
-    #[test]
-    fn compaction_splices_preserved_segment() {
-        let recs = vec![
-            user("old", None, "old prompt"),
-            asst(
-                "keep",
-                Some("old"),
-                "m0",
-                json!({"type":"text","text":"kept"}),
-                "t1",
-            ),
-            json!({"type":"system","subtype":"compact_boundary","uuid":"cb","parentUuid":null,
-                   "compactMetadata":{"preservedSegment":{"headUuid":"keep","anchorUuid":"sum","tailUuid":"keep"}}}),
-            user("sum", Some("cb"), "summary"),
-            user("next", Some("keep"), "after"),
-        ];
-        // `next` is a child of `keep` (the tail): leaf choice picks it, and the
-        // walk goes next -> keep -> old; no boundary on that chain.
-        let c = build_chain(&recs, None).expect("chain");
-        assert_eq!(uuids(&c), ["old", "keep", "next"]);
-        // R18 at the summary: the splice lands after the cut point.
-        let c = build_chain(&recs, Some("sum")).expect("chain");
-        assert_eq!(uuids(&c), ["cb", "sum"]);
-        let c = build_chain_from(&recs, "sum", false).expect("chain");
-        assert_eq!(uuids(&c), ["cb", "sum", "keep"]);
-        let mut recs2 = recs.clone();
-        recs2[4] = user("next", Some("sum"), "after");
-        let c = build_chain(&recs2, None).expect("chain");
-        assert_eq!(uuids(&c), ["cb", "sum", "keep", "next"]);
-    }
-
-    #[test]
-    fn legacy_progress_records_are_bridged() {
-        let recs = vec![
-            user("a", None, "hi"),
-            json!({"type":"progress","uuid":"p1","parentUuid":"a","data":{"type":"hook_progress"}}),
-            json!({"type":"progress","uuid":"p2","parentUuid":"p1","data":{"type":"hook_progress"}}),
-            asst(
-                "b",
-                Some("p2"),
-                "m",
-                json!({"type":"text","text":"yo"}),
-                "t2",
-            ),
-        ];
-        assert_eq!(pick_leaf(&recs).as_deref(), Some("b"));
-        assert_eq!(uuids(&build_chain(&recs, None).expect("chain")), ["a", "b"]);
-    }
-
-    #[test]
-    fn subset_gives_same_answer() {
-        let recs = vec![
-            user("p", None, "go"),
-            user("unrelated", None, "other branch"),
-            asst(
-                "a1",
-                Some("p"),
-                "m",
-                json!({"type":"tool_use","id":"t1","name":"X","input":{}}),
-                "t1",
-            ),
-            asst(
-                "a2",
-                Some("a1"),
-                "m",
-                json!({"type":"tool_use","id":"t2","name":"X","input":{}}),
-                "t2",
-            ),
-            result("r1", "a1", "t1", "t4"),
-            result("r2", "a2", "t2", "t3"),
-        ];
-        let full = build_chain_from(&recs, "r2", false).expect("full");
-        let subset: Vec<Value> = recs
-            .iter()
-            .filter(|r| r["uuid"] != "unrelated")
-            .cloned()
-            .collect();
-        assert_eq!(
-            full,
-            build_chain_from(&subset, "r2", false).expect("subset")
-        );
-    }
-
-    /// A record at second `sec` of a fixed minute, with a parsable timestamp.
-    fn at(u: &str, p: Option<&str>, sec: u32) -> Value {
-        json!({"type":"user","uuid":u,"parentUuid":p,
-               "timestamp":format!("2026-01-01T00:00:{sec:02}.000Z"),
-               "message":{"role":"user","content":u}})
-    }
-
-    #[test]
-    fn a_missing_parent_continues_from_the_record_just_before_in_time() {
-        // "c" names "gone", which is not in the file: the CLI goes on with the newest
-        // record not after "c" (here "b", 2 s older), and from there by its parent.
-        let recs = vec![
-            at("a", None, 1),
-            at("b", Some("a"), 3),
-            at("c", Some("gone"), 5),
-        ];
-        assert_eq!(
-            uuids(&build_chain(&recs, Some("c")).expect("chain")),
-            ["a", "b", "c"]
-        );
-    }
-
-    #[test]
-    fn a_missing_parent_ends_the_walk_when_the_gap_is_over_five_seconds() {
-        let recs = vec![at("a", None, 1), at("c", Some("gone"), 7)];
-        assert_eq!(uuids(&build_chain(&recs, Some("c")).expect("chain")), ["c"]);
-        let recs = vec![at("a", None, 2), at("c", Some("gone"), 7)];
-        assert_eq!(
-            uuids(&build_chain(&recs, Some("c")).expect("chain")),
-            ["a", "c"]
-        );
-    }
-
-    #[test]
-    fn the_fallback_skips_walked_records_snapshots_and_other_sides() {
-        let mut snapshot = at("snap", None, 4);
-        snapshot["type"] = json!("system");
-        snapshot["subtype"] = json!("file_snapshot");
-        let mut other_side = at("other", None, 4);
-        other_side["isSidechain"] = json!(false);
-        // Equal times: the first in file order wins ("b1" before "b2").
-        let recs = vec![
-            at("a", None, 1),
-            at("b1", Some("a"), 3),
-            at("b2", Some("a"), 3),
-            snapshot,
-            other_side,
-            at("c", Some("gone"), 5),
-            at("d", Some("c"), 5),
-        ];
-        assert_eq!(
-            uuids(&build_chain(&recs, Some("d")).expect("chain")),
-            ["a", "b1", "c", "d"]
-        );
-    }
-
-    #[test]
-    fn a_cycle_continues_by_time_like_a_missing_parent() {
-        // "c" names "d", already walked: the walk goes on by time instead of stopping.
-        let recs = vec![
-            at("a", None, 1),
-            at("c", Some("d"), 3),
-            at("d", Some("c"), 4),
-        ];
-        assert_eq!(
-            uuids(&build_chain(&recs, Some("d")).expect("chain")),
-            ["a", "c", "d"]
-        );
-    }
-}
+#[path = "chain_tests.rs"]
+mod tests;

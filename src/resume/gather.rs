@@ -162,7 +162,9 @@ const ON_WALK: &str =
 /// Rows around the seeds: assistant siblings by `message.id`, the user rows they parent
 /// (parallel tool results) directly or through legacy `progress` rows, attachment or system
 /// rows (which are gathered too: bridging, and results chained below an attachment written
-/// between a reply's records, issue 25), and optionally the content-replacement rows.
+/// between a reply's records, issue 25), the attachment and progress rows chained below
+/// those results and their children (the CLI sends such attachments with the results when
+/// no branch goes on below them), and optionally the content-replacement rows.
 const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT value FROM json_each(?2)),
     groups(id, uuid) AS (
         SELECT r.id, r.uuid FROM rows r INDEXED BY idx_rows_transcript_message
@@ -181,10 +183,19 @@ const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT value FROM json_ea
            AND r.parent_uuid IN (SELECT uuid FROM bridged)
         UNION
         SELECT r.id FROM rows r WHERE r.transcript_id = ?1 AND r.type = 'user'
-           AND r.source_tool_assistant_uuid IN (SELECT uuid FROM groups WHERE uuid IS NOT NULL))
+           AND r.source_tool_assistant_uuid IN (SELECT uuid FROM groups WHERE uuid IS NOT NULL)),
+    tails(id, uuid) AS (
+        SELECT r.id, r.uuid FROM rows r WHERE r.id IN (SELECT id FROM results) AND r.uuid IS NOT NULL
+        UNION
+        SELECT c.id, c.uuid FROM tails
+          CROSS JOIN rows c INDEXED BY idx_rows_transcript_parent
+            ON c.transcript_id = ?1 AND c.parent_uuid = tails.uuid
+         WHERE c.type IN ('progress', 'attachment') AND c.uuid IS NOT NULL)
     SELECT r.ordinal, r.raw, r.id, r.checksum FROM rows r WHERE r.id IN (
         SELECT id FROM seeds UNION SELECT id FROM groups UNION SELECT id FROM bridged
-        UNION SELECT id FROM results
+        UNION SELECT id FROM results UNION SELECT id FROM tails
+        UNION SELECT c.id FROM rows c WHERE c.transcript_id = ?1
+           AND c.parent_uuid IN (SELECT uuid FROM tails)
         UNION SELECT row_id FROM content_replacements WHERE ?3 AND transcript_id = ?1)";
 
 /// Every row the chain rules may read, for a walk that does not reach a root.

@@ -82,6 +82,9 @@ pub struct ModelProfile {
     /// `ccbackup__3e89eb15-32e7-43f8-8734-8d47310263ea__other` (sonnet-4-5) shows the
     /// reminders, `__own` (opus-4-8) does not.
     pub task_tools: bool,
+    /// The canonical target model when the CLI's generation list names it (an
+    /// `output_limit_note` is sent only to the model it was written for).
+    pub canonical: Option<&'static str>,
 }
 
 impl Default for ModelProfile {
@@ -91,6 +94,7 @@ impl Default for ModelProfile {
             reminders: ReminderStyle::Folded,
             wrap_system_reminders: false,
             task_tools: true,
+            canonical: None,
         }
     }
 }
@@ -255,6 +259,7 @@ pub fn model_profile(model: Option<&str>) -> ModelProfile {
         },
         wrap_system_reminders: !folded && canonical == "claude-sonnet-5",
         task_tools: TASK_TOOL_MODELS.contains(&canonical.as_str()),
+        canonical: MODEL_GENERATIONS.iter().copied().find(|g| *g == canonical),
     }
 }
 

@@ -10,7 +10,8 @@ use super::api::{TASK_NOTIFICATION_PREFIX, TASK_NOTIFICATION_SUFFIX};
 use super::attachments;
 use super::legacy;
 use super::model::{model_profile, ModelProfile, ReminderStyle};
-use super::util::{block_type, is_tool_result_msg, msg_id, rec_type, str_field, truthy};
+use super::thinking_strip;
+use super::util::{block_type, is_tool_result_msg, msg_id, rec_type, str_field, truthy, FastMap};
 
 /// R6: attachments move earlier past user records until they reach an
 /// assistant record or a user record carrying tool_result blocks.
@@ -31,11 +32,12 @@ fn reordered_positions(msgs: &[Value]) -> Vec<usize> {
     let mut out: Vec<usize> = Vec::with_capacity(msgs.len());
     let mut pending: Vec<usize> = Vec::new();
     for (i, r) in msgs.iter().enumerate().rev() {
-        if rec_type(r) == Some("attachment") {
+        if rec_type(r) == Some("attachment") && !holds_attachments(r) {
             pending.push(i);
             continue;
         }
-        let stop = rec_type(r) == Some("assistant") || is_tool_result_msg(r);
+        let stop =
+            rec_type(r) == Some("assistant") || is_tool_result_msg(r) || holds_attachments(r);
         if stop && !pending.is_empty() {
             out.append(&mut pending);
         }
@@ -44,6 +46,16 @@ fn reordered_positions(msgs: &[Value]) -> Vec<usize> {
     out.append(&mut pending);
     out.reverse();
     out
+}
+
+/// A `message_pdf_reads` attachment (it sends nothing) stops R6: the attachments after it
+/// stay after the prompt (difftest `insert-*` variants of `issue25_silent__*`; found by
+/// bisecting the silent kinds with the real CLI).
+fn holds_attachments(r: &Value) -> bool {
+    r.get("attachment")
+        .and_then(|a| a.get("type"))
+        .and_then(Value::as_str)
+        == Some("message_pdf_reads")
 }
 
 fn text_block(t: &str) -> Value {
@@ -176,15 +188,24 @@ struct Msg {
     role: &'static str,
     content: Value,
     mid: Option<String>,
+    /// A user message holding only the reminders of attachments that followed a reply:
+    /// it does not end that reply, a later record of the same `message.id` still merges
+    /// into it (the reminders then follow the whole reply, as the CLI sends them; made
+    /// case `issue25_split__*`).
+    reminder: bool,
 }
 
 fn push_user(out: &mut Vec<Msg>, c: Value) {
     match out.last_mut() {
-        Some(last) if last.role == "user" => last.content = merge_user(&last.content, &c),
+        Some(last) if last.role == "user" => {
+            last.content = merge_user(&last.content, &c);
+            last.reminder = false;
+        }
         _ => out.push(Msg {
             role: "user",
             content: c,
             mid: None,
+            reminder: false,
         }),
     }
 }
@@ -221,6 +242,10 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
     let profile = model_profile(model);
     let system_mode = profile.reminders == ReminderStyle::SystemMessages;
     let order = reordered_positions(&msgs);
+    let strip_plan = thinking_strip::plan(&msgs);
+    // thinking blocks of each stripped reply met so far, and replies left with no block
+    let mut strip_seen: FastMap<String, usize> = FastMap::default();
+    let mut stripped_empty: Vec<String> = Vec::new();
     let mut slots: Vec<Option<Value>> = msgs.into_iter().map(Some).collect();
     let mut out: Vec<Msg> = Vec::new();
     // B10: reminders waiting for the next `system` message.
@@ -287,6 +312,13 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
                     continue;
                 }
                 match out.last_mut() {
+                    // B10: for `system`-message models an attachment kept in the user
+                    // turn merges as user text, with the R8 seam on the text before it
+                    // (difftest `insert-account_memory_recall` of `issue25_silent__claude-opus-4-8`).
+                    Some(last) if last.role == "user" && system_mode => {
+                        let blocks = texts.iter().map(|t| text_block(t)).collect();
+                        last.content = merge_user(&last.content, &Value::Array(blocks));
+                    }
                     Some(last) if last.role == "user" => {
                         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
                         last.content = merge_attachment(&last.content, &texts);
@@ -294,10 +326,24 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
                     // No user message to merge into: each text is a user message of its
                     // own (string content); later ones merge into the last of them
                     // (made case `issue25_files__claude-sonnet-4-5`).
+                    // A kind whose texts are blocks of one message (`mcp_resource`):
+                    // one user message holding them (made case `issue25_open__claude-sonnet-4-5`).
+                    _ if one_message(&m) => out.push(Msg {
+                        role: "user",
+                        content: Value::Array(
+                            texts
+                                .into_iter()
+                                .map(|t| json!({"type": "text", "text": t}))
+                                .collect(),
+                        ),
+                        mid: None,
+                        reminder: true,
+                    }),
                     _ => out.extend(texts.into_iter().map(|t| Msg {
                         role: "user",
                         content: Value::String(t),
                         mid: None,
+                        reminder: true,
                     })),
                 }
             }
@@ -305,7 +351,18 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
                 let mid = msg_id(&m).map(str::to_owned);
                 let blocks = take_content(&mut m).map(into_blocks).unwrap_or_default();
                 let record_model = m.get("message").and_then(|x| str_field(x, "model"));
-                let blocks = legacy::assistant_blocks(blocks, record_model, model);
+                let mut blocks = legacy::assistant_blocks(blocks, record_model, model);
+                if let Some(from) = mid.as_ref().and_then(|id| strip_plan.get(id)) {
+                    let id = mid.clone().unwrap_or_default();
+                    let seen = strip_seen.entry(id.clone()).or_default();
+                    let here = thinking_strip::count(&blocks);
+                    let had = !blocks.is_empty();
+                    blocks = thinking_strip::strip(blocks, *from, *seen);
+                    *seen += here;
+                    if had && blocks.is_empty() {
+                        stripped_empty.push(id);
+                    }
+                }
                 let mut target = None;
                 if let Some(id) = &mid {
                     for k in (0..out.len()).rev() {
@@ -321,7 +378,7 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
                             }
                             continue;
                         }
-                        if !has_tool_result_blocks(&out[k].content) {
+                        if !has_tool_result_blocks(&out[k].content) && !out[k].reminder {
                             break;
                         }
                     }
@@ -334,6 +391,7 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
                             role: "assistant",
                             content: Value::Array(blocks),
                             mid,
+                            reminder: false,
                         });
                     }
                 }
@@ -342,6 +400,12 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
         }
     }
     flush_system(&mut out, &mut pending, &profile);
+    for m in out.iter_mut().filter(|m| m.role == "assistant") {
+        let empty = m.content.as_array().is_some_and(Vec::is_empty);
+        if empty && m.mid.as_ref().is_some_and(|id| stripped_empty.contains(id)) {
+            m.content = json!([thinking_strip::placeholder()]);
+        }
+    }
     let msgs = out
         .into_iter()
         .map(|m| json!({"role": m.role, "content": m.content}))
@@ -366,6 +430,15 @@ fn attachment_texts(m: &Value, profile: &ModelProfile) -> Option<Vec<String>> {
             .collect(),
     };
     (!texts.is_empty()).then_some(texts)
+}
+
+/// An attachment whose re-rendered texts the CLI sends as the blocks of one message.
+fn one_message(m: &Value) -> bool {
+    m.get("rendered").is_none()
+        && m.get("attachment")
+            .and_then(|a| a.get("type"))
+            .and_then(Value::as_str)
+            .is_some_and(attachments::one_message)
 }
 
 /// B10: attachments that stay user text even for models that get `system` messages: a
@@ -403,6 +476,7 @@ fn flush_system(out: &mut Vec<Msg>, pending: &mut Vec<String>, profile: &ModelPr
             role: "system",
             content: Value::String(text),
             mid: None,
+            reminder: false,
         }),
         _ => out.push(Msg {
             role: "user",
@@ -412,6 +486,7 @@ fn flush_system(out: &mut Vec<Msg>, pending: &mut Vec<String>, profile: &ModelPr
                 attachments::wrap(&text)
             }),
             mid: None,
+            reminder: false,
         }),
     }
 }

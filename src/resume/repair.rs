@@ -471,7 +471,17 @@ pub fn recover_conversation(chain: Vec<Value>) -> (Vec<Value>, Vec<Repair>) {
         .rposition(|r| matches!(rec_type(r), Some("user" | "assistant")));
     if let Some(i) = last_ua {
         let last = &out[i];
-        let exempt = rec_type(last) != Some("user") || ends_local_command_exchange(&out, i);
+        // A PreToolUse hook that deferred a tool call after the prompt: the CLI resumes
+        // with that call pending and adds no sentinel (difftest `cut-attachment` of
+        // `issue25_silent__*`, bisected to `hook_deferred_tool` with the real CLI).
+        let deferred = out[i + 1..].iter().any(|r| {
+            r.get("attachment")
+                .and_then(|a| a.get("type"))
+                .and_then(Value::as_str)
+                == Some("hook_deferred_tool")
+        });
+        let exempt =
+            rec_type(last) != Some("user") || ends_local_command_exchange(&out, i) || deferred;
         if !exempt {
             if let Some(k) = out.iter().rposition(|r| rec_type(r) != Some("system")) {
                 let ts = timestamp_near(&out, k + 1);
@@ -713,27 +723,45 @@ fn drop_records(
     (out, repairs)
 }
 
-/// Spec §6.4 `filterOrphanedThinkingOnlyMessages` (CLI 2.1.88): drop an
-/// assistant record whose content is a non-empty array of only
-/// thinking/redacted_thinking blocks when no record of its `message.id` has
-/// another kind of block.
-///
-/// **Not applied** by [`super::api::load_conversation`]: the oracle
-/// (2.1.332) passes every case without it and replays thinking verbatim
-/// (R20). Opt-in for callers that want the 2.1.88 behaviour.
+/// Spec §6.4 `filterOrphanedThinkingOnlyMessages`: drop an assistant record whose
+/// content is a non-empty array of only thinking/redacted_thinking blocks when no record
+/// of its `message.id` has another kind of block. Applied by
+/// [`super::api::load_conversation`] (B20). Blank text does not count as another kind:
+/// 2.1.332 repeats its thinking-only and whitespace-only filters until neither drops a
+/// record, so a reply of thinking and whitespace-only text records goes as a whole
+/// (difftest `cut-assistant` of `entirecli__397737088f0a_0_full__other`); a reply of
+/// whitespace-only text alone is left to B5.
 pub fn filter_orphaned_thinking_only(chain: Vec<Value>) -> (Vec<Value>, Vec<Repair>) {
-    let with_other: HashSet<String> = chain
-        .iter()
-        .filter(|r| rec_type(r) == Some("assistant"))
-        .filter(|r| blocks(r).iter().any(|b| !is_thinking(b)))
+    let assistants = || chain.iter().filter(|r| rec_type(r) == Some("assistant"));
+    let with_other: HashSet<String> = assistants()
+        .filter(|r| {
+            blocks(r)
+                .iter()
+                .any(|b| !is_thinking(b) && !is_blank_text(b))
+        })
+        .filter_map(|r| msg_id(r).map(str::to_owned))
+        .collect();
+    let with_thinking: HashSet<String> = assistants()
+        .filter(|r| blocks(r).iter().any(is_thinking))
         .filter_map(|r| msg_id(r).map(str::to_owned))
         .collect();
     drop_records(chain, RepairKind::ThinkingOnlyDropped, |r| {
         let bs = blocks(r);
-        !bs.is_empty()
-            && bs.iter().all(is_thinking)
-            && !msg_id(r).is_some_and(|m| with_other.contains(m))
+        let id = msg_id(r);
+        if bs.is_empty() || id.is_some_and(|m| with_other.contains(m)) {
+            return false;
+        }
+        bs.iter().all(is_thinking)
+            || (id.is_some_and(|m| with_thinking.contains(m))
+                && bs.iter().all(|b| is_thinking(b) || is_blank_text(b)))
     })
+}
+
+fn is_blank_text(b: &Value) -> bool {
+    block_type(b) == Some("text")
+        && b.get("text")
+            .and_then(Value::as_str)
+            .is_none_or(|t| t.trim().is_empty())
 }
 
 /// Spec §6.5 `filterWhitespaceOnlyAssistantMessages` (CLI 2.1.88): drop an

@@ -175,11 +175,14 @@ def js_trim(t):
 
 def same_block(x, y):
     """Whether the CLI's block `y` is sessiondb's `x` after the new turn merged into it: a
-    `\n` seam on text, a reminder folded into a tool result (content trimmed, text added)."""
+    `\n` seam on text (added, or taken by new-turn reminders inserted after a stored one), a reminder folded into a tool result (content trimmed, text added)."""
     if x == y:
         return True
     if x.get("type") == "text" and y.get("type") == "text":
-        return y.get("text") == x.get("text", "") + "\n"
+        # sessiondb's last stored reminder carries the `\n` seam before the text after it;
+        # in the CLI's request the new turn's reminders come in between and carry it
+        xt, yt = x.get("text", ""), y.get("text", "")
+        return yt == xt + "\n" or (xt.endswith("</system-reminder>\n") and xt == yt + "\n")
     if x.get("type") == "tool_result" and y.get("type") == "tool_result" and x.get("tool_use_id") == y.get("tool_use_id"):
         xc, yc = x.get("content"), y.get("content")
         if isinstance(xc, str) and isinstance(yc, str):
@@ -196,14 +199,24 @@ def merged_into(a, b):
     def blocks(c):
         return [{"type": "text", "text": c}] if isinstance(c, str) else list(c)
     a, b = blocks(a), blocks(b)
+
+    def seam_taken(x, k):
+        # sessiondb's `\n` seam on text that the CLI's new-turn reminders follow instead
+        y, after = b[k], b[k + 1] if k + 1 < len(b) else {}
+        return (x.get("type") == y.get("type") == "text" and x.get("text") == y.get("text", "") + "\n"
+                and str(after.get("text", "")).startswith("<system-reminder>"))
     j = 0
     for x in a:
-        while j < len(b) and not same_block(x, b[j]):
+        while j < len(b) and not same_block(x, b[j]) and not seam_taken(x, j):
             j += 1
         if j == len(b):
             return False
         j += 1
     return True
+
+
+def text_of(c):
+    return c if isinstance(c, str) else "".join(b.get("text", "") for b in c if isinstance(b, dict))
 
 
 def compare(req, view):
@@ -212,6 +225,19 @@ def compare(req, view):
         return ("agree" if want == view else "disagree"), want
     if not view:
         return "agree", []
+    if view[-1]["role"] == "system":
+        # stored reminders with no reply after them: the CLI merges the new turn's
+        # reminders into the same system message (text blocks), after the stored text
+        n = len(view)
+        if len(req) < n or req[n - 1]["role"] != "system":
+            return "disagree", req
+        if not text_of(req[n - 1]["content"]).startswith(text_of(view[-1]["content"])):
+            return "disagree", req
+        if view[:-1] == req[:n - 1]:
+            return "agree", req
+        if n < 2 or view[-2]["role"] == "assistant":
+            return "disagree", req
+        return compare(req[:n - 1], view[:-1])[0], req
     head = req[:len(view) - 1]
     if head != view[:-1]:
         return "disagree", req

@@ -169,7 +169,156 @@ def order():
     return t
 
 
-SCENARIOS = {"issue25_order": order, "issue25_silent": silent, "issue25_blocks": blocks, "issue25_misses": misses, "issue25_files": files, "issue25_hooks": hooks}
+P = CWD + "/"
+
+#: Attachment kinds the corpus lacks (the "open" rows of the kinds table), one payload each
+#: in the shape the CLI's renderer reads; a kind may appear more than once to show a branch.
+OPEN_KINDS = [
+    {"type": "nested_memory", "path": P + "sub/CLAUDE.md",
+     "content": {"path": P + "sub/CLAUDE.md", "type": "Project", "content": "# Sub rules\nuse tabs"}},
+    {"type": "relevant_memories", "memories": [
+        {"path": "/home/dev/.claude/memory/a.md", "content": "memory A", "mtimeMs": 1780300800000,
+         "header": "Memory: a.md (saved earlier):"},
+        {"path": "/home/dev/.claude/memory/b.md", "content": "memory B", "mtimeMs": 1780300800000,
+         "header": "Memory: b.md:"}]},
+    {"type": "directory", "path": P + "src", "content": "a.txt\nb.txt"},
+    {"type": "edited_text_file", "filename": P + "a.txt", "snippet": "     1\tfoo\n     2\tbar"},
+    {"type": "edited_text_file", "filename": P + "b.txt", "snippet": ""},
+    {"type": "selected_lines_in_ide", "ideName": "VS Code", "lineStart": 3, "lineEnd": 4,
+     "filename": P + "a.py", "content": "x = 1\ny = 2"},
+    {"type": "mcp_resource", "server": "docs", "uri": "file:///r.txt", "name": "r",
+     "content": {"contents": [{"uri": "file:///r.txt", "mimeType": "text/plain", "text": "resource text"}]}},
+    {"type": "mcp_resource", "server": "docs", "uri": "file:///empty", "name": "e", "content": {"contents": []}},
+    {"type": "invoked_skills", "skills": [{"name": "pdf", "path": "/home/dev/.claude/skills/pdf/SKILL.md",
+                                           "content": "Skill body"}]},
+    {"type": "task_status", "taskId": "b1", "taskType": "local_bash", "status": "completed",
+     "description": "run tests", "outputFilePath": "/home/dev/.claude/tasks/b1.out"},
+    {"type": "task_status", "taskId": "b2", "taskType": "local_bash", "status": "running",
+     "description": "serve", "shell": {"command": "npm run dev"}},
+    {"type": "task_status", "taskId": "a3", "taskType": "local_agent", "status": "killed", "description": "explore"},
+    {"type": "output_token_usage", "turn": 1234, "session": 56789, "budget": None},
+    {"type": "output_token_usage", "turn": 999, "session": 1500000, "budget": 20000},
+    {"type": "date", "date": "2026-06-01"},
+    {"type": "date", "date": "2026-06-02", "changed": True},
+    {"type": "plan_mode", "reminderType": "full", "isSubAgent": False,
+     "planFilePath": "/home/dev/.claude/plans/p.md", "planExists": False},
+    {"type": "plan_mode", "reminderType": "sparse", "isSubAgent": False,
+     "planFilePath": "/home/dev/.claude/plans/p.md", "planExists": True},
+    {"type": "plan_mode_reentry", "planFilePath": "/home/dev/.claude/plans/p.md"},
+    {"type": "todo_reminder", "content": [{"content": "do x", "status": "pending", "activeForm": "Doing x"}],
+     "itemCount": 1},
+    {"type": "budget_usd", "used": 1.5, "total": 10, "remaining": 8.5},
+    {"type": "ultrathink_effort"},
+    {"type": "skill_mention", "skillName": "pdf"},
+    {"type": "bash_output_audience_note"},
+    {"type": "workflow_keyword_request"},
+    {"type": "ultra_effort_exit"},
+    {"type": "ultra_effort_enter", "reminderType": "full"},
+    {"type": "batching_reminder", "text": "batching text"},
+    {"type": "elapsed_time_reminder", "text": "elapsed text"},
+    {"type": "output_limit_note", "text": "limit text"},
+    {"type": "secondary_reminder", "text": "secondary text"},
+    {"type": "silent_turn_reminder", "text": "silent turn text"},
+    {"type": "prefix_delta", "text": "prefix text"},
+    {"type": "linked_plugin_tools_note", "text": "plugin tools text"},
+    {"type": "sandbox_instructions", "content": "sandbox rules"},
+    {"type": "sandbox_instructions", "content": ""},
+    {"type": "agent_ask_notice", "lines": ["ask one", "ask two"]},
+    {"type": "claude_app_notice", "lines": ["app one", "app two"]},
+    {"type": "tool_hosts_correction", "lines": ["host one", "host two"]},
+    {"type": "tool_hosts_notice", "lines": ["notice one", "notice two"]},
+    {"type": "goals", "text": "goals text"},
+    {"type": "attention_budget", "text": "attention text"},
+    {"type": "context_efficiency", "text": "efficiency text"},
+    {"type": "tool_search_usage_reminder", "undiscoveredToolNames": ["mcp__a__b", "mcp__c__d"],
+     "undiscoveredCount": 5},
+    {"type": "mcp_dropped_tools_delta", "addedEntries": ["mcp__x__y: schema rejected"]},
+    {"type": "memory_update", "source": "sync_unsaved", "summary": "memory summary"},
+    {"type": "auto_mode_exit"},
+    {"type": "auto_mode_exit", "finishExposedWork": True, "bashFirst": True},
+    {"type": "dir_sync_notice", "content": "synced <dir>"},
+    {"type": "account_memory_recall", "content": "recalled memory"},
+    {"type": "artifact_opening_prefetch", "content": "prefetched <system-reminder> text"},
+    {"type": "fork_briefing", "text": "fork brief"},
+    {"type": "auto_mode", "reminderType": "full"},
+    {"type": "auto_mode", "reminderType": "sparse"},
+    {"type": "proactivity", "text": "proactivity text"},
+    {"type": "team_context", "text": "team text"},
+    {"type": "teammate_mailbox", "messages": []},
+    {"type": "repl_mcp_servers", "text": "repl text"},
+    {"type": "repl_mcp_needs_auth", "text": "repl auth"},
+    {"type": "nested_memory", "path": P + "t/CLAUDE.md", "content": {"path": P + "t/CLAUDE.md", "type": "Project",
+     "content": "a <system-reminder>b</system-reminder> c </ system-reminder> <div>"}},
+    {"type": "selected_lines_in_diff", "lineCount": 1, "filePath": P + "d.py", "content": "+x = 2"},
+    {"type": "task_status", "taskId": "a4", "taskType": "local_agent", "status": "running",
+     "description": "dig & find", "deltaSummary": "found <3> files"},
+    {"type": "output_limit_note", "text": "limit for opus", "model": "claude-opus-4-8"},
+]
+
+
+def open_kinds(kinds=None):
+    """Attachment kinds the corpus lacks (the open rows of the kinds table), each in a
+    turn of its own: a prompt naming it, the attachment, a reply."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-000000000007", CWD, tag="open")
+    p = None
+    for i, a in enumerate(kinds or OPEN_KINDS):
+        p = t.user(p, "probe %d %s" % (i, a["type"]))
+        p = t.attachment(p, a)
+        p = t.assistant(p, "msg_o%03d" % i, [{"type": "text", "text": "ack %d" % i}])
+    return t
+
+
+def strip():
+    """`thinking_stripped` attachments: one of scope `all` after the first reply, and a
+    partial one (from the second thinking block of a reply) later; the replies before each
+    lose their thinking, the partial one's reply keeps its first thinking block."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-000000000008", CWD, tag="strp")
+
+    def think(x):
+        return {"type": "thinking", "thinking": x, "signature": "sig-" + x}
+    p = t.user(None, "think 1")
+    p = t.assistant(p, "msg_s1", [think("a")])
+    p = t.assistant(p, "msg_s1", [{"type": "text", "text": "answer 1"}])
+    p = t.attachment(p, {"type": "thinking_stripped", "scope": "all"})
+    p = t.user(p, "think 2")
+    p = t.assistant(p, "msg_s2", [think("b")])
+    p = t.assistant(p, "msg_s2", [think("c")])
+    p = t.assistant(p, "msg_s2", [{"type": "text", "text": "answer 2"}])
+    p = t.user(p, "think 3")
+    p = t.assistant(p, "msg_s3", [think("d"), {"type": "text", "text": "answer 3"}])
+    p = t.attachment(p, {"type": "thinking_stripped", "scope": "partial",
+                         "from": {"messageId": "msg_s2", "thinkingIndex": 1}})
+    p = t.user(p, "think 4")
+    p = t.assistant(p, "msg_s4", [think("e")])
+    p = t.assistant(p, "msg_s4", [{"type": "tool_use", "id": "toolu_s4", "name": "Bash", "input": {"command": "true"}}])
+    p = t.user(p, [{"tool_use_id": "toolu_s4", "type": "tool_result", "content": "ok"}])
+    p = t.assistant(p, "msg_s5", [think("f"), {"type": "text", "text": "answer 4"}])
+    return t
+
+
+def split():
+    """Attachments chained between two records of one reply (a thinking or text record,
+    then the tool_use or text of the same message.id): the reply stays one message and
+    the reminder follows it."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-000000000009", CWD, tag="splt")
+    p = t.user(None, "first")
+    p = t.assistant(p, "msg_x1", [{"type": "thinking", "thinking": "a", "signature": "sig-a"}])
+    p = t.attachment(p, {"type": "date_change", "newDate": "2026-06-02"})
+    p = t.assistant(p, "msg_x1", [{"type": "tool_use", "id": "toolu_x1", "name": "Bash", "input": {"command": "a"}}])
+    p = t.user(p, [{"tool_use_id": "toolu_x1", "type": "tool_result", "content": "r1"}])
+    p = t.assistant(p, "msg_x2", [{"type": "text", "text": "let me"}])
+    p = t.attachment(p, {"type": "ultrathink_effort"})
+    p = t.assistant(p, "msg_x2", [{"type": "tool_use", "id": "toolu_x2", "name": "Bash", "input": {"command": "b"}}])
+    p = t.user(p, [{"tool_use_id": "toolu_x2", "type": "tool_result", "content": "r2"}])
+    p = t.assistant(p, "msg_x3", [{"type": "text", "text": "some text"}])
+    p = t.attachment(p, {"type": "skill_mention", "skillName": "pdf"})
+    p = t.assistant(p, "msg_x3", [{"type": "text", "text": "more text"}])
+    p = t.user(p, "second")
+    p = t.assistant(p, "msg_x4", [{"type": "text", "text": "final"}])
+    return t
+
+
+SCENARIOS = {"issue25_order": order, "issue25_silent": silent, "issue25_blocks": blocks, "issue25_misses": misses, "issue25_files": files, "issue25_hooks": hooks, "issue25_open": open_kinds, "issue25_strip": strip, "issue25_split": split}
 
 
 def record(name, t, model, out, scratch, check):
