@@ -11,7 +11,7 @@ use super::{path_key, ImportLimits, Ledger, Source, SourceKind};
 use crate::error::{Error, Result};
 use crate::jsonl::{self, Envelope, LineStatus, SearchText};
 use crate::model::ImportReport;
-use crate::usage::record::{self, Response};
+use crate::usage::record::{self, Fold, Response};
 use std::time::UNIX_EPOCH;
 
 /// A source file made ready for the writer.
@@ -86,6 +86,10 @@ pub(crate) struct Pieces {
 pub(crate) struct Ahead {
     pub from: usize,
     pub lines: Vec<ParsedLine>,
+    /// The billed API responses the lines hold (usage projection, docs/usage.md), folded
+    /// here with each line's index in `lines` as its row, so that the writer neither parses
+    /// the lines again nor sees the streamed parts a response supersedes.
+    pub usage: Fold<'static>,
 }
 
 /// One line parsed on the loading thread.
@@ -99,9 +103,6 @@ pub(crate) struct ParsedLine {
     pub envelope: Envelope<'static>,
     /// The searchable text, for a line the search triggers queue.
     pub search: Option<SearchText>,
-    /// The billed API responses the record holds (usage projection, docs/usage.md), read
-    /// here so that the writer does not parse the line again.
-    pub usage: Vec<Response>,
 }
 
 /// A line of the file being written, with its parse.
@@ -112,11 +113,11 @@ pub(crate) type Parsed<'a> = (
     Option<SearchText>,
 );
 
-/// The lines of a file from some point on, with the responses each one holds
-/// (`usage[i]` for `lines[i]`).
+/// The lines of a file from some point on, with the responses they hold folded (each
+/// entry's row is the index in `lines` of the line its counts come from).
 pub(crate) struct Lines<'a> {
     pub lines: Vec<Parsed<'a>>,
-    pub usage: Vec<Vec<Response>>,
+    pub usage: Fold<'a>,
 }
 
 impl Ahead {
@@ -125,21 +126,43 @@ impl Ahead {
     pub(crate) fn lines_from(self, bytes: &[u8], start: usize) -> Lines<'_> {
         let aligned = start == bytes.len() || self.lines.iter().any(|l| l.start == start);
         if self.from <= start && aligned {
-            let (lines, usage) = self
+            // The lines before `start` (parsed ahead, not to be stored) come first.
+            let skipped = self.lines.iter().take_while(|l| l.start < start).count();
+            let lines: Vec<Parsed<'_>> = self
                 .lines
                 .into_iter()
-                .filter(|l| l.start >= start)
+                .skip(skipped)
                 .map(|l| {
                     let line = jsonl::Line {
                         bytes: &bytes[l.start..l.start + l.len],
                         terminated: l.terminated,
                     };
-                    ((line, l.status, l.envelope, l.search), l.usage)
+                    (line, l.status, l.envelope, l.search)
                 })
-                .unzip();
+                .collect();
+            // The fold counted the skipped lines' responses: fold the kept lines again.
+            let usage = if skipped == 0 {
+                self.usage
+            } else {
+                let mut usage = Fold::default();
+                for (i, (line, status, env, _)) in lines.iter().enumerate() {
+                    usage.add(i as i64, responses_of(line.bytes, *status, env));
+                }
+                usage
+            };
             return Lines { lines, usage };
         }
         parse_ahead(bytes, start).lines_from(bytes, start)
+    }
+}
+
+/// The responses a line holds (none for a line that is not a record, nor when the importer
+/// is built to be measured without the projection: docs/performance.md).
+fn responses_of<'a>(bytes: &'a [u8], status: LineStatus, env: &Envelope<'_>) -> Vec<Response<'a>> {
+    if status == LineStatus::Record && !cfg!(feature = "measure-without-usage") {
+        record::responses(bytes, env)
+    } else {
+        Vec::new()
     }
 }
 
@@ -242,6 +265,7 @@ pub(crate) fn load(
         Ahead {
             from: bytes.len(),
             lines: Vec::new(),
+            usage: Fold::default(),
         }
     };
     Ok(Loaded::Read(ReadFile {
@@ -315,6 +339,7 @@ fn line_start(bytes: &[u8], end: usize) -> usize {
 pub(crate) fn parse_ahead(bytes: &[u8], from: usize) -> Ahead {
     let mut start = from;
     let mut lines: Vec<ParsedLine> = Vec::new();
+    let mut usage = Fold::default();
     for line in jsonl::split_lines(&bytes[from..]) {
         let (status, env) = Envelope::parse(line.bytes);
         let len = line.bytes.len();
@@ -333,11 +358,7 @@ pub(crate) fn parse_ahead(bytes: &[u8], from: usize) -> Ahead {
         } else {
             None
         };
-        let usage = if status == LineStatus::Record && !cfg!(feature = "measure-without-usage") {
-            record::responses(line.bytes, &env)
-        } else {
-            Vec::new()
-        };
+        usage.add(lines.len() as i64, responses_of(line.bytes, status, &env));
         lines.push(ParsedLine {
             start: at,
             len,
@@ -345,10 +366,13 @@ pub(crate) fn parse_ahead(bytes: &[u8], from: usize) -> Ahead {
             status,
             envelope: env.into_owned(),
             search,
-            usage,
         });
     }
-    Ahead { from, lines }
+    Ahead {
+        from,
+        lines,
+        usage: usage.into_owned(),
+    }
 }
 
 #[cfg(test)]

@@ -216,7 +216,7 @@ impl TranscriptTx for SqliteTx<'_, '_> {
         super::project_sides(self.tx, transcript, row, bytes, env)
     }
 
-    fn store_usage(&mut self, session: i64, usage: &Fold) -> Result<()> {
+    fn store_usage(&mut self, session: i64, usage: &Fold<'_>) -> Result<()> {
         crate::usage::sqlite::store_folded(self.tx, session, usage)
     }
 

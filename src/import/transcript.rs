@@ -104,7 +104,7 @@ pub(crate) trait TranscriptTx {
     ) -> Result<()>;
     /// Stores the responses of lines of `session` just stored, folded by the dedupe rule
     /// (one upsert per response: docs/usage.md).
-    fn store_usage(&mut self, session: i64, usage: &Fold) -> Result<()>;
+    fn store_usage(&mut self, session: i64, usage: &Fold<'_>) -> Result<()>;
     /// Copies the session file `relpath` (a sub-agent's `.meta.json`) onto the transcript.
     fn copy_sidecar(&mut self, session: i64, relpath: &str, transcript: i64) -> Result<()>;
     /// Called after each piece of a file read in pieces was stored: a chance to let go of
@@ -457,7 +457,7 @@ struct Writing<'s> {
     /// [`carry_local_rows`]), when it was not needed before.
     noted: Option<Held>,
     /// The API responses of the lines stored, folded by the dedupe rule (docs/usage.md).
-    fold: Fold,
+    fold: Fold<'static>,
 }
 
 impl Writing<'_> {
@@ -471,16 +471,19 @@ impl Writing<'_> {
         report: &mut ImportReport,
     ) -> Result<()> {
         let Lines { mut lines, usage } = lines;
-        let mut usage = usage.into_iter();
+        // The row of each line, to give the folded responses theirs.
+        let mut rows = Vec::with_capacity(if usage.is_empty() { 0 } else { lines.len() });
         for chunk in lines.chunks_mut(T::BATCH) {
             let ids = tx.insert_lines(self.transcript, self.ordinal, chunk, self.own, false)?;
-            for (((line, status, env, _), row), found) in chunk.iter().zip(ids).zip(&mut usage) {
+            if !usage.is_empty() {
+                rows.extend_from_slice(&ids);
+            }
+            for ((line, status, env, _), row) in chunk.iter().zip(ids) {
                 if let Some(cwd) = self.tally.line(report, line, *status, env, before)? {
                     tx.set_project_cwd(self.session, cwd)?;
                 }
                 if *status == LineStatus::Record {
                     tx.project_sides(self.transcript, row, line.bytes, env)?;
-                    self.fold.add(row, found);
                 }
                 if let Some(held) = &mut self.noted {
                     held.note(line.bytes, env);
@@ -488,6 +491,8 @@ impl Writing<'_> {
             }
             self.ordinal += chunk.len() as i64;
         }
+        self.fold
+            .absorb(usage.into_owned(), |i| rows[usize::try_from(i).unwrap_or(0)]);
         Ok(())
     }
 
@@ -591,7 +596,7 @@ pub(crate) fn carry_local_rows<T: TranscriptTx>(
     new: i64,
     own: &str,
     held: &Held,
-    fold: &mut Fold,
+    fold: &mut Fold<'static>,
 ) -> Result<u64> {
     let local = tx.lines_of(old, true)?;
     let mut missing: Vec<Parsed<'_>> = local
@@ -632,7 +637,8 @@ pub(crate) fn carry_local_rows<T: TranscriptTx>(
         for ((line, status, env, _), row) in chunk.iter().zip(ids) {
             if *status == LineStatus::Record {
                 tx.project_sides(new, row, line.bytes, env)?;
-                fold.add(row, record::responses(line.bytes, env));
+                let found = record::responses(line.bytes, env);
+                fold.add(row, found.into_iter().map(record::Response::into_owned));
             }
         }
         ordinal += chunk.len() as i64;

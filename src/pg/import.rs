@@ -636,7 +636,7 @@ impl TranscriptTx for PgTx<'_, '_> {
         project_sides(self.tx, transcript, row, bytes, env)
     }
 
-    fn store_usage(&mut self, session: i64, usage: &Fold) -> Result<()> {
+    fn store_usage(&mut self, session: i64, usage: &Fold<'_>) -> Result<()> {
         crate::pg::usage::store_folded(self.tx, session, usage)
     }
 

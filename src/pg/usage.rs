@@ -129,12 +129,12 @@ const UPSERT_MANY: &str = concat!(
 );
 
 /// PostgreSQL's text refuses NUL; the store writes U+FFFD for it, as elsewhere.
-fn text(s: &Option<String>) -> Option<String> {
+fn text(s: &Option<std::borrow::Cow<'_, str>>) -> Option<String> {
     s.as_ref().map(|s| s.replace('\0', "\u{fffd}"))
 }
 
 /// The key columns of a response: `message_id` (NULL without a key) and `request_id`.
-fn key(r: &Response) -> (Option<String>, String) {
+fn key(r: &Response<'_>) -> (Option<String>, String) {
     match r.key() {
         Some((m, q)) => (
             Some(m.replace('\0', "\u{fffd}")),
@@ -143,7 +143,7 @@ fn key(r: &Response) -> (Option<String>, String) {
         None => (
             None,
             r.request_id
-                .clone()
+                .as_deref()
                 .unwrap_or_default()
                 .replace('\0', "\u{fffd}"),
         ),
@@ -153,7 +153,11 @@ fn key(r: &Response) -> (Option<String>, String) {
 /// Stores the folded responses of lines of `session` (the import's path; see
 /// [`record::Fold`]): in one statement, then again one by one those it left with a copy it
 /// could not see to be later.
-pub(crate) fn store_folded(tx: &mut Transaction<'_>, session: i64, fold: &Fold) -> Result<()> {
+pub(crate) fn store_folded(
+    tx: &mut Transaction<'_>,
+    session: i64,
+    fold: &Fold<'_>,
+) -> Result<()> {
     let found = fold.responses();
     if found.is_empty() {
         return Ok(());
@@ -167,7 +171,8 @@ pub(crate) fn store_folded(tx: &mut Transaction<'_>, session: i64, fold: &Fold) 
     let rows: Vec<i64> = found.iter().map(|(row, _)| *row).collect();
     let (messages, requests): (Vec<Option<String>>, Vec<String>) =
         found.iter().map(|(_, r)| key(r)).unzip();
-    let texts = |f: fn(&Response) -> &Option<String>| -> Vec<Option<String>> {
+    type Field = for<'r, 's> fn(&'r Response<'s>) -> &'r Option<std::borrow::Cow<'s, str>>;
+    let texts = |f: Field| -> Vec<Option<String>> {
         found.iter().map(|(_, r)| text(f(r))).collect()
     };
     let ints = |f: fn(&Response) -> i64| -> Vec<i64> { found.iter().map(|(_, r)| f(r)).collect() };
@@ -235,7 +240,12 @@ const MISPLACED: &str = concat!(
     precedes!("$4", "$5", "u.session_id")
 );
 
-fn insert(tx: &mut Transaction<'_>, session: &Session, row: i64, r: &Response) -> Result<()> {
+fn insert(
+    tx: &mut Transaction<'_>,
+    session: &Session,
+    row: i64,
+    r: &Response<'_>,
+) -> Result<()> {
     let (message, request) = key(r);
     let stmt = prepared(tx, UPSERT)?;
     tx.execute(

@@ -10,28 +10,31 @@
 
 use crate::jsonl::Envelope;
 use serde::Deserialize;
+use std::borrow::Cow;
 
 /// The model name Claude Code gives the assistant records it writes itself (an API error,
 /// an interruption): no request was billed.
 pub const SYNTHETIC_MODEL: &str = "<synthetic>";
 
-/// One billed API response as a record states it.
+/// One billed API response as a record states it. Its strings borrow from the line where
+/// they can (import folds a file's responses before it keeps any: see [`Fold`]);
+/// [`Response::into_owned`] makes one that outlives the line.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Response {
+pub struct Response<'a> {
     /// `message.id`; `None` on records that name none (nothing to deduplicate them by).
-    pub message_id: Option<String>,
+    pub message_id: Option<Cow<'a, str>>,
     /// `requestId`, where the CLI recorded one.
-    pub request_id: Option<String>,
+    pub request_id: Option<Cow<'a, str>>,
     /// The sub-agent that made it (`agentId`), `None` for the main agent.
-    pub agent_id: Option<String>,
+    pub agent_id: Option<Cow<'a, str>>,
     /// `message.model`.
-    pub model: Option<String>,
+    pub model: Option<Cow<'a, str>>,
     /// The record's time, epoch milliseconds.
     pub timestamp_ms: i64,
     /// The record's `cwd`.
-    pub cwd: Option<String>,
+    pub cwd: Option<Cow<'a, str>>,
     /// The record's `gitBranch`.
-    pub git_branch: Option<String>,
+    pub git_branch: Option<Cow<'a, str>>,
     /// `usage.input_tokens`.
     pub input_tokens: i64,
     /// `usage.output_tokens`.
@@ -46,17 +49,40 @@ pub struct Response {
     /// `usage.server_tool_use.web_search_requests`.
     pub web_search_requests: i64,
     /// `usage.service_tier`.
-    pub service_tier: Option<String>,
+    pub service_tier: Option<Cow<'a, str>>,
     /// `usage.speed`.
-    pub speed: Option<String>,
+    pub speed: Option<Cow<'a, str>>,
     /// The record's own `costUSD` (written by old CLIs).
     pub cost_usd: Option<f64>,
 }
 
-impl Response {
+impl Response<'_> {
     /// The key two records of one response share (see [`dedupe_key`]).
     pub fn key(&self) -> Option<(&str, &str)> {
         dedupe_key(self.message_id.as_deref(), self.request_id.as_deref())
+    }
+
+    /// The same response owning its strings.
+    pub fn into_owned(self) -> Response<'static> {
+        let own = |s: Option<Cow<'_, str>>| s.map(|s| Cow::Owned(s.into_owned()));
+        Response {
+            message_id: own(self.message_id),
+            request_id: own(self.request_id),
+            agent_id: own(self.agent_id),
+            model: own(self.model),
+            timestamp_ms: self.timestamp_ms,
+            cwd: own(self.cwd),
+            git_branch: own(self.git_branch),
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            cache_creation_tokens: self.cache_creation_tokens,
+            cache_creation_1h_tokens: self.cache_creation_1h_tokens,
+            cache_read_tokens: self.cache_read_tokens,
+            web_search_requests: self.web_search_requests,
+            service_tier: own(self.service_tier),
+            speed: own(self.speed),
+            cost_usd: self.cost_usd,
+        }
     }
 }
 
@@ -102,39 +128,84 @@ pub fn more_final(old: i64, new: i64) -> bool {
 /// each record in turn gives (the parts of a response share an owner, so only the
 /// within-session rule applies among them), with one upsert per response instead of one
 /// per streamed part.
+///
+/// Import folds a file's lines on the thread that parses them, with each line's place in
+/// the file as its row, and the writer gives the entries their rows ([`Fold::absorb`]): the
+/// parts a response supersedes are never copied out of the line nor sent to the writer.
 #[derive(Default)]
-pub struct Fold {
+pub struct Fold<'a> {
     /// (row, response), in the order each key was first seen.
-    kept: Vec<(i64, Response)>,
-    /// Where each key's entry is in `kept`.
-    at: std::collections::HashMap<(String, String), usize>,
+    kept: Vec<(i64, Response<'a>)>,
+    /// Where each key's entry is in `kept`, by [`key_bytes`].
+    at: std::collections::HashMap<Vec<u8>, usize>,
+    /// The key being looked up (reused: a key seen before costs no allocation).
+    scratch: Vec<u8>,
 }
 
-impl Fold {
+/// A response key as one byte string: the message id's length, the message id, the request
+/// id (unambiguous, whatever bytes the ids hold).
+fn key_bytes(into: &mut Vec<u8>, message: &str, request: &str) {
+    into.clear();
+    into.extend_from_slice(&(message.len() as u64).to_le_bytes());
+    into.extend_from_slice(message.as_bytes());
+    into.extend_from_slice(request.as_bytes());
+}
+
+impl<'a> Fold<'a> {
     /// Adds the responses of the line stored as `row` (lines in row order).
-    pub fn add(&mut self, row: i64, found: impl IntoIterator<Item = Response>) {
+    pub fn add(&mut self, row: i64, found: impl IntoIterator<Item = Response<'a>>) {
         for response in found {
             let Some((message, request)) = response.key() else {
                 self.kept.push((row, response));
                 continue;
             };
-            match self.at.get(&(message.to_owned(), request.to_owned())) {
+            key_bytes(&mut self.scratch, message, request);
+            match self.at.get(self.scratch.as_slice()) {
                 Some(&i) => {
                     if more_final(self.kept[i].1.output_tokens, response.output_tokens) {
                         self.kept[i] = (row, response);
                     }
                 }
                 None => {
-                    let key = (message.to_owned(), request.to_owned());
-                    self.at.insert(key, self.kept.len());
+                    self.at.insert(self.scratch.clone(), self.kept.len());
                     self.kept.push((row, response));
                 }
             }
         }
     }
 
+    /// Adds the entries of `later`, a fold of the lines that follow this fold's, whose rows
+    /// `row_of` maps to rows. The same as adding those lines one by one: of two entries of
+    /// a key, the later one is kept when its counts are at least as final, and keys first
+    /// seen in `later` follow in the order it saw them.
+    pub fn absorb(&mut self, later: Fold<'a>, row_of: impl Fn(i64) -> i64) {
+        if self.kept.is_empty() {
+            *self = later;
+            for (row, _) in &mut self.kept {
+                *row = row_of(*row);
+            }
+            return;
+        }
+        for (row, response) in later.kept {
+            self.add(row_of(row), [response]);
+        }
+    }
+
+    /// The same fold owning its strings.
+    pub fn into_owned(self) -> Fold<'static> {
+        Fold {
+            kept: self
+                .kept
+                .into_iter()
+                .map(|(row, r)| (row, r.into_owned()))
+                .collect(),
+            at: self.at,
+            scratch: self.scratch,
+        }
+    }
+
     /// The folded responses with the row each one's counts come from.
-    pub fn responses(&self) -> &[(i64, Response)] {
+    pub fn responses(&self) -> &[(i64, Response<'a>)] {
         &self.kept
     }
 
@@ -146,52 +217,66 @@ impl Fold {
 
 /// Whether a line can hold a response at all: checked on the envelope before any parse.
 pub fn may_hold(bytes: &[u8], env: &Envelope<'_>) -> bool {
+    /// Built once: building a finder costs as much as searching a short line.
+    static USAGE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"usage\""));
     matches!(env.kind.as_deref(), Some("assistant") | Some("progress"))
-        && memchr::memmem::find(bytes, b"\"usage\"").is_some()
+        && USAGE.find(bytes).is_some()
 }
 
+// The record's fields, borrowed from the line where they hold no escapes.
 #[derive(Deserialize)]
-struct Line {
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    timestamp: Option<String>,
-    #[serde(rename = "requestId")]
-    request_id: Option<String>,
-    #[serde(rename = "agentId")]
-    agent_id: Option<String>,
-    cwd: Option<String>,
-    #[serde(rename = "gitBranch")]
-    git_branch: Option<String>,
+struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(rename = "requestId", borrow)]
+    request_id: Option<Cow<'a, str>>,
+    #[serde(rename = "agentId", borrow)]
+    agent_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    cwd: Option<Cow<'a, str>>,
+    #[serde(rename = "gitBranch", borrow)]
+    git_branch: Option<Cow<'a, str>>,
     #[serde(rename = "costUSD")]
     cost_usd: Option<f64>,
-    message: Option<Message>,
-    data: Option<Progress>,
+    #[serde(borrow)]
+    message: Option<Message<'a>>,
+    #[serde(borrow)]
+    data: Option<Progress<'a>>,
 }
 
 #[derive(Deserialize)]
-struct Progress {
-    message: Option<Box<Line>>,
-    #[serde(rename = "agentId")]
-    agent_id: Option<String>,
+struct Progress<'a> {
+    #[serde(borrow)]
+    message: Option<Box<Line<'a>>>,
+    #[serde(rename = "agentId", borrow)]
+    agent_id: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
-struct Message {
-    id: Option<String>,
-    model: Option<String>,
-    usage: Option<Usage>,
+struct Message<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    usage: Option<Usage<'a>>,
 }
 
 #[derive(Deserialize, Default)]
-struct Usage {
+struct Usage<'a> {
     input_tokens: Option<i64>,
     output_tokens: Option<i64>,
     cache_creation_input_tokens: Option<i64>,
     cache_read_input_tokens: Option<i64>,
     cache_creation: Option<CacheCreation>,
     server_tool_use: Option<ServerToolUse>,
-    service_tier: Option<String>,
-    speed: Option<String>,
+    #[serde(borrow)]
+    service_tier: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    speed: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -207,7 +292,7 @@ struct ServerToolUse {
 /// The responses a stored line records: its own (an assistant record with `usage`) and a
 /// sub-agent's inside a progress record. Records without a usable timestamp, and those of
 /// the [`SYNTHETIC_MODEL`], are no billed response.
-pub fn responses(bytes: &[u8], env: &Envelope<'_>) -> Vec<Response> {
+pub fn responses<'a>(bytes: &'a [u8], env: &Envelope<'_>) -> Vec<Response<'a>> {
     if !may_hold(bytes, env) {
         return Vec::new();
     }
@@ -234,7 +319,11 @@ pub fn responses(bytes: &[u8], env: &Envelope<'_>) -> Vec<Response> {
 }
 
 /// One response from `rec`; `outer` supplies what a nested record leaves out.
-fn response(rec: &Line, agent_id: Option<String>, outer: &Line) -> Option<Response> {
+fn response<'a>(
+    rec: &Line<'a>,
+    agent_id: Option<Cow<'a, str>>,
+    outer: &Line<'a>,
+) -> Option<Response<'a>> {
     let message = rec.message.as_ref()?;
     let usage = message.usage.as_ref()?;
     if message.model.as_deref() == Some(SYNTHETIC_MODEL) {
@@ -275,7 +364,7 @@ fn response(rec: &Line, agent_id: Option<String>, outer: &Line) -> Option<Respon
 mod tests {
     use super::*;
 
-    fn read(line: &str) -> Vec<Response> {
+    fn read(line: &str) -> Vec<Response<'_>> {
         let (_, env) = Envelope::parse(line.as_bytes());
         responses(line.as_bytes(), &env)
     }
@@ -323,31 +412,42 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_fold_keeps_one_entry_per_response_with_the_final_counts() {
-        let part = |id: Option<&str>, request: Option<&str>, output: i64, model: &str| Response {
-            message_id: id.map(str::to_owned),
-            request_id: request.map(str::to_owned),
+    fn part(
+        id: Option<&'static str>,
+        request: Option<&'static str>,
+        output: i64,
+        model: &'static str,
+    ) -> Response<'static> {
+        Response {
+            message_id: id.map(Cow::Borrowed),
+            request_id: request.map(Cow::Borrowed),
             output_tokens: output,
-            model: Some(model.to_owned()),
+            model: Some(Cow::Borrowed(model)),
             ..Response::default()
-        };
-        let mut fold = Fold::default();
-        fold.add(1, [part(Some("m1"), Some("r1"), 3, "a")]);
-        fold.add(2, [part(Some("m2"), None, 5, "a")]);
-        fold.add(3, [part(Some("m1"), Some("r1"), 263, "b")]);
-        fold.add(4, [part(Some("m1"), Some("r1"), 263, "c")]);
-        fold.add(5, [part(Some("m1"), Some("r1"), 12, "d")]);
-        fold.add(
-            6,
-            [
-                part(None, Some("r1"), 1, "a"),
-                part(None, Some("r1"), 1, "a"),
-            ],
-        );
-        fold.add(7, [part(Some("m1"), Some("r2"), 1, "a")]);
-        let got: Vec<(i64, Option<&str>, i64, Option<&str>)> = fold
-            .responses()
+        }
+    }
+
+    /// Lines (row, responses) of one session, for the fold tests.
+    fn lines() -> Vec<(i64, Vec<Response<'static>>)> {
+        vec![
+            (1, vec![part(Some("m1"), Some("r1"), 3, "a")]),
+            (2, vec![part(Some("m2"), None, 5, "a")]),
+            (3, vec![part(Some("m1"), Some("r1"), 263, "b")]),
+            (4, vec![part(Some("m1"), Some("r1"), 263, "c")]),
+            (5, vec![part(Some("m1"), Some("r1"), 12, "d")]),
+            (
+                6,
+                vec![
+                    part(None, Some("r1"), 1, "a"),
+                    part(None, Some("r1"), 1, "a"),
+                ],
+            ),
+            (7, vec![part(Some("m1"), Some("r2"), 1, "a")]),
+        ]
+    }
+
+    fn entries<'a>(fold: &'a Fold<'_>) -> Vec<(i64, Option<&'a str>, i64, Option<&'a str>)> {
+        fold.responses()
             .iter()
             .map(|(row, r)| {
                 (
@@ -357,9 +457,17 @@ mod tests {
                     r.model.as_deref(),
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_fold_keeps_one_entry_per_response_with_the_final_counts() {
+        let mut fold = Fold::default();
+        for (row, found) in lines() {
+            fold.add(row, found);
+        }
         assert_eq!(
-            got,
+            entries(&fold),
             [
                 (4, Some("m1"), 263, Some("c")),
                 (2, Some("m2"), 5, Some("a")),
@@ -370,6 +478,27 @@ mod tests {
             "the later of the two final parts, in first-seen order; keyless records each kept"
         );
         assert!(Fold::default().is_empty());
+    }
+
+    #[test]
+    fn absorbing_a_later_fold_is_adding_its_lines() {
+        let mut whole = Fold::default();
+        for (row, found) in lines() {
+            whole.add(row, found);
+        }
+        for split in 0..=lines().len() {
+            let (mut first, mut later) = (Fold::default(), Fold::default());
+            for (i, (row, found)) in lines().into_iter().enumerate() {
+                if i < split {
+                    first.add(row, found);
+                } else {
+                    // The later fold counts its lines from 0, as the parsing thread does.
+                    later.add(row - 1 - split as i64, found);
+                }
+            }
+            first.absorb(later.into_owned(), |i| i + 1 + split as i64);
+            assert_eq!(entries(&first), entries(&whole), "split at {split}");
+        }
     }
 
     #[test]

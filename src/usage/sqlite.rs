@@ -37,15 +37,17 @@ pub(crate) fn store(
                 id: r.get(2)?,
             })
         })?;
+    let mut writer = Writer::new(tx)?;
     for response in &found {
-        insert(tx, &session, row, response)?;
+        writer.store(&session, row, response)?;
     }
     Ok(())
 }
 
-/// Stores the folded responses of lines of `session` (the import's path: one upsert per
-/// response, the session looked up once; see [`record::Fold`]).
-pub(crate) fn store_folded(tx: &Transaction<'_>, session: i64, fold: &Fold) -> Result<()> {
+/// Stores the folded responses of lines of `session` (the import's path: the session
+/// looked up once, and one statement per response only where one changes something; see
+/// [`record::Fold`]).
+pub(crate) fn store_folded(tx: &Transaction<'_>, session: i64, fold: &Fold<'_>) -> Result<()> {
     let session = tx
         .prepare_cached(
             "SELECT s.id, p.key, s.session_id FROM sessions s
@@ -58,11 +60,61 @@ pub(crate) fn store_folded(tx: &Transaction<'_>, session: i64, fold: &Fold) -> R
                 id: r.get(2)?,
             })
         })?;
-    for (row, response) in fold.responses() {
-        insert(tx, &session, *row, response)?;
+    let found = fold.responses();
+    let stored = stored(tx, &session, found)?;
+    let mut writer = Writer::new(tx)?;
+    for ((row, response), stored) in found.iter().zip(stored) {
+        match stored {
+            // Stored already, as a copy this one does not replace: nothing changes.
+            Some(false) => {}
+            Some(true) => writer.replace(&session, *row, response)?,
+            None => writer.store(&session, *row, response)?,
+        }
     }
     Ok(())
 }
+
+/// Which of `found` are stored already (`Some`), and of those whether `session`'s copy
+/// replaces the stored one ([`REPLACE`]'s condition), in one statement for all of them:
+/// a copied session (a fork, a resumed copy, a second machine) holds mostly responses seen
+/// before, and one look-up each, in SQL, costs less than the two statements each would
+/// take otherwise. A response it misses is stored as new, which finds the copy itself.
+fn stored(
+    tx: &Transaction<'_>,
+    session: &Session,
+    found: &[(i64, Response<'_>)],
+) -> Result<Vec<Option<bool>>> {
+    let mut stored = vec![None; found.len()];
+    let keys: Vec<(usize, &str, &str, i64)> = found
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, r))| r.key().map(|(m, q)| (i, m, q, r.output_tokens)))
+        .collect();
+    if keys.is_empty() {
+        return Ok(stored);
+    }
+    let keys = serde_json::to_string(&keys)?;
+    let mut stmt = tx.prepare_cached(STORED)?;
+    let mut rows = stmt.query(params![keys, session.key, session.project, session.id])?;
+    while let Some(r) = rows.next()? {
+        let (i, replaces): (i64, bool) = (r.get(0)?, r.get(1)?);
+        if let Some(slot) = usize::try_from(i).ok().and_then(|i| stored.get_mut(i)) {
+            *slot = Some(replaces);
+        }
+    }
+    Ok(stored)
+}
+
+/// The responses of `?1` (a JSON array of `[index, message id, request id, output tokens]`)
+/// stored already, with whether the storing session (`?2`, its place `?3`, `?4`) replaces
+/// each: [`REPLACE`]'s condition, the same expression.
+const STORED: &str = "SELECT j.value ->> 0, CASE WHEN u.session_id = ?2
+        THEN j.value ->> 3 >= u.output_tokens
+        ELSE (?3, ?4) < (SELECT p.key, s.session_id FROM sessions s
+                         JOIN projects p ON p.id = s.project_id
+                         WHERE s.id = u.session_id) END
+    FROM json_each(?1) j
+    JOIN usage_responses u ON u.message_id = j.value ->> 1 AND u.request_id = j.value ->> 2";
 
 /// The session responses are stored under: its key, and its place in the order that
 /// decides between copies ([`record::Owner`]: project folder name, session id).
@@ -102,12 +154,49 @@ const REPLACE: &str = "UPDATE usage_responses SET row_id = ?1, session_id = ?2,
                            JOIN projects p ON p.id = s.project_id
                            WHERE s.id = usage_responses.session_id) END";
 
-fn insert(tx: &Transaction<'_>, session: &Session, row: i64, r: &Response) -> Result<()> {
+/// The two statements that store a response, taken from the statement cache once for all
+/// the responses of a call (not twice per response).
+struct Writer<'c> {
+    insert: rusqlite::CachedStatement<'c>,
+    replace: rusqlite::CachedStatement<'c>,
+}
+
+impl<'c> Writer<'c> {
+    fn new(tx: &'c Connection) -> Result<Self> {
+        Ok(Writer {
+            insert: tx.prepare_cached(INSERT_NEW)?,
+            replace: tx.prepare_cached(REPLACE)?,
+        })
+    }
+
+    /// Stores `r`, of the line stored as `row`, under `session`: new, or by the rule.
+    fn store(&mut self, session: &Session, row: i64, r: &Response<'_>) -> Result<()> {
+        let inserted = with_values(session, row, r, |v| self.insert.execute(&v[..18]))?;
+        if inserted == 0 {
+            self.replace(session, row, r)?;
+        }
+        Ok(())
+    }
+
+    /// Stores `r` over the stored copy of its response, by the rule.
+    fn replace(&mut self, session: &Session, row: i64, r: &Response<'_>) -> Result<()> {
+        with_values(session, row, r, |v| self.replace.execute(v))?;
+        Ok(())
+    }
+}
+
+/// Calls `f` with the parameters of [`INSERT_NEW`] (the first 18) and [`REPLACE`] (all 20).
+fn with_values<T>(
+    session: &Session,
+    row: i64,
+    r: &Response<'_>,
+    f: impl FnOnce(&[&dyn rusqlite::ToSql]) -> T,
+) -> T {
     let (message, request) = match r.key() {
         Some((m, q)) => (Some(m), q),
         None => (None, r.request_id.as_deref().unwrap_or("")),
     };
-    let values = params![
+    f(params![
         row,
         session.key,
         message,
@@ -128,11 +217,7 @@ fn insert(tx: &Transaction<'_>, session: &Session, row: i64, r: &Response) -> Re
         r.cost_usd,
         session.project,
         session.id,
-    ];
-    if tx.prepare_cached(INSERT_NEW)?.execute(&values[..18])? == 0 {
-        tx.prepare_cached(REPLACE)?.execute(values)?;
-    }
-    Ok(())
+    ])
 }
 
 /// Empties the projection and fills it again from every stored line, in row order (the
