@@ -491,8 +491,9 @@ impl Writing<'_> {
             }
             self.ordinal += chunk.len() as i64;
         }
-        self.fold
-            .absorb(usage.into_owned(), |i| rows[usize::try_from(i).unwrap_or(0)]);
+        self.fold.absorb(usage.into_owned(), |i| {
+            rows[usize::try_from(i).unwrap_or(0)]
+        });
         Ok(())
     }
 

@@ -153,11 +153,7 @@ fn key(r: &Response<'_>) -> (Option<String>, String) {
 /// Stores the folded responses of lines of `session` (the import's path; see
 /// [`record::Fold`]): in one statement, then again one by one those it left with a copy it
 /// could not see to be later.
-pub(crate) fn store_folded(
-    tx: &mut Transaction<'_>,
-    session: i64,
-    fold: &Fold<'_>,
-) -> Result<()> {
+pub(crate) fn store_folded(tx: &mut Transaction<'_>, session: i64, fold: &Fold<'_>) -> Result<()> {
     let found = fold.responses();
     if found.is_empty() {
         return Ok(());
@@ -172,9 +168,8 @@ pub(crate) fn store_folded(
     let (messages, requests): (Vec<Option<String>>, Vec<String>) =
         found.iter().map(|(_, r)| key(r)).unzip();
     type Field = for<'r, 's> fn(&'r Response<'s>) -> &'r Option<std::borrow::Cow<'s, str>>;
-    let texts = |f: Field| -> Vec<Option<String>> {
-        found.iter().map(|(_, r)| text(f(r))).collect()
-    };
+    let texts =
+        |f: Field| -> Vec<Option<String>> { found.iter().map(|(_, r)| text(f(r))).collect() };
     let ints = |f: fn(&Response) -> i64| -> Vec<i64> { found.iter().map(|(_, r)| f(r)).collect() };
     let costs: Vec<Option<f64>> = found.iter().map(|(_, r)| r.cost_usd).collect();
     let stmt = prepared(tx, UPSERT_MANY)?;
@@ -240,12 +235,7 @@ const MISPLACED: &str = concat!(
     precedes!("$4", "$5", "u.session_id")
 );
 
-fn insert(
-    tx: &mut Transaction<'_>,
-    session: &Session,
-    row: i64,
-    r: &Response<'_>,
-) -> Result<()> {
+fn insert(tx: &mut Transaction<'_>, session: &Session, row: i64, r: &Response<'_>) -> Result<()> {
     let (message, request) = key(r);
     let stmt = prepared(tx, UPSERT)?;
     tx.execute(
