@@ -276,7 +276,8 @@ fn compare_search_index(conn: &Connection) -> Result<Option<String>> {
 
 /// Compares every line with its checksum; returns the sessions with a damaged line.
 fn scan_lines(conn: &Connection, report: &mut CheckReport) -> Result<Vec<i64>> {
-    let mut stmt = conn.prepare("SELECT id, raw, checksum FROM rows ORDER BY id")?;
+    let mut stmt =
+        conn.prepare("SELECT id, line(raw, dict) AS raw, checksum FROM rows ORDER BY id")?;
     let mut rows = stmt.query([])?;
     let mut damaged = Vec::new();
     while let Some(row) = rows.next()? {
@@ -374,7 +375,7 @@ fn repair_problems(store: &Store, problems: &[Problem]) -> Result<Repair> {
     store.write(|tx| {
         for (line, source, bytes, checksum) in &restorations {
             let changed = tx
-                .prepare_cached("UPDATE rows SET raw = ?2 WHERE id = ?1 AND checksum = ?3")?
+                .prepare_cached("UPDATE rows SET raw = ?2, dict = NULL WHERE id = ?1 AND checksum = ?3")?
                 .execute(params![line.row_id, bytes, checksum])?;
             if changed == 1 {
                 done.restored.push(Restored {
@@ -424,7 +425,7 @@ fn sum_unsummed(conn: &Connection) -> Result<u64> {
         .prepare("SELECT id FROM rows WHERE checksum IS NULL")?
         .query_map([], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    let mut read = conn.prepare_cached("SELECT raw FROM rows WHERE id = ?1")?;
+    let mut read = conn.prepare_cached("SELECT line(raw, dict) AS raw FROM rows WHERE id = ?1")?;
     let mut write = conn.prepare_cached("UPDATE rows SET checksum = ?2 WHERE id = ?1")?;
     for id in &ids {
         let raw: Vec<u8> = read.query_row([id], |r| r.get(0))?;

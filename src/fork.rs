@@ -364,13 +364,13 @@ pub(crate) fn fork_with(
 }
 
 const LAST_METADATA: &str =
-    "SELECT r.raw, r.id, r.checksum FROM metadata m JOIN rows r ON r.id = m.row_id
+    "SELECT line(r.raw, r.dict) AS raw, r.id, r.checksum FROM metadata m JOIN rows r ON r.id = m.row_id
      WHERE m.transcript_id = ?1 AND m.kind = ?2
        AND (m.entry_session_id = ?3 OR m.entry_session_id IS NULL)
      ORDER BY m.row_id DESC LIMIT 1";
 
 const STORED_LINE: &str =
-    "SELECT id, raw, checksum FROM rows WHERE transcript_id = ?1 AND uuid = ?2
+    "SELECT id, line(raw, dict) AS raw, checksum FROM rows WHERE transcript_id = ?1 AND uuid = ?2
        AND status = 0
      ORDER BY ordinal DESC LIMIT 1";
 

@@ -80,7 +80,7 @@ pub fn locate(conn: &Connection, row_id: i64) -> Result<DamagedLine> {
 /// Fails on a database error.
 pub fn position(conn: &Connection, transcript: i64, ordinal: i64) -> Result<(u64, u64)> {
     let mut stmt = conn.prepare_cached(
-        "SELECT raw, terminated FROM rows WHERE transcript_id = ?1 AND ordinal < ?2
+        "SELECT line(raw, dict) AS raw, terminated FROM rows WHERE transcript_id = ?1 AND ordinal < ?2
          ORDER BY ordinal",
     )?;
     let mut rows = stmt.query(rusqlite::params![transcript, ordinal])?;

@@ -32,6 +32,7 @@ pub mod catalog;
 pub mod check;
 pub mod checkpoint;
 pub mod claude_settings;
+pub mod codec;
 pub mod config;
 pub mod error;
 pub mod export;

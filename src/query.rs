@@ -603,7 +603,7 @@ pub struct StoredLine {
 pub fn transcript_lines(conn: &Connection, transcript_id: i64) -> Result<Vec<StoredLine>> {
     let out = conn
         .prepare_cached(
-            "SELECT ordinal, raw, checksum FROM rows WHERE transcript_id = ?1 ORDER BY ordinal",
+            "SELECT ordinal, line(raw, dict) AS raw, checksum FROM rows WHERE transcript_id = ?1 ORDER BY ordinal",
         )?
         .query_map([transcript_id], |r| {
             let raw: Vec<u8> = r.get(1)?;
@@ -631,7 +631,7 @@ pub fn transcript_lines_after(
 ) -> Result<Vec<StoredLine>> {
     let out = conn
         .prepare_cached(
-            "SELECT ordinal, raw, checksum FROM rows WHERE transcript_id = ?1 AND ordinal > ?2
+            "SELECT ordinal, line(raw, dict) AS raw, checksum FROM rows WHERE transcript_id = ?1 AND ordinal > ?2
              ORDER BY ordinal LIMIT ?3",
         )?
         .query_map(params![transcript_id, after, limit], |r| {
@@ -658,7 +658,7 @@ pub fn transcript_line(
     ordinal: i64,
 ) -> Result<Option<(Vec<u8>, bool)>> {
     Ok(conn
-        .prepare_cached("SELECT raw, checksum FROM rows WHERE transcript_id = ?1 AND ordinal = ?2")?
+        .prepare_cached("SELECT line(raw, dict) AS raw, checksum FROM rows WHERE transcript_id = ?1 AND ordinal = ?2")?
         .query_row(params![transcript_id, ordinal], |r| {
             let raw: Vec<u8> = r.get(0)?;
             let damaged = !crate::integrity::verify(&raw, r.get(1)?);

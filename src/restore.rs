@@ -303,7 +303,7 @@ pub(crate) fn restore_from(
 pub fn recorded_cwd(conn: &Connection, session: &SessionRef) -> Result<Option<String>> {
     if let Some(transcript) = export::main_transcript(conn, session)? {
         let mut stmt = conn.prepare_cached(
-            "SELECT raw FROM rows WHERE transcript_id = ?1 AND status = 0 ORDER BY ordinal",
+            "SELECT line(raw, dict) AS raw FROM rows WHERE transcript_id = ?1 AND status = 0 ORDER BY ordinal",
         )?;
         let mut rows = stmt.query([transcript])?;
         while let Some(row) = rows.next()? {

@@ -67,6 +67,8 @@ pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     // Sorting and temporary tables stay in memory: the data set is the database itself.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
+    // Lines may be stored compressed (V13): `line(raw, dict)` reads them.
+    crate::codec::sql::register(conn)?;
     Ok(())
 }
 
@@ -289,19 +291,20 @@ const FTS_SETTINGS: &str = "
     INSERT INTO rows_fts (rows_fts, rank) VALUES ('crisismerge', 64);";
 
 /// Brings a database made before migrations were frozen to what the shipped migrations make:
-/// the search view of the shipped V3, the full-text index rebuilt from it (the old view's
-/// index does not match the new view's deletes), and every catalog row recomputed by today's
-/// rules.
+/// the search view of the newest shipped migration that defines it (V13: it reads
+/// compressed lines; V3's, restored here before, read neither those nor V9's cap), the
+/// full-text index rebuilt from it (the old view's index does not match the new view's
+/// deletes), and every catalog row recomputed by today's rules.
 fn rebuild_derived(tx: &rusqlite::Transaction<'_>, shipped: &[Migration]) -> Result<()> {
-    let v3 = shipped
+    let view = shipped
         .iter()
-        .find(|m| m.version() == 3)
+        .rev()
         .map(|m| m.sql())
-        .unwrap_or_default();
-    let view = v3
-        .find("CREATE VIEW search_source")
-        .and_then(|start| v3[start..].find(';').map(|end| &v3[start..=start + end]))
-        .ok_or_else(|| Error::Migration("V3 holds no search_source view".to_owned()))?;
+        .find_map(|sql| {
+            let start = sql.find("CREATE VIEW search_source")?;
+            sql[start..].find(';').map(|end| &sql[start..=start + end])
+        })
+        .ok_or_else(|| Error::Migration("no migration holds the search_source view".to_owned()))?;
     tx.execute_batch(&format!(
         "DROP VIEW IF EXISTS search_source;
          {view}
@@ -376,6 +379,7 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<usize> {
     }
     let now = crate::time::format_ms(crate::time::now_ms());
     let mut count = 0;
+    let mut fill_usage = false;
     for m in &shipped {
         let version = i64::from(m.version());
         if recorded.iter().any(|(v, _, _)| *v == version) {
@@ -388,9 +392,12 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<usize> {
             rusqlite::params![version, m.name(), now, m.checksum().to_string()],
         )?;
         count += 1;
-        if version == USAGE_MIGRATION {
-            crate::usage::sqlite::rebuild(&tx)?;
-        }
+        // Filled once every migration is applied: it reads lines as the newest schema
+        // stores them (V13).
+        fill_usage |= version == USAGE_MIGRATION;
+    }
+    if fill_usage {
+        crate::usage::sqlite::rebuild(&tx)?;
     }
     if !fixups.is_empty() {
         for fixup in &fixups {

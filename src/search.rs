@@ -599,7 +599,7 @@ pub fn index_pending_with(conn: &Connection, texts: &mut PendingTexts) -> Result
             .query_map([], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         let mut stored = conn.prepare_cached(
-            "SELECT raw FROM rows
+            "SELECT line(raw, dict) AS raw FROM rows
              WHERE id = ?1 AND type IN ('user', 'assistant') AND status = 0 AND is_meta = 0",
         )?;
         let mut insert =

@@ -327,6 +327,24 @@ impl Store {
         self.on_writer(|conn| Ok(conn.pragma_update(None, "wal_autocheckpoint", pages)?))
     }
 
+    /// Rebuilds the database file without its free pages (`VACUUM`), then truncates the WAL
+    /// the rebuild went through. The copy SQLite makes goes to a temporary file, not to
+    /// memory (readers keep `temp_store = MEMORY`): it is as large as the database.
+    /// The caller checks the free space first (`codec::compact`).
+    ///
+    /// # Errors
+    /// Fails on a database error (a full disk: the database is left as it was).
+    pub fn vacuum(&self) -> Result<()> {
+        self.on_writer(|conn| {
+            conn.pragma_update(None, "temp_store", "FILE")?;
+            let done = conn.execute_batch("VACUUM");
+            conn.pragma_update(None, "temp_store", "MEMORY")?;
+            done?;
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            Ok(())
+        })
+    }
+
     /// Runs `f` on the connection that writes (a setting that must hold for the writes).
     fn on_writer<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         match &self.access {

@@ -11,6 +11,28 @@ use crate::store::Store;
 use std::path::{Path, PathBuf};
 
 impl Db {
+    /// Compresses the lines stored as they came and gives the space back (see
+    /// [`crate::codec::compact`]). A team store keeps its lines as they came (PostgreSQL
+    /// compresses large values itself): refused there.
+    ///
+    /// # Errors
+    /// As [`crate::codec::compact::compact`]; [`crate::Error::Invalid`] on a team store.
+    pub fn compact(
+        &self,
+        options: &crate::codec::compact::CompactOptions,
+        progress: &dyn Progress,
+    ) -> Result<crate::codec::compact::CompactReport> {
+        match self {
+            Db::Sqlite(s) => crate::codec::compact::compact(s, options, progress),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(_) => Err(crate::Error::Invalid(
+                "compact is for a SQLite store: a team store keeps its lines as they came \
+                 (PostgreSQL compresses large values itself)"
+                    .into(),
+            )),
+        }
+    }
+
     /// Imports transcripts and session files (see [`crate::import::import_paths`]).
     ///
     /// # Errors

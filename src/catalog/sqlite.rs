@@ -11,16 +11,16 @@ const SELECT_SESSION: &str = "SELECT s.session_id, s.project_id,
      FROM sessions s WHERE s.id = ?1";
 
 const SELECT_TAIL_TOTALS: &str = "SELECT
-        coalesce(sum(CASE WHEN ordinal < ?3 THEN length(raw) + terminated END), 0),
+        coalesce(sum(CASE WHEN ordinal < ?3 THEN line_len(raw, dict) + terminated END), 0),
         coalesce(sum(CASE WHEN ordinal < ?3 THEN
             type IN ('user', 'assistant') AND is_sidechain = 0 AND is_meta = 0 END), 0),
-        coalesce(sum(CASE WHEN ordinal >= ?3 THEN length(raw) + terminated END), 0),
+        coalesce(sum(CASE WHEN ordinal >= ?3 THEN line_len(raw, dict) + terminated END), 0),
         coalesce(sum(CASE WHEN ordinal >= ?3 THEN
             type IN ('user', 'assistant') AND is_sidechain = 0 AND is_meta = 0 END), 0)
      FROM rows WHERE transcript_id = ?1 AND ordinal >= ?2";
 
 const SELECT_FIRST_ROW: &str =
-    "SELECT raw FROM rows WHERE transcript_id = ?1 ORDER BY ordinal LIMIT 1";
+    "SELECT line(raw, dict) AS raw FROM rows WHERE transcript_id = ?1 ORDER BY ordinal LIMIT 1";
 
 const SELECT_MAX_ORDINAL: &str = "SELECT max(ordinal) FROM rows WHERE transcript_id = ?1";
 
@@ -42,16 +42,16 @@ const SELECT_LAST_SUMMARY: &str = "SELECT m.value FROM metadata m JOIN rows r ON
              WHERE x.transcript_id = ?1 AND x.uuid = m.leaf_uuid))
      ORDER BY r.ordinal DESC LIMIT 1";
 
-const SELECT_USER_ROWS: &str = "SELECT raw FROM rows
+const SELECT_USER_ROWS: &str = "SELECT line(raw, dict) AS raw FROM rows
      WHERE transcript_id = ?1 AND ordinal >= ?2 AND type = 'user' AND status = 0
      ORDER BY ordinal";
 
-const SELECT_FIELD_ROWS_FORWARD: &str = "SELECT raw FROM rows
-     WHERE transcript_id = ?1 AND ordinal >= ?3 AND status = 0 AND instr(raw, ?2) > 0
+const SELECT_FIELD_ROWS_FORWARD: &str = "SELECT line(raw, dict) AS raw FROM rows
+     WHERE transcript_id = ?1 AND ordinal >= ?3 AND status = 0 AND instr(line(raw, dict), ?2) > 0
      ORDER BY ordinal";
 
-const SELECT_FIELD_ROWS_BACKWARD: &str = "SELECT raw FROM rows
-     WHERE transcript_id = ?1 AND ordinal >= ?3 AND status = 0 AND instr(raw, ?2) > 0
+const SELECT_FIELD_ROWS_BACKWARD: &str = "SELECT line(raw, dict) AS raw FROM rows
+     WHERE transcript_id = ?1 AND ordinal >= ?3 AND status = 0 AND instr(line(raw, dict), ?2) > 0
      ORDER BY ordinal DESC";
 
 const SELECT_TIMESTAMPS: &str = "SELECT

@@ -52,7 +52,7 @@ fn write_rows(
     mut on_damage: OnDamage<'_>,
 ) -> Result<u64> {
     let mut stmt = conn.prepare_cached(
-        "SELECT raw, terminated, status, id, checksum FROM rows WHERE transcript_id = ?1
+        "SELECT line(raw, dict) AS raw, terminated, status, id, checksum FROM rows WHERE transcript_id = ?1
          ORDER BY ordinal",
     )?;
     let mut rows = stmt.query([transcript])?;

@@ -8,6 +8,7 @@
 //! its transaction and parses the file itself when they disagree.
 
 use super::{path_key, ImportLimits, Ledger, Source, SourceKind};
+use crate::codec::{Packed, Packer};
 use crate::error::{Error, Result};
 use crate::jsonl::{self, Envelope, LineStatus, SearchText};
 use crate::model::ImportReport;
@@ -103,6 +104,8 @@ pub(crate) struct ParsedLine {
     pub envelope: Envelope<'static>,
     /// The searchable text, for a line the search triggers queue.
     pub search: Option<SearchText>,
+    /// The line compressed for storage (see [`crate::codec`]), when it is stored so.
+    pub packed: Option<Packed>,
 }
 
 /// A line of the file being written, with its parse.
@@ -111,6 +114,7 @@ pub(crate) type Parsed<'a> = (
     LineStatus,
     Envelope<'a>,
     Option<SearchText>,
+    Option<Packed>,
 );
 
 /// The lines of a file from some point on, with the responses they hold folded (each
@@ -137,7 +141,7 @@ impl Ahead {
                         bytes: &bytes[l.start..l.start + l.len],
                         terminated: l.terminated,
                     };
-                    (line, l.status, l.envelope, l.search)
+                    (line, l.status, l.envelope, l.search, l.packed)
                 })
                 .collect();
             // The fold counted the skipped lines' responses: fold the kept lines again.
@@ -145,14 +149,14 @@ impl Ahead {
                 self.usage
             } else {
                 let mut usage = Fold::default();
-                for (i, (line, status, env, _)) in lines.iter().enumerate() {
+                for (i, (line, status, env, _, _)) in lines.iter().enumerate() {
                     usage.add(i as i64, responses_of(line.bytes, *status, env));
                 }
                 usage
             };
             return Lines { lines, usage };
         }
-        parse_ahead(bytes, start).lines_from(bytes, start)
+        parse_ahead(bytes, start, None).lines_from(bytes, start)
     }
 }
 
@@ -177,6 +181,7 @@ pub(crate) fn load(
     ledger_of: impl FnOnce(&str) -> Result<Option<Ledger>>,
     mut bytes: Vec<u8>,
     limits: &ImportLimits,
+    packer: Option<&Packer>,
 ) -> Result<Loaded> {
     let meta = match std::fs::metadata(&source.path) {
         Ok(m) => m,
@@ -260,7 +265,7 @@ pub(crate) fn load(
         }
     }
     let ahead = if transcript {
-        parse_ahead(&bytes, from)
+        parse_ahead(&bytes, from, packer)
     } else {
         Ahead {
             from: bytes.len(),
@@ -335,8 +340,10 @@ fn line_start(bytes: &[u8], end: usize) -> usize {
 /// Parses the lines of `bytes` from `from` on. A run of blank lines (each with its newline)
 /// becomes one row of up to [`MAX_BLANK_RUN`] bytes whose stored bytes hold the newlines
 /// between them: export writes the same bytes back, and a file of millions of empty lines
-/// costs a few rows instead of millions (it took a minute and 3.6 GB before).
-pub(crate) fn parse_ahead(bytes: &[u8], from: usize) -> Ahead {
+/// costs a few rows instead of millions (it took a minute and 3.6 GB before). With a
+/// `packer`, each line is compressed here too, off the writer's thread.
+pub(crate) fn parse_ahead(bytes: &[u8], from: usize, packer: Option<&Packer>) -> Ahead {
+    let mut compressor = packer.map(Packer::compressor);
     let mut start = from;
     let mut lines: Vec<ParsedLine> = Vec::new();
     let mut usage = Fold::default();
@@ -350,6 +357,8 @@ pub(crate) fn parse_ahead(bytes: &[u8], from: usize) -> Ahead {
                 l.status == LineStatus::Blank && l.terminated && l.len + 1 + len <= MAX_BLANK_RUN
             }) {
                 run.len += 1 + len;
+                // A run of blank lines is stored as it is.
+                run.packed = None;
                 continue;
             }
         }
@@ -366,6 +375,7 @@ pub(crate) fn parse_ahead(bytes: &[u8], from: usize) -> Ahead {
             status,
             envelope: env.into_owned(),
             search,
+            packed: compressor.as_mut().and_then(|c| c.pack(line.bytes)),
         });
     }
     Ahead {
@@ -384,20 +394,22 @@ mod tests {
         let bytes = b"{\"type\":\"user\",\"uuid\":\"a\"}\n{\"type\":\"x\"}\nnot json";
         let second = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
         // Parsed from the second line on, asked from there: the parse is reused.
-        let got = parse_ahead(bytes, second).lines_from(bytes, second).lines;
+        let got = parse_ahead(bytes, second, None)
+            .lines_from(bytes, second)
+            .lines;
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].0.bytes, b"{\"type\":\"x\"}");
         assert_eq!(got[1].1, LineStatus::Malformed);
         assert!(!got[1].0.terminated);
         // Asked from the start, which was not parsed ahead: parsed now, all three lines.
-        let got = parse_ahead(bytes, second).lines_from(bytes, 0).lines;
+        let got = parse_ahead(bytes, second, None).lines_from(bytes, 0).lines;
         assert_eq!(got.len(), 3);
         assert_eq!(got[0].2.uuid.as_deref(), Some("a"));
         // Asked from inside a line parsed ahead: parsed now from there.
-        let got = parse_ahead(bytes, 0).lines_from(bytes, 3).lines;
+        let got = parse_ahead(bytes, 0, None).lines_from(bytes, 3).lines;
         assert_eq!(got[0].0.bytes, &bytes[3..second - 1]);
         // Nothing new.
-        assert!(parse_ahead(bytes, 0)
+        assert!(parse_ahead(bytes, 0, None)
             .lines_from(bytes, bytes.len())
             .lines
             .is_empty());

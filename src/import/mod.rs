@@ -26,6 +26,7 @@ use std::time::Instant;
 mod discover;
 mod fingerprint;
 mod load;
+mod pack;
 mod rows;
 mod sides;
 mod sqlite;
@@ -387,11 +388,13 @@ fn import_sources(
 ) -> Result<ImportReport> {
     let (mut report, sources, sizes) = checked_sources(found, progress);
     let mut transcripts = BTreeSet::new();
+    let packer = pack::packer(store, &sources, &sizes, &crate::codec::Tuning::default())?;
     let mut run = Run {
         store,
         sources: &sources,
         report: &mut report,
         transcripts: &mut transcripts,
+        packer: packer.as_ref(),
     };
     if how.inline {
         run.inline(&sizes, progress, how.limits)?;

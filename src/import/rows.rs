@@ -40,7 +40,7 @@ pub(super) const ROW_BATCH: usize = 64;
 pub(super) const STATEMENT_CACHE: usize = 64;
 
 /// The columns [`insert_rows`] binds per line.
-const ROW_PARAMS: usize = 25;
+const ROW_PARAMS: usize = 26;
 
 /// Where the lines [`insert_rows`] stores come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +80,11 @@ pub(crate) fn insert_rows(
 pub(crate) trait RowLine {
     /// The line, its status and its projection.
     fn parts(&self) -> (&jsonl::Line<'_>, LineStatus, &Envelope<'_>);
+    /// The line compressed for storage, when it was (on import's loading thread); `None`
+    /// stores it as it is (see [`crate::codec`]).
+    fn packed(&self) -> Option<&crate::codec::Packed> {
+        None
+    }
 }
 
 impl RowLine for (jsonl::Line<'_>, LineStatus, Envelope<'_>) {
@@ -91,6 +96,9 @@ impl RowLine for (jsonl::Line<'_>, LineStatus, Envelope<'_>) {
 impl RowLine for Parsed<'_> {
     fn parts(&self) -> (&jsonl::Line<'_>, LineStatus, &Envelope<'_>) {
         (&self.0, self.1, &self.2)
+    }
+    fn packed(&self) -> Option<&crate::codec::Packed> {
+        self.4.as_ref()
     }
 }
 
@@ -113,7 +121,7 @@ pub(crate) fn insert_rows_of(
             "INSERT INTO rows (id, transcript_id, ordinal, raw, terminated, status, type, uuid,
                 parent_uuid, logical_parent_uuid, is_sidechain, entry_session_id, agent_id,
                 timestamp, subtype, message_id, role, is_meta, is_compact_summary, is_api_error,
-                source_tool_assistant_uuid, unknown_type, unknown_fields, local, checksum)
+                source_tool_assistant_uuid, unknown_type, unknown_fields, local, checksum, dict)
                 VALUES {}",
             vec![one; n].join(", ")
         );
@@ -126,7 +134,8 @@ pub(crate) fn insert_rows_of(
             stmt.raw_bind_parameter(at + 1, first + i as i64)?;
             stmt.raw_bind_parameter(at + 2, transcript)?;
             stmt.raw_bind_parameter(at + 3, ordinal + i as i64)?;
-            stmt.raw_bind_parameter(at + 4, line.bytes)?;
+            let packed = row_line.packed();
+            stmt.raw_bind_parameter(at + 4, packed.map_or(line.bytes, |p| p.bytes.as_slice()))?;
             stmt.raw_bind_parameter(at + 5, line.terminated)?;
             stmt.raw_bind_parameter(at + 6, status as i64)?;
             stmt.raw_bind_parameter(at + 7, env.kind.as_deref())?;
@@ -148,6 +157,7 @@ pub(crate) fn insert_rows_of(
             stmt.raw_bind_parameter(at + 23, env.unknown_fields)?;
             stmt.raw_bind_parameter(at + 24, origin == Origin::Local)?;
             stmt.raw_bind_parameter(at + 25, crate::integrity::line_checksum(line.bytes))?;
+            stmt.raw_bind_parameter(at + 26, packed.map(|p| p.dict))?;
         }
         stmt.raw_execute()?;
         done += n;

@@ -108,7 +108,7 @@ impl TranscriptTx for SqliteTx<'_, '_> {
         Ok(self
             .tx
             .prepare_cached(
-                "SELECT id, ordinal, terminated, length(raw) FROM rows
+                "SELECT id, ordinal, terminated, line_len(raw, dict) FROM rows
                  WHERE transcript_id = ?1 ORDER BY ordinal DESC LIMIT 1",
             )?
             .query_row([transcript], |r| {
@@ -140,7 +140,7 @@ impl TranscriptTx for SqliteTx<'_, '_> {
         Ok(self
             .tx
             .prepare_cached(
-                "SELECT raw FROM rows WHERE transcript_id = ?1 AND local = ?2 ORDER BY ordinal",
+                "SELECT line(raw, dict) AS raw FROM rows WHERE transcript_id = ?1 AND local = ?2 ORDER BY ordinal",
             )?
             .query_map(params![transcript, local], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?)
@@ -192,7 +192,7 @@ impl TranscriptTx for SqliteTx<'_, '_> {
             Some(own),
         )?;
         let ids: Vec<i64> = (first..first + lines.len() as i64).collect();
-        for ((_, _, _, search), row) in lines.iter_mut().zip(&ids) {
+        for ((_, _, _, search, _), row) in lines.iter_mut().zip(&ids) {
             if let Some(text) = search.take() {
                 self.text_bytes += text.body.as_ref().map_or(0, String::len)
                     + text.tools.as_ref().map_or(0, String::len);

@@ -100,7 +100,7 @@ fn whole_lines(buf: &[u8], eof: bool) -> Option<(usize, Ahead)> {
     } else {
         buf.iter().rposition(|&b| b == b'\n')? + 1
     };
-    let mut ahead = parse_ahead(&buf[..cut], 0);
+    let mut ahead = parse_ahead(&buf[..cut], 0, None);
     if !eof {
         let last = ahead.lines.last()?;
         if last.status == LineStatus::Blank && last.terminated {
@@ -191,7 +191,7 @@ mod tests {
         }
         bytes.extend_from_slice(b"{\"no newline\"");
         std::fs::write(&path, &bytes).unwrap();
-        let whole: Vec<(usize, usize, bool)> = parse_ahead(&bytes, 0)
+        let whole: Vec<(usize, usize, bool)> = parse_ahead(&bytes, 0, None)
             .lines
             .iter()
             .map(|l| (l.start, l.len, l.terminated))

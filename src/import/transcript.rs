@@ -346,7 +346,7 @@ pub(crate) fn import_transcript<T: TranscriptTx>(
                             piece_bytes,
                             buf,
                             |piece, ahead| {
-                                for (line, _, env, _) in ahead.lines_from(piece, 0).lines {
+                                for (line, _, env, _, _) in ahead.lines_from(piece, 0).lines {
                                     held.note(line.bytes, &env);
                                 }
                                 Ok(())
@@ -478,7 +478,7 @@ impl Writing<'_> {
             if !usage.is_empty() {
                 rows.extend_from_slice(&ids);
             }
-            for ((line, status, env, _), row) in chunk.iter().zip(ids) {
+            for ((line, status, env, _, _), row) in chunk.iter().zip(ids) {
                 if let Some(cwd) = self.tally.line(report, line, *status, env, before)? {
                     tx.set_project_cwd(self.session, cwd)?;
                 }
@@ -616,7 +616,7 @@ pub(crate) fn carry_local_rows<T: TranscriptTx>(
                 bytes: raw,
                 terminated: true,
             };
-            Some((line, status, env, search))
+            Some((line, status, env, search, None))
         })
         .collect();
     if missing.is_empty() {
@@ -635,7 +635,7 @@ pub(crate) fn carry_local_rows<T: TranscriptTx>(
     };
     for chunk in missing.chunks_mut(T::BATCH) {
         let ids = tx.insert_lines(new, ordinal, chunk, own, true)?;
-        for ((line, status, env, _), row) in chunk.iter().zip(ids) {
+        for ((line, status, env, _, _), row) in chunk.iter().zip(ids) {
             if *status == LineStatus::Record {
                 tx.project_sides(new, row, line.bytes, env)?;
                 let found = record::responses(line.bytes, env);

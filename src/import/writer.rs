@@ -6,6 +6,7 @@ use super::load::{self, Loaded, ReadFile};
 use super::sqlite::SqliteTx;
 use super::{read_ledger, transcript, ImportLimits, Source, SourceKind};
 use crate::checkpoint::Checkpointer;
+use crate::codec::Packer;
 use crate::error::Result;
 use crate::model::{ImportReport, Progress};
 use crate::search::PendingTexts;
@@ -43,6 +44,8 @@ pub(super) struct Run<'a> {
     pub sources: &'a [Source],
     pub report: &'a mut ImportReport,
     pub transcripts: &'a mut BTreeSet<i64>,
+    /// What compresses the lines on the loading thread (see [`super::pack`]).
+    pub packer: Option<&'a Packer>,
 }
 
 impl Run<'_> {
@@ -99,7 +102,13 @@ impl Run<'_> {
         let count = self.sources.len();
         for (index, size) in sizes.iter().enumerate() {
             let source = &self.sources[index];
-            let loaded = load_here(self.store, source, spare.pop().unwrap_or_default(), limits)?;
+            let loaded = load_here(
+                self.store,
+                source,
+                spare.pop().unwrap_or_default(),
+                limits,
+                self.packer,
+            )?;
             self.take(index, loaded, &mut group);
             progress.advance(*size, &source.path.to_string_lossy());
             let last = index + 1 == count;
@@ -133,6 +142,7 @@ impl Run<'_> {
             // Buffers come back from the writer: fresh memory is slow to fault in.
             let (give_back, returned) = mpsc::channel::<Vec<u8>>();
             let sources = self.sources;
+            let packer = self.packer;
             scope.spawn(move || {
                 let mut spare = Vec::new();
                 let mut in_flight = 0usize;
@@ -152,7 +162,13 @@ impl Run<'_> {
                             spare.push(buf);
                         }
                     }
-                    let loaded = load_here(store, source, spare.pop().unwrap_or_default(), limits);
+                    let loaded = load_here(
+                        store,
+                        source,
+                        spare.pop().unwrap_or_default(),
+                        limits,
+                        packer,
+                    );
                     if let Ok(Loaded::Read(file)) = &loaded {
                         in_flight += file.bytes.len();
                     }
@@ -266,11 +282,13 @@ fn load_here(
     source: &Source,
     bytes: Vec<u8>,
     limits: &ImportLimits,
+    packer: Option<&Packer>,
 ) -> Result<Loaded> {
     load::load(
         source,
         |key| read_ledger(&*store.reader()?, key),
         bytes,
         limits,
+        packer,
     )
 }

@@ -233,6 +233,8 @@ fn import_source(
             |key| read_ledger(tx, &origin.host, key),
             Vec::new(),
             limits,
+            // The team store keeps lines as they came (compressed lines are SQLite's alone).
+            None,
         )?;
         let mut kept = None;
         let Some(file) = loaded.into_write(report, |target| kept = target.filter(|_| !is_file))

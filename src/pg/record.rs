@@ -87,7 +87,7 @@ impl LineTx for PgLines<'_, '_> {
     ) -> Result<Vec<i64>> {
         let parsed: Vec<crate::import::Parsed<'_>> = lines
             .iter()
-            .map(|(line, status, env)| (*line, *status, env.clone(), None))
+            .map(|(line, status, env)| (*line, *status, env.clone(), None, None))
             .collect();
         super::search_queue::insert_local_lines(self.0, transcript, ordinal, &parsed, own)
     }

@@ -200,7 +200,7 @@ pub(crate) fn insert_rows(
     let mut indexed = Vec::with_capacity(n);
     let mut bodies: Vec<Option<String>> = Vec::with_capacity(n);
     let mut tools: Vec<Option<String>> = Vec::with_capacity(n);
-    for (i, (line, st, env, search)) in lines.iter().enumerate() {
+    for (i, (line, st, env, search, _)) in lines.iter().enumerate() {
         ordinals.push(ordinal + i as i64);
         raws.push(line.bytes);
         terminated.push(line.terminated);

@@ -51,7 +51,7 @@ pub(crate) fn insert_local_lines(
     let ids = super::rows::insert_rows(tx, transcript, ordinal, lines, own_session, true, true)?;
     if lines
         .iter()
-        .any(|(_, status, env, _)| crate::search::is_indexed(*status, env))
+        .any(|(_, status, env, _, _)| crate::search::is_indexed(*status, env))
     {
         let last = ordinal + lines.len() as i64 - 1;
         let sql = super::prepared(

@@ -115,7 +115,7 @@ impl StreamTx for Pg<'_, '_> {
         // Their words are cut later, by the search queue's catch-up.
         let parsed: Vec<Parsed<'_>> = batch
             .iter()
-            .map(|(line, status, env)| (*line, *status, env.clone(), None))
+            .map(|(line, status, env)| (*line, *status, env.clone(), None, None))
             .collect();
         let ids = super::search_queue::insert_local_lines(
             self.tx, transcript, ordinal, &parsed, session_id,

@@ -90,7 +90,7 @@ impl LineTx for SqliteLines<'_, '_> {
         Ok(self
             .0
             .prepare_cached(
-                "SELECT raw FROM rows WHERE transcript_id = ?1 AND status = 0
+                "SELECT line(raw, dict) AS raw FROM rows WHERE transcript_id = ?1 AND status = 0
                    AND type IN ('user', 'assistant', 'attachment', 'system') AND is_sidechain = 0
                  ORDER BY ordinal DESC LIMIT 1",
             )?

@@ -191,7 +191,7 @@ const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT value FROM json_ea
           CROSS JOIN rows c INDEXED BY idx_rows_transcript_parent
             ON c.transcript_id = ?1 AND c.parent_uuid = tails.uuid
          WHERE c.type IN ('progress', 'attachment') AND c.uuid IS NOT NULL)
-    SELECT r.ordinal, r.raw, r.id, r.checksum FROM rows r WHERE r.id IN (
+    SELECT r.ordinal, line(r.raw, r.dict) AS raw, r.id, r.checksum FROM rows r WHERE r.id IN (
         SELECT id FROM seeds UNION SELECT id FROM groups UNION SELECT id FROM bridged
         UNION SELECT id FROM results UNION SELECT id FROM tails
         UNION SELECT c.id FROM rows c WHERE c.transcript_id = ?1
@@ -199,7 +199,7 @@ const NEIGHBOURS: &str = "WITH RECURSIVE seeds(id) AS (SELECT value FROM json_ea
         UNION SELECT row_id FROM content_replacements WHERE ?3 AND transcript_id = ?1)";
 
 /// Every row the chain rules may read, for a walk that does not reach a root.
-const ALL_CONVERSATION_ROWS: &str = "SELECT r.ordinal, r.raw, r.id, r.checksum FROM rows r
+const ALL_CONVERSATION_ROWS: &str = "SELECT r.ordinal, line(r.raw, r.dict) AS raw, r.id, r.checksum FROM rows r
      WHERE r.transcript_id = ?1
        AND (r.type IN ('user', 'assistant', 'attachment', 'system', 'progress')
             OR (?2 AND r.id IN (SELECT row_id FROM content_replacements WHERE transcript_id = ?1)))";

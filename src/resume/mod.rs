@@ -532,7 +532,7 @@ fn restore_metadata(
 
 fn file_history_records(conn: &Connection, transcript: i64) -> Result<Vec<Value>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT r.raw, r.id, r.checksum FROM file_history f JOIN rows r ON r.id = f.row_id
+        "SELECT line(r.raw, r.dict) AS raw, r.id, r.checksum FROM file_history f JOIN rows r ON r.id = f.row_id
          WHERE f.transcript_id = ?1 ORDER BY r.ordinal",
     )?;
     let mut rows = stmt.query([transcript])?;

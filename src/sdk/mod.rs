@@ -136,7 +136,7 @@ pub(crate) struct StoredSubagent {
 const SELECT_MAIN: &str = "SELECT id FROM transcripts
      WHERE session_id = ?1 AND subpath = '' AND superseded_at IS NULL";
 
-const SELECT_ENTRY_ROWS: &str = "SELECT id, raw FROM rows
+const SELECT_ENTRY_ROWS: &str = "SELECT id, line(raw, dict) AS raw FROM rows
      WHERE transcript_id = ?1 AND status = 0
        AND type IN ('user', 'assistant', 'progress', 'system', 'attachment')
      ORDER BY ordinal";
@@ -185,7 +185,7 @@ impl SdkSource for Sqlite<'_> {
     fn lines(&mut self, rows: &[i64], each: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
         let mut stmt = self
             .0
-            .prepare_cached("SELECT raw FROM rows WHERE id = ?1")?;
+            .prepare_cached("SELECT line(raw, dict) AS raw FROM rows WHERE id = ?1")?;
         for (i, row) in rows.iter().enumerate() {
             stmt.query_row([row], |r| {
                 each(i, r.get_ref(0)?.as_bytes()?);

@@ -81,7 +81,7 @@ pub fn mentions(
 /// # Errors
 /// Fails on a database error.
 pub fn each_line(conn: &Connection, lines: &[i64], each: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
-    let mut raw = conn.prepare_cached("SELECT raw FROM rows WHERE id = ?1")?;
+    let mut raw = conn.prepare_cached("SELECT line(raw, dict) AS raw FROM rows WHERE id = ?1")?;
     for &line in lines {
         let mut rows = raw.query([line])?;
         if let Some(row) = rows.next()? {

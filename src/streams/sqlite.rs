@@ -164,7 +164,7 @@ impl StreamTx for Sqlite<'_, '_> {
         f: &mut dyn FnMut(&[u8]),
     ) -> Result<i64> {
         let mut stmt = self.0.prepare_cached(
-            "SELECT ordinal, raw, id, checksum FROM rows
+            "SELECT ordinal, line(raw, dict) AS raw, id, checksum FROM rows
              WHERE transcript_id = ?1 AND ordinal > ?2 AND status = 0 ORDER BY ordinal",
         )?;
         let mut rows = stmt.query(params![transcript, after_ordinal])?;

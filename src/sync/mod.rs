@@ -458,11 +458,11 @@ fn send_rows<T: SyncTx>(
                         bytes: &row.raw,
                         terminated: row.terminated,
                     };
-                    (line, status, env, search)
+                    (line, status, env, search, None)
                 })
                 .collect();
             let ids = tx.insert_lines(transcript, at, &mut parsed, own, batch[0].local)?;
-            for ((line, status, env, _), id) in parsed.iter().zip(ids) {
+            for ((line, status, env, _, _), id) in parsed.iter().zip(ids) {
                 if *status == LineStatus::Record {
                     tx.project_sides(transcript, id, line.bytes, env)?;
                     usage.add(id, crate::usage::record::responses(line.bytes, env));

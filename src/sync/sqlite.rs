@@ -84,9 +84,9 @@ pub(super) fn inventory(conn: &Connection) -> Result<Inventory> {
         let mut stmt = tx.prepare(
             "SELECT t.id, t.session_id, t.subpath, t.agent_id, t.meta_json,
                     (SELECT count(*) FROM rows r WHERE r.transcript_id = t.id),
-                    (SELECT coalesce(sum(length(r.raw) + r.terminated), 0)
+                    (SELECT coalesce(sum(line_len(r.raw, r.dict) + r.terminated), 0)
                        FROM rows r WHERE r.transcript_id = t.id),
-                    (SELECT r.raw FROM rows r WHERE r.transcript_id = t.id
+                    (SELECT line(r.raw, r.dict) FROM rows r WHERE r.transcript_id = t.id
                        ORDER BY r.ordinal DESC LIMIT 1),
                     (SELECT r.terminated FROM rows r WHERE r.transcript_id = t.id
                        ORDER BY r.ordinal DESC LIMIT 1)
@@ -142,7 +142,7 @@ pub(super) fn inventory(conn: &Connection) -> Result<Inventory> {
 /// A local transcript's lines in file order.
 pub(super) fn rows(conn: &Connection, transcript: i64) -> Result<Vec<LocalRow>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT raw, terminated, local FROM rows WHERE transcript_id = ?1 ORDER BY ordinal",
+        "SELECT line(raw, dict) AS raw, terminated, local FROM rows WHERE transcript_id = ?1 ORDER BY ordinal",
     )?;
     let rows = stmt
         .query_map([transcript], |r| {
@@ -163,7 +163,7 @@ pub(super) fn lines_ever_held(
     transcript: i64,
 ) -> Result<HashSet<(Vec<u8>, bool)>> {
     let mut stmt = conn.prepare(
-        "SELECT r.raw, r.terminated FROM rows r JOIN transcripts t ON t.id = r.transcript_id
+        "SELECT line(r.raw, r.dict) AS raw, r.terminated FROM rows r JOIN transcripts t ON t.id = r.transcript_id
          JOIN transcripts me ON me.session_id = t.session_id AND me.subpath = t.subpath
          WHERE me.id = ?1",
     )?;

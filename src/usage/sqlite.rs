@@ -226,7 +226,7 @@ fn with_values<T>(
 pub(crate) fn rebuild(tx: &Transaction<'_>) -> Result<i64> {
     tx.execute("DELETE FROM usage_responses", [])?;
     let mut stmt = tx.prepare(
-        "SELECT r.id, r.transcript_id, r.raw FROM rows r
+        "SELECT r.id, r.transcript_id, line(r.raw, r.dict) AS raw FROM rows r
          WHERE r.status = 0 AND r.type IN ('assistant', 'progress') ORDER BY r.id",
     )?;
     let mut rows = stmt.query([])?;

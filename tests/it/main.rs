@@ -6,6 +6,7 @@ mod catalog;
 mod check;
 mod cli;
 mod cli_output;
+mod compress;
 mod conformance;
 mod export_safety;
 mod fork;

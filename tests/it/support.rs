@@ -232,7 +232,7 @@ pub fn dump_rows(store: &Store) -> Vec<(String, String, i64, Vec<u8>, bool, i64)
     let conn = store.reader().expect("reader");
     let mut stmt = conn
         .prepare(
-            "SELECT s.session_id, t.subpath, r.ordinal, r.raw, r.terminated, r.status
+            "SELECT s.session_id, t.subpath, r.ordinal, line(r.raw, r.dict), r.terminated, r.status
              FROM rows r JOIN transcripts t ON t.id = r.transcript_id
              JOIN sessions s ON s.id = t.session_id
              WHERE t.superseded_at IS NULL ORDER BY s.session_id, t.subpath, r.ordinal",

@@ -61,6 +61,10 @@ const PINNED: &[(&str, &str)] = &[
         "V12__usage.sql",
         "6f7bda9e789af8a9647479187fd0c730699e075d722f914b5c301ecbcc8d183c",
     ),
+    (
+        "V13__compressed_lines.sql",
+        "f6a3ab441e919154537c0b5627424355086fb9788395de0800ba91538228f2d4",
+    ),
 ];
 
 fn root() -> &'static Path {

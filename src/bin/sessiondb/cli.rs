@@ -103,6 +103,7 @@ const VERBS: &[(&str, AddArgs)] = &[
     ("reindex", ReindexArgs::augment_args),
     ("backup", BackupArgs::augment_args),
     ("check", CheckArgs::augment_args),
+    ("compact", CompactArgs::augment_args),
     ("resume", ResumeArgs::augment_args),
     ("continue", ContinueArgs::augment_args),
     ("fork", ForkArgs::augment_args),
@@ -164,6 +165,12 @@ pub enum Command {
     /// With --repair, damaged lines are read again from the source files that still hold
     /// them, and the search index and catalog are rebuilt (one transaction).
     Check(CheckArgs),
+    /// Compress the lines stored as they came (a database made by an older sessiondb, or
+    /// lines too few to train a dictionary on when imported), then give the space back
+    /// (VACUUM, after checking the free disk it needs).
+    ///
+    /// Safe to interrupt: each batch of lines is one transaction, and the next run goes on.
+    Compact(CompactArgs),
     /// Rebuild a session's conversation and runtime state, as Claude Code's --resume does.
     ///
     /// Without --json or --api prints a short summary: title, leaf, message count, repairs.
@@ -637,6 +644,26 @@ pub struct CheckArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `sessiondb compact`.
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    /// Compress only; leave the freed pages in the file (no VACUUM).
+    #[arg(long)]
+    pub no_vacuum: bool,
+    /// Print what was done as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Train a dictionary once the store holds this many bytes of lines (tests).
+    #[arg(long, hide = true, value_name = "BYTES")]
+    pub train_min_bytes: Option<u64>,
+    /// Lines per transaction (tests).
+    #[arg(long, hide = true, value_name = "LINES")]
+    pub batch_lines: Option<usize>,
+    /// Stop after this many batches, as if killed (tests).
+    #[arg(long, hide = true, value_name = "N")]
+    pub stop_after_batches: Option<u64>,
 }
 
 /// `sessiondb backup`.

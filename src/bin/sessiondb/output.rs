@@ -109,16 +109,29 @@ pub struct Bar(Option<ProgressBar>);
 impl Bar {
     /// A bar with `label`, hidden when stderr is not a terminal.
     pub fn new(label: &'static str) -> Bar {
+        Bar::with_template(
+            label,
+            "{prefix} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta} {wide_msg}",
+        )
+    }
+
+    /// A bar that counts lines instead of bytes (the [`Progress`] units are lines then).
+    pub fn lines(label: &'static str) -> Bar {
+        Bar::with_template(
+            label,
+            "{prefix} [{bar:30}] {human_pos}/{human_len} lines eta {eta} {wide_msg}",
+        )
+    }
+
+    fn with_template(label: &'static str, template: &str) -> Bar {
         if !std::io::stderr().is_terminal() || crate::style::quiet() {
             return Bar(None);
         }
         let bar = ProgressBar::new(0);
         bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta} {wide_msg}",
-            )
-            .expect("the template is valid")
-            .progress_chars("=> "),
+            ProgressStyle::with_template(template)
+                .expect("the template is valid")
+                .progress_chars("=> "),
         );
         bar.set_prefix(label);
         Bar(Some(bar))

@@ -5,6 +5,7 @@ mod append;
 mod backup;
 mod capture;
 mod check;
+mod compact;
 mod config;
 mod delete;
 mod export;
@@ -66,6 +67,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Reindex(args) => reindex::run(&db, args),
         Command::Backup(args) => backup::run(&db, args),
         Command::Check(args) => check::run(&db, args),
+        Command::Compact(args) => compact::run(&db, args),
         Command::Resume(args) => resume::run_resume(&db, args),
         Command::Continue(args) => resume::run_continue(&db, args),
         Command::Fork(args) => fork::run(&db, args),

@@ -1,0 +1,81 @@
+//! The dictionary an import compresses its lines with (see [`crate::codec`]): the store's
+//! newest, or a new one trained before the import starts on a sample of the files it is
+//! about to read, when the store has none yet (or has grown well past the newest) and the
+//! import brings enough lines to train on. The lines are then compressed on the loading
+//! thread as they are parsed; the writer only stores them.
+//!
+//! An import too small to train on stores its lines as they are when the store has no
+//! dictionary; `sessiondb compact` compresses them later.
+
+use super::{Source, SourceKind};
+use crate::codec::{self, Packer, Tuning};
+use crate::error::Result;
+use crate::store::Store;
+use std::io::Read;
+
+/// Bytes read from the start of one file for a sample, at least (more when few files).
+const PER_FILE_BYTES: usize = 256 * 1024;
+
+/// The packer for an import of `sources` (`sizes` their sizes), training a dictionary
+/// first when one is due and the import brings enough lines.
+///
+/// # Errors
+/// Fails on a database error; a file that cannot be read is left out of the sample.
+pub(super) fn packer(
+    store: &Store,
+    sources: &[Source],
+    sizes: &[u64],
+    tuning: &Tuning,
+) -> Result<Option<Packer>> {
+    let (newest, last) = {
+        let reader = store.reader()?;
+        (codec::sql::newest(&reader)?, codec::sql::last_row(&reader)?)
+    };
+    if codec::sql::due(newest.as_ref(), last, tuning) {
+        let transcripts: Vec<(&Source, u64)> = sources
+            .iter()
+            .zip(sizes)
+            .filter(|(s, _)| !matches!(s.kind, SourceKind::File { .. }))
+            .map(|(s, n)| (s, *n))
+            .collect();
+        let incoming: u64 = transcripts.iter().map(|(_, n)| n).sum();
+        if incoming >= tuning.train_min_bytes {
+            let sample = sample(&transcripts, tuning.sample_bytes);
+            let lines: Vec<&[u8]> = sample.iter().map(Vec::as_slice).collect();
+            if let Some(dict) = codec::train(&lines, tuning.dict_bytes) {
+                store.write(|tx| codec::sql::store(tx, &dict, lines.len() as i64))?;
+                return Ok(Some(Packer::new(&dict)));
+            }
+        }
+    }
+    Ok(newest.map(|d| Packer::new(&d.bytes)))
+}
+
+/// About `want` bytes of whole lines from the start of files spread over the list.
+fn sample(files: &[(&Source, u64)], want: usize) -> Vec<Vec<u8>> {
+    let per_file = (want / files.len().max(1)).max(PER_FILE_BYTES);
+    let every = (files.len() * per_file).div_ceil(want.max(1)).max(1);
+    let mut out = Vec::new();
+    let mut taken = 0;
+    let mut buf = Vec::new();
+    for (source, _) in files.iter().step_by(every) {
+        if taken >= want {
+            break;
+        }
+        buf.clear();
+        let Ok(file) = std::fs::File::open(&source.path) else {
+            continue;
+        };
+        if file.take(per_file as u64).read_to_end(&mut buf).is_err() {
+            continue;
+        }
+        let whole = buf.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        for line in buf[..whole].split(|&b| b == b'\n') {
+            if line.len() >= codec::MIN_LINE {
+                taken += line.len();
+                out.push(line.to_vec());
+            }
+        }
+    }
+    out
+}
