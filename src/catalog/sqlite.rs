@@ -11,10 +11,10 @@ const SELECT_SESSION: &str = "SELECT s.session_id, s.project_id,
      FROM sessions s WHERE s.id = ?1";
 
 const SELECT_TAIL_TOTALS: &str = "SELECT
-        coalesce(sum(CASE WHEN ordinal < ?3 THEN line_len(raw, dict) + terminated END), 0),
+        coalesce(sum(CASE WHEN ordinal < ?3 THEN iif(dict IS NULL, length(raw), line_len(raw, dict)) + terminated END), 0),
         coalesce(sum(CASE WHEN ordinal < ?3 THEN
             type IN ('user', 'assistant') AND is_sidechain = 0 AND is_meta = 0 END), 0),
-        coalesce(sum(CASE WHEN ordinal >= ?3 THEN line_len(raw, dict) + terminated END), 0),
+        coalesce(sum(CASE WHEN ordinal >= ?3 THEN iif(dict IS NULL, length(raw), line_len(raw, dict)) + terminated END), 0),
         coalesce(sum(CASE WHEN ordinal >= ?3 THEN
             type IN ('user', 'assistant') AND is_sidechain = 0 AND is_meta = 0 END), 0)
      FROM rows WHERE transcript_id = ?1 AND ordinal >= ?2";

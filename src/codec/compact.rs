@@ -123,7 +123,7 @@ fn dictionary(
     let last = sql::last_row(&reader)?;
     if sql::due(newest.as_ref(), last, tuning) {
         let total: i64 = reader.query_row(
-            "SELECT coalesce(sum(line_len(raw, dict)), 0) FROM rows",
+            "SELECT coalesce(sum(iif(dict IS NULL, length(raw), line_len(raw, dict))), 0) FROM rows",
             [],
             |r| r.get(0),
         )?;

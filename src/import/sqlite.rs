@@ -108,7 +108,7 @@ impl TranscriptTx for SqliteTx<'_, '_> {
         Ok(self
             .tx
             .prepare_cached(
-                "SELECT id, ordinal, terminated, line_len(raw, dict) FROM rows
+                "SELECT id, ordinal, terminated, iif(dict IS NULL, length(raw), line_len(raw, dict)) FROM rows
                  WHERE transcript_id = ?1 ORDER BY ordinal DESC LIMIT 1",
             )?
             .query_row([transcript], |r| {

@@ -84,7 +84,7 @@ pub(super) fn inventory(conn: &Connection) -> Result<Inventory> {
         let mut stmt = tx.prepare(
             "SELECT t.id, t.session_id, t.subpath, t.agent_id, t.meta_json,
                     (SELECT count(*) FROM rows r WHERE r.transcript_id = t.id),
-                    (SELECT coalesce(sum(line_len(r.raw, r.dict) + r.terminated), 0)
+                    (SELECT coalesce(sum(iif(r.dict IS NULL, length(r.raw), line_len(r.raw, r.dict)) + r.terminated), 0)
                        FROM rows r WHERE r.transcript_id = t.id),
                     (SELECT line(r.raw, r.dict) FROM rows r WHERE r.transcript_id = t.id
                        ORDER BY r.ordinal DESC LIMIT 1),

@@ -456,7 +456,20 @@ fn captures_leave_the_wal_to_a_background_checkpoint() {
     // `capture --checkpoint` in the background and exits without waiting for it, which
     // copies the WAL into the database file; SQLite then removes it (or, when another
     // connection came meanwhile, leaves it copied, to be written over from its start).
-    let big = "x".repeat(6 * 1024 * 1024);
+    // Random letters: lines are stored compressed (issue 30), and a repeated letter would
+    // shrink to nothing.
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let big: String = (0..8 * 1024 * 1024)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(
+                b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                    [(state % 62) as usize],
+            )
+        })
+        .collect();
     append(&main, &line(3, &format!(",\"toolUseResult\":\"{big}\"")));
     home.capture(&home.payload("stop"));
     // Waits for that process (not a timing test: a generous bound for a loaded machine).

@@ -49,7 +49,10 @@ impl Fixture {
     }
 
     fn sql(&self) -> rusqlite::Connection {
-        rusqlite::Connection::open(&self.db).expect("open")
+        let conn = rusqlite::Connection::open(&self.db).expect("open");
+        // Lines may be stored compressed: the search view and triggers read them with it.
+        sessiondb::codec::sql::register(&conn).expect("register line()");
+        conn
     }
 
     fn check_json(&self, args: &[&str]) -> (bool, serde_json::Value) {

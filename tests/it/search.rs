@@ -296,7 +296,7 @@ fn compare_text_with_view(store: &Store) -> (usize, usize) {
     let reader = store.reader().expect("r");
     let mut stmt = reader
         .prepare(
-            "SELECT r.id, r.raw, s.id, CAST(s.body AS BLOB), CAST(s.tools AS BLOB) FROM rows r
+            "SELECT r.id, line(r.raw, r.dict), s.id, CAST(s.body AS BLOB), CAST(s.tools AS BLOB) FROM rows r
              LEFT JOIN search_source s ON s.id = r.id
              WHERE r.type IN ('user', 'assistant') AND r.status = 0 AND r.is_meta = 0",
         )
