@@ -139,8 +139,10 @@ fn dictionary(
             while let Some(row) = rows.next()? {
                 let line = row.get_ref(0)?.as_bytes().map_err(rusqlite::Error::from)?;
                 if line.len() >= super::MIN_LINE {
-                    taken += line.len();
-                    sample.push(line.to_vec());
+                    // Training looks at a line's first SAMPLE_LINE_BYTES only.
+                    let cut = &line[..line.len().min(super::SAMPLE_LINE_BYTES)];
+                    taken += cut.len();
+                    sample.push(cut.to_vec());
                 }
                 if taken >= tuning.sample_bytes {
                     break;
@@ -153,11 +155,11 @@ fn dictionary(
                 drop(reader);
                 store.write(|tx| sql::store(tx, &dict, lines.len() as i64))?;
                 report.trained = true;
-                return Ok(Some(Packer::new(&dict)));
+                return Ok(Some(Packer::new(&dict, tuning.level)));
             }
         }
     }
-    Ok(newest.map(|d| Packer::new(&d.bytes)))
+    Ok(newest.map(|d| Packer::new(&d.bytes, tuning.level)))
 }
 
 /// One batch: the next `limit` plain lines after row `after`, compressed (on every core) and

@@ -16,15 +16,12 @@ pub mod compact;
 pub mod sql;
 mod train;
 
-pub use train::{sample_step, train, Tuning};
+pub use train::{sample_step, train, Tuning, SAMPLE_LINE_BYTES};
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use zstd::dict::{DecoderDictionary, EncoderDictionary};
-
-/// zstd's level for stored lines (measured: docs/performance.md, "Compressed lines").
-pub const LEVEL: i32 = 3;
 
 /// Lines shorter than this are stored as they are: a frame's header and the dictionary
 /// reference cost more than such a line saves (measured on the corpus: below 64 bytes
@@ -42,7 +39,7 @@ pub fn dictionary_id(bytes: &[u8]) -> i64 {
 }
 
 type Decoders = HashMap<i64, &'static DecoderDictionary<'static>>;
-type Encoders = HashMap<i64, &'static EncoderDictionary<'static>>;
+type Encoders = HashMap<(i64, i32), &'static EncoderDictionary<'static>>;
 
 fn decoders() -> &'static Mutex<Decoders> {
     static CACHE: OnceLock<Mutex<Decoders>> = OnceLock::new();
@@ -122,11 +119,14 @@ pub fn unpacked_len(stored: &[u8]) -> Option<u64> {
         .flatten()
 }
 
-/// Compresses lines against one dictionary. Cheap to share; each thread makes its own
-/// [`Compressor`] (a zstd context of a few hundred KB).
+/// Compresses lines against one dictionary. Cheap to make and to share: zstd's prepared
+/// dictionary is built on the first [`Packer::compressor`] (a hook's capture of a few short
+/// lines may never need it), and each thread makes its own [`Compressor`].
 pub struct Packer {
     id: i64,
-    dict: &'static EncoderDictionary<'static>,
+    level: i32,
+    bytes: Vec<u8>,
+    dict: OnceLock<&'static EncoderDictionary<'static>>,
 }
 
 impl std::fmt::Debug for Packer {
@@ -136,17 +136,14 @@ impl std::fmt::Debug for Packer {
 }
 
 impl Packer {
-    /// A packer for the dictionary `bytes` (its decoder is remembered too, so that lines
-    /// this process stores can be read back before their transaction commits).
-    pub fn new(bytes: &[u8]) -> Packer {
-        let id = dictionary_id(bytes);
-        remember(id, bytes);
-        let dict = *encoders()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(id)
-            .or_insert_with(|| Box::leak(Box::new(EncoderDictionary::copy(bytes, LEVEL))));
-        Packer { id, dict }
+    /// A packer for the dictionary `bytes` at zstd `level`.
+    pub fn new(bytes: &[u8], level: i32) -> Packer {
+        Packer {
+            id: dictionary_id(bytes),
+            level,
+            bytes: bytes.to_vec(),
+            dict: OnceLock::new(),
+        }
     }
 
     /// The dictionary's id (`rows.dict`).
@@ -154,12 +151,27 @@ impl Packer {
         self.id
     }
 
+    /// zstd's prepared dictionary, made once per process. Its decoder is remembered too, so
+    /// that lines this process stores can be read back before their transaction commits.
+    fn encoder(&self) -> &'static EncoderDictionary<'static> {
+        self.dict.get_or_init(|| {
+            remember(self.id, &self.bytes);
+            *encoders()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry((self.id, self.level))
+                .or_insert_with(|| {
+                    Box::leak(Box::new(EncoderDictionary::copy(&self.bytes, self.level)))
+                })
+        })
+    }
+
     /// A compressor for one thread.
     ///
     /// # Panics
     /// When zstd cannot make a context (out of memory).
     pub fn compressor(&self) -> Compressor {
-        let mut inner = zstd::bulk::Compressor::with_prepared_dictionary(self.dict)
+        let mut inner = zstd::bulk::Compressor::with_prepared_dictionary(self.encoder())
             .expect("a zstd compression context");
         // The row names the dictionary: its 4-byte id in every frame would be waste.
         let _ = inner.set_parameter(zstd::zstd_safe::CParameter::DictIdFlag(false));
@@ -224,7 +236,7 @@ mod tests {
         let lines = lines();
         let samples: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
         let dict = train(&samples, 16 * 1024).expect("a dictionary");
-        let packer = Packer::new(&dict);
+        let packer = Packer::new(&dict, 3);
         let mut c = packer.compressor();
         let mut packed = 0;
         for line in &lines {

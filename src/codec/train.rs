@@ -5,6 +5,8 @@
 /// small stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tuning {
+    /// zstd's level for stored lines.
+    pub level: i32,
     /// The dictionary's size, in bytes.
     pub dict_bytes: usize,
     /// Bytes of lines a training samples, at most.
@@ -21,6 +23,7 @@ pub struct Tuning {
 impl Default for Tuning {
     fn default() -> Self {
         Tuning {
+            level: 3,
             dict_bytes: 112 * 1024,
             sample_bytes: 8 << 20,
             train_min_bytes: 4 << 20,
@@ -31,7 +34,7 @@ impl Default for Tuning {
 
 /// The longest prefix of one line a training looks at: a few huge tool results would
 /// otherwise be most of the sample.
-const SAMPLE_LINE_BYTES: usize = 16 * 1024;
+pub const SAMPLE_LINE_BYTES: usize = 16 * 1024;
 
 /// A dictionary of at most `dict_bytes` trained on `samples`, or `None` when there is no
 /// line long enough to compress. When zstd finds too little in them to train on (a few

@@ -343,7 +343,8 @@ fn line_start(bytes: &[u8], end: usize) -> usize {
 /// costs a few rows instead of millions (it took a minute and 3.6 GB before). With a
 /// `packer`, each line is compressed here too, off the writer's thread.
 pub(crate) fn parse_ahead(bytes: &[u8], from: usize, packer: Option<&Packer>) -> Ahead {
-    let mut compressor = packer.map(Packer::compressor);
+    // Made on the first line long enough to compress (a context costs an allocation).
+    let mut compressor = None;
     let mut start = from;
     let mut lines: Vec<ParsedLine> = Vec::new();
     let mut usage = Fold::default();
@@ -375,7 +376,13 @@ pub(crate) fn parse_ahead(bytes: &[u8], from: usize, packer: Option<&Packer>) ->
             status,
             envelope: env.into_owned(),
             search,
-            packed: compressor.as_mut().and_then(|c| c.pack(line.bytes)),
+            packed: packer
+                .filter(|_| line.bytes.len() >= crate::codec::MIN_LINE)
+                .and_then(|p| {
+                    compressor
+                        .get_or_insert_with(|| p.compressor())
+                        .pack(line.bytes)
+                }),
         });
     }
     Ahead {

@@ -13,8 +13,12 @@ use crate::error::Result;
 use crate::store::Store;
 use std::io::Read;
 
-/// Bytes read from the start of one file for a sample, at least (more when few files).
-const PER_FILE_BYTES: usize = 256 * 1024;
+/// Bytes of lines a sample takes from one file, at least (more when there are few files).
+const PER_FILE_BYTES: usize = 64 * 1024;
+
+/// How many times its share a sample reads of a file, taking every so many lines: lines
+/// from the whole of a session, not only its start.
+const READ_FACTOR: usize = 8;
 
 /// The packer for an import of `sources` (`sizes` their sizes), training a dictionary
 /// first when one is due and the import brings enough lines.
@@ -44,14 +48,15 @@ pub(super) fn packer(
             let lines: Vec<&[u8]> = sample.iter().map(Vec::as_slice).collect();
             if let Some(dict) = codec::train(&lines, tuning.dict_bytes) {
                 store.write(|tx| codec::sql::store(tx, &dict, lines.len() as i64))?;
-                return Ok(Some(Packer::new(&dict)));
+                return Ok(Some(Packer::new(&dict, tuning.level)));
             }
         }
     }
-    Ok(newest.map(|d| Packer::new(&d.bytes)))
+    Ok(newest.map(|d| Packer::new(&d.bytes, tuning.level)))
 }
 
-/// About `want` bytes of whole lines from the start of files spread over the list.
+/// About `want` bytes of whole lines from files spread over the list: from each, lines
+/// spread over up to [`READ_FACTOR`] times its share read from its start.
 fn sample(files: &[(&Source, u64)], want: usize) -> Vec<Vec<u8>> {
     let per_file = (want / files.len().max(1)).max(PER_FILE_BYTES);
     let every = (files.len() * per_file).div_ceil(want.max(1)).max(1);
@@ -66,15 +71,22 @@ fn sample(files: &[(&Source, u64)], want: usize) -> Vec<Vec<u8>> {
         let Ok(file) = std::fs::File::open(&source.path) else {
             continue;
         };
-        if file.take(per_file as u64).read_to_end(&mut buf).is_err() {
+        let limit = (per_file * READ_FACTOR) as u64;
+        if file.take(limit).read_to_end(&mut buf).is_err() {
             continue;
         }
         let whole = buf.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        for line in buf[..whole].split(|&b| b == b'\n') {
-            if line.len() >= codec::MIN_LINE {
-                taken += line.len();
-                out.push(line.to_vec());
-            }
+        // Training looks at a line's first SAMPLE_LINE_BYTES only: count what it sees.
+        let lines: Vec<&[u8]> = buf[..whole]
+            .split(|&b| b == b'\n')
+            .filter(|l| l.len() >= codec::MIN_LINE)
+            .map(|l| &l[..l.len().min(codec::SAMPLE_LINE_BYTES)])
+            .collect();
+        let seen: usize = lines.iter().map(|l| l.len()).sum();
+        let step = seen.div_ceil(per_file).max(1);
+        for line in lines.into_iter().step_by(step) {
+            taken += line.len();
+            out.push(line.to_vec());
         }
     }
     out

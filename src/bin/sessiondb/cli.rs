@@ -661,6 +661,12 @@ pub struct CompactArgs {
     /// Lines per transaction (tests).
     #[arg(long, hide = true, value_name = "LINES")]
     pub batch_lines: Option<usize>,
+    /// zstd's level (measurements).
+    #[arg(long, hide = true, value_name = "N")]
+    pub level: Option<i32>,
+    /// The size of a dictionary trained now, in bytes (measurements).
+    #[arg(long, hide = true, value_name = "BYTES")]
+    pub dict_bytes: Option<usize>,
     /// Stop after this many batches, as if killed (tests).
     #[arg(long, hide = true, value_name = "N")]
     pub stop_after_batches: Option<u64>,

@@ -15,6 +15,12 @@ pub fn run(db: &Path, args: CompactArgs) -> anyhow::Result<()> {
     if let Some(bytes) = args.train_min_bytes {
         options.tuning.train_min_bytes = bytes;
     }
+    if let Some(level) = args.level {
+        options.tuning.level = level;
+    }
+    if let Some(bytes) = args.dict_bytes {
+        options.tuning.dict_bytes = bytes;
+    }
     if let Some(lines) = args.batch_lines {
         options.batch_lines = lines.max(1);
     }
