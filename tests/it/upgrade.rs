@@ -61,6 +61,10 @@ const PINNED: &[(&str, &str)] = &[
         "V12__usage.sql",
         "6f7bda9e789af8a9647479187fd0c730699e075d722f914b5c301ecbcc8d183c",
     ),
+    (
+        "V13__transcripts_by_session.sql",
+        "9f3583980844d22ea33b134882a4e69652f488434393334a1461cf95583d8245",
+    ),
 ];
 
 fn root() -> &'static Path {
