@@ -11,7 +11,7 @@
 use crate::error::{Error, Result};
 use crate::model::SessionRef;
 use crate::store::Store;
-use rusqlite::{params, Transaction};
+use rusqlite::{params, OptionalExtension, Transaction};
 use serde::Serialize;
 use unicode_general_category::{get_general_category, GeneralCategory};
 use unicode_normalization::UnicodeNormalization;
@@ -196,8 +196,17 @@ pub fn delete_session(store: &Store, session: &SessionRef) -> Result<DeleteRepor
              OR session_file_id IN (SELECT id FROM session_files WHERE session_id = ?1)",
         )?
         .execute([session.key])?;
+        let counted = crate::usage::sqlite::counted_in(tx, session.key)?;
+        let project: Option<i64> = tx
+            .prepare_cached("SELECT project_id FROM sessions WHERE id = ?1")?
+            .query_row([session.key], |r| r.get(0))
+            .optional()?;
         tx.prepare_cached("DELETE FROM sessions WHERE id = ?1")?
             .execute(params![session.key])?;
+        // Responses counted in this session and held by another copy stay counted.
+        if let Some(project) = project {
+            crate::usage::sqlite::count_other_copies(tx, project, &counted)?;
+        }
         Ok(DeleteReport {
             session_id: session.session_id.clone(),
             project: session.project.clone(),

@@ -340,10 +340,10 @@ pub struct Location {
 /// Fails on a database error.
 pub fn locations(conn: &Connection, session: &SessionRef) -> Result<Vec<Location>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT f.path, f.vanished FROM source_files f
-         JOIN transcripts t ON t.id = f.transcript_id
+        "SELECT f.path, f.vanished FROM transcripts t
+         JOIN source_files f ON f.transcript_id = t.id
          WHERE t.session_id = ?1 AND t.subpath = ''
-         GROUP BY f.path ORDER BY min(f.rowid)",
+         ORDER BY f.rowid",
     )?;
     let found = stmt
         .query_map([session.key], |r| {

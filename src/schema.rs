@@ -67,7 +67,7 @@ pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     // Sorting and temporary tables stay in memory: the data set is the database itself.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
-    // Lines may be stored compressed (V13): `line(raw, dict)` reads them.
+    // Lines may be stored compressed (V14): `line(raw, dict)` reads them.
     crate::codec::sql::register(conn)?;
     Ok(())
 }
@@ -291,7 +291,7 @@ const FTS_SETTINGS: &str = "
     INSERT INTO rows_fts (rows_fts, rank) VALUES ('crisismerge', 64);";
 
 /// Brings a database made before migrations were frozen to what the shipped migrations make:
-/// the search view of the newest shipped migration that defines it (V13: it reads
+/// the search view of the newest shipped migration that defines it (V14: it reads
 /// compressed lines; V3's, restored here before, read neither those nor V9's cap), the
 /// full-text index rebuilt from it (the old view's index does not match the new view's
 /// deletes), and every catalog row recomputed by today's rules.
@@ -393,7 +393,7 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<usize> {
         )?;
         count += 1;
         // Filled once every migration is applied: it reads lines as the newest schema
-        // stores them (V13).
+        // stores them (V14).
         fill_usage |= version == USAGE_MIGRATION;
     }
     if fill_usage {

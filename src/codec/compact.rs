@@ -1,12 +1,12 @@
 //! `sessiondb compact` on a SQLite store: compresses the lines stored as they came (a store
-//! made before V13, lines too few to train on when they were imported, appends), then gives
+//! made before V14, lines too few to train on when they were imported, appends), then gives
 //! the space back to the file system.
 //!
 //! Lines are rewritten in batches, each batch one IMMEDIATE transaction that reads and
 //! rewrites its rows: `kill -9` anywhere leaves every line either as it was or compressed
 //! (both read back the same bytes), and the next run goes on with the lines still plain.
 //! Each compressed line is decoded again and compared before it is written. Compressing a
-//! line changes no text, so the search index is left alone (V13's update triggers).
+//! line changes no text, so the search index is left alone (V14's update triggers).
 
 use super::{sql, train, Packer, Tuning};
 use crate::error::{Error, Result};

@@ -3,7 +3,7 @@
 //! dictionary take about a fifth of their size (and a line must stay readable alone: export,
 //! resume and search read single rows).
 //!
-//! `rows.dict` names the dictionary (`dictionaries.id`, V13); NULL means the line is stored
+//! `rows.dict` names the dictionary (`dictionaries.id`, V14); NULL means the line is stored
 //! as it came. A dictionary's id is the XXH3-64 of its bytes, so the same dictionary has the
 //! same id everywhere and any thread can name one before it is stored. Checksums stay over
 //! the original bytes ([`crate::integrity`]): every reader gets those back, through the SQL

@@ -1,5 +1,5 @@
 //! SQLite's side of compressed lines: the SQL functions every connection gets, so that the
-//! search view (`search_source`, V13) and every `SELECT` of a line read the original bytes
+//! search view (`search_source`, V14) and every `SELECT` of a line read the original bytes
 //! as `line(raw, dict)`, and the `dictionaries` table.
 //!
 //! `line(raw, dict)` returns `raw` itself when `dict` is NULL, else the decoded line;

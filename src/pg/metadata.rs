@@ -67,7 +67,19 @@ pub fn delete_session(store: &PgStore, session: &SessionRef) -> Result<DeleteRep
              OR session_file_id IN (SELECT id FROM session_files WHERE session_id = $1)",
             &[&session.key],
         )?;
+        let counted = super::usage::counted_in(tx, session.key)?;
+        let project: Option<i64> = tx
+            .query_opt(
+                "SELECT project_id FROM sessions WHERE id = $1",
+                &[&session.key],
+            )?
+            .map(|r| r.col(0))
+            .transpose()?;
         tx.execute("DELETE FROM sessions WHERE id = $1", &[&session.key])?;
+        // Responses counted in this session and held by another copy stay counted.
+        if let Some(project) = project {
+            super::usage::count_other_copies(tx, project, &counted)?;
+        }
         Ok(DeleteReport {
             session_id: session.session_id.clone(),
             project: session.project.clone(),

@@ -62,8 +62,12 @@ const PINNED: &[(&str, &str)] = &[
         "6f7bda9e789af8a9647479187fd0c730699e075d722f914b5c301ecbcc8d183c",
     ),
     (
-        "V13__compressed_lines.sql",
-        "f6a3ab441e919154537c0b5627424355086fb9788395de0800ba91538228f2d4",
+        "V13__transcripts_by_session.sql",
+        "9f3583980844d22ea33b134882a4e69652f488434393334a1461cf95583d8245",
+    ),
+    (
+        "V14__compressed_lines.sql",
+        "133dad292f65e06447fe28422cdecf8dd740d3549ae7b0723007e6f5d6c53b24",
     ),
 ];
 

@@ -1,4 +1,4 @@
--- V13: compressed lines (issue 30, src/codec). A line may be stored as a zstd frame made
+-- V14: compressed lines (issue 30, src/codec). A line may be stored as a zstd frame made
 -- against a dictionary trained on the store's own lines; `rows.dict` names the dictionary
 -- and is NULL for a line stored as it came (every line before this migration, and lines too
 -- small or incompressible). Checksums stay over the original bytes. Readers get those back
