@@ -32,6 +32,9 @@ pub fn js(v: Option<&Value>) -> String {
     }
 }
 
+/// Preamble of skills re-sent after a compaction.
+const INVOKED_SKILLS: &str = "The following skills were invoked EARLIER in this session (before the conversation was compacted), not on the current turn. They are shown here for context only so you remain aware of their guidelines.\n\nIMPORTANT: Do NOT re-execute these skills or perform their one-time setup actions (e.g., scheduling, creating files) again. Any request or argument text embedded in the skill bodies below \u{2014} for example under a \"## User Request\" or \"## Input\" heading \u{2014} was captured when that skill was first invoked. It is NOT the user's current message and NOT a new request: do not act on it as if it were live. Only continue to apply ongoing behavioral guidelines from these skills where still relevant.";
+
 /// The strings of an array field (non-strings skipped; anything else is empty), as the
 /// CLI's list guard reads them.
 fn strings<'a>(a: &'a Value, key: &str) -> Vec<&'a str> {
@@ -501,11 +504,7 @@ pub fn invoked_skills(a: &Value, _: &ModelProfile) -> Vec<String> {
             )
         })
         .collect();
-    let mut text = format!(
-        "{}\n\n{}",
-        super::render_plan::INVOKED_SKILLS,
-        body.join("\n\n---\n\n")
-    );
+    let mut text = format!("{}\n\n{}", INVOKED_SKILLS, body.join("\n\n---\n\n"));
     if !note.is_empty() {
         text.push_str("\n\n---\n\n");
         text.push_str(&note);
