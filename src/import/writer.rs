@@ -28,15 +28,18 @@ const KEEP_UP_BYTES: u64 = 64 * 1024 * 1024;
 /// and 64 MiB slower (less overlap with the loader).
 const GROUP_BYTES: u64 = 16 * 1024 * 1024;
 
-/// Files the loading thread may read and parse ahead of the writer: enough to keep it busy
-/// while the writer indexes a search batch.
-const LOAD_AHEAD: usize = 16;
+/// Files the loading thread may read and parse ahead of the writer. The bound that
+/// matters is [`LOAD_AHEAD_BYTES`]: the loader must be able to prepare a whole group while
+/// the writer stores the one before, or the two threads take turns instead of overlapping
+/// (with 16 files, a group of small files was mostly parsed while the writer waited).
+const LOAD_AHEAD: usize = 4096;
 
 /// Buffers the loading thread keeps for reuse.
 const SPARE_BUFFERS: usize = 4;
 
-/// Bytes of files read ahead that the loading thread may hold at once.
-const LOAD_AHEAD_BYTES: usize = 256 * 1024 * 1024;
+/// Bytes of files read ahead that the loading thread may hold at once, counting the group
+/// the writer holds: room for the group being written, the next one, and a margin.
+const LOAD_AHEAD_BYTES: usize = 4 * GROUP_BYTES as usize;
 
 /// One import's writer side: the sources, and what it found so far.
 pub(super) struct Run<'a> {
