@@ -3,6 +3,7 @@
 //! type is treated as absent rather than failing the line.
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -54,6 +55,30 @@ pub struct Envelope<'a> {
     pub cwd: Option<Cow<'a, str>>,
     /// Top-level keys this version of sessiondb does not know (kept in the raw line).
     pub unknown_fields: u32,
+    /// What the record states about its API response, read in the same pass (the usage
+    /// projection reads an assistant line from it instead of parsing the line again).
+    pub billing: Billing<'a>,
+}
+
+/// The fields of a record that the usage projection reads ([`crate::usage::record`])
+/// beyond the envelope's own, captured by [`Envelope::parse`]. An owned envelope
+/// ([`Envelope::into_owned`]) drops them: its reader parses the line itself.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Billing<'a> {
+    /// The fields below say what that reader's own parse of the line would say: set by
+    /// [`Envelope::parse`] unless a field it reads had a type it rejects or appeared twice,
+    /// or the record holds `data` (a nested record). False on an owned envelope.
+    pub usable: bool,
+    /// `requestId`.
+    pub request_id: Option<Cow<'a, str>>,
+    /// `gitBranch`.
+    pub git_branch: Option<Cow<'a, str>>,
+    /// `message.model`.
+    pub model: Option<Cow<'a, str>>,
+    /// `message.usage`, as its JSON text.
+    pub usage: Option<&'a str>,
+    /// `costUSD`, as its JSON text.
+    pub cost_usd: Option<&'a str>,
 }
 
 /// Top-level keys seen in Claude Code transcripts (spec §3 and the corpus). Anything else
@@ -246,6 +271,7 @@ impl<'a> Envelope<'a> {
             source_tool_assistant_uuid: own(self.source_tool_assistant_uuid),
             cwd: own(self.cwd),
             unknown_fields: self.unknown_fields,
+            billing: Billing::default(),
         }
     }
 
@@ -269,17 +295,18 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut env = Envelope::default();
+        let mut check = Strictness::default();
         while let Some(key) = map.next_key::<Key<'de>>()? {
             let key = key.0;
             match key.as_ref() {
-                "type" => env.kind = map.next_value::<Text>()?.0,
+                "type" => env.kind = check.text(1 << 0, map.next_value()?),
                 "uuid" => env.uuid = map.next_value::<Text>()?.0,
                 "parentUuid" => env.parent_uuid = map.next_value::<Text>()?.0,
                 "logicalParentUuid" => env.logical_parent_uuid = map.next_value::<Text>()?.0,
                 "isSidechain" => env.is_sidechain = map.next_value::<Flag>()?.0,
                 "sessionId" => env.session_id = map.next_value::<Text>()?.0,
-                "agentId" => env.agent_id = map.next_value::<Text>()?.0,
-                "timestamp" => env.timestamp = map.next_value::<Text>()?.0,
+                "agentId" => env.agent_id = check.text(1 << 1, map.next_value()?),
+                "timestamp" => env.timestamp = check.text(1 << 2, map.next_value()?),
                 "subtype" => env.subtype = map.next_value::<Text>()?.0,
                 "isMeta" => env.is_meta = map.next_value::<Flag>()?.0,
                 "isCompactSummary" => env.is_compact_summary = map.next_value::<Flag>()?.0,
@@ -287,11 +314,24 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
                 "sourceToolAssistantUUID" => {
                     env.source_tool_assistant_uuid = map.next_value::<Text>()?.0
                 }
-                "cwd" => env.cwd = map.next_value::<Text>()?.0,
+                "cwd" => env.cwd = check.text(1 << 3, map.next_value()?),
+                "requestId" => env.billing.request_id = check.text(1 << 4, map.next_value()?),
+                "gitBranch" => env.billing.git_branch = check.text(1 << 5, map.next_value()?),
+                "costUSD" => {
+                    check.field(1 << 6, true);
+                    env.billing.cost_usd = Some(map.next_value::<&'de RawValue>()?.get());
+                }
+                "data" => {
+                    check.irregular = true;
+                    map.next_value::<IgnoredAny>()?;
+                }
                 "message" => {
                     let head = map.next_value::<MessageHead>()?;
+                    check.field(1 << 7, !head.irregular);
                     env.message_id = head.id;
                     env.role = head.role;
+                    env.billing.model = head.model;
+                    env.billing.usage = head.usage;
                 }
                 other => {
                     if !KNOWN_FIELDS.contains(&other) {
@@ -301,6 +341,7 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
                 }
             }
         }
+        env.billing.usable = !check.irregular;
         Ok(Some(env))
     }
 
@@ -328,6 +369,91 @@ impl<'de> serde::Deserialize<'de> for Text<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(TextVisitor).map(Text)
     }
+}
+
+/// Whether the fields the usage reader reads are as it accepts them: each at most once, a
+/// string or `null` where it reads a string, an object or `null` where it reads one.
+#[derive(Default)]
+struct Strictness {
+    /// The fields seen so far, one bit each.
+    seen: u16,
+    irregular: bool,
+}
+
+impl Strictness {
+    /// Notes the field of bit `bit`, of an accepted type or not.
+    fn field(&mut self, bit: u16, accepted: bool) {
+        self.irregular |= !accepted || self.seen & bit != 0;
+        self.seen |= bit;
+    }
+
+    /// Notes a string field and gives its text.
+    fn text<'a>(&mut self, bit: u16, typed: Typed<'a>) -> Option<Cow<'a, str>> {
+        self.field(bit, typed.accepted);
+        typed.text
+    }
+}
+
+/// A string field read as [`Text`] reads it, noting whether it was a string or `null`
+/// (what a strict reader of an optional string accepts).
+struct Typed<'a> {
+    text: Option<Cow<'a, str>>,
+    accepted: bool,
+}
+
+impl<'de> serde::Deserialize<'de> for Typed<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TypedVisitor)
+    }
+}
+
+struct TypedVisitor;
+
+impl<'de> Visitor<'de> for TypedVisitor {
+    type Value = Typed<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(typed(Some(Cow::Borrowed(v)), true))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(typed(Some(Cow::Owned(v.to_owned())), true))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(typed(Some(Cow::Owned(v)), true))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(typed(None, true))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(typed(None, true))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(typed(None, false))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(typed(None, false))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(typed(None, false))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(typed(None, false))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(typed(None, false))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(typed(None, false))
+    }
+}
+
+fn typed(text: Option<Cow<'_, str>>, accepted: bool) -> Typed<'_> {
+    Typed { text, accepted }
 }
 
 struct TextVisitor;
@@ -404,11 +530,17 @@ impl<'de> Visitor<'de> for FlagVisitor {
     }
 }
 
-/// `message.id` and `message.role`; the content is skipped without being built.
+/// `message.id` and `message.role`, and for the usage reader `model` and the text of
+/// `usage`; the content is skipped without being built.
 #[derive(Default)]
 struct MessageHead<'a> {
     id: Option<Cow<'a, str>>,
     role: Option<Cow<'a, str>>,
+    model: Option<Cow<'a, str>>,
+    usage: Option<&'a str>,
+    /// Not an object or `null`, or a field the usage reader reads was not as it accepts
+    /// (see [`Strictness`]).
+    irregular: bool,
 }
 
 impl<'de> serde::Deserialize<'de> for MessageHead<'de> {
@@ -419,6 +551,14 @@ impl<'de> serde::Deserialize<'de> for MessageHead<'de> {
 
 struct MessageHeadVisitor;
 
+/// A `message` that is neither an object nor `null`.
+fn not_an_object<'a>() -> MessageHead<'a> {
+    MessageHead {
+        irregular: true,
+        ..MessageHead::default()
+    }
+}
+
 impl<'de> Visitor<'de> for MessageHeadVisitor {
     type Value = MessageHead<'de>;
 
@@ -427,22 +567,49 @@ impl<'de> Visitor<'de> for MessageHeadVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut head = MessageHead::default();
+        let mut check = Strictness::default();
         while let Some(key) = map.next_key::<Key<'de>>()? {
             match key.0.as_ref() {
-                "id" => head.id = map.next_value::<Text>()?.0,
+                "id" => head.id = check.text(1 << 0, map.next_value()?),
                 "role" => head.role = map.next_value::<Text>()?.0,
+                "model" => head.model = check.text(1 << 1, map.next_value()?),
+                "usage" => {
+                    check.field(1 << 2, true);
+                    head.usage = Some(map.next_value::<&'de RawValue>()?.get());
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
         }
+        head.irregular = check.irregular;
         Ok(head)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(not_an_object())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
         Ok(MessageHead::default())
     }
-    crate::jsonl::skip_scalars!(MessageHead::default(), str);
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(MessageHead::default())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(not_an_object())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(not_an_object())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(not_an_object())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(not_an_object())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(not_an_object())
+    }
 }
 
 #[cfg(test)]

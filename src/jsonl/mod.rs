@@ -41,7 +41,7 @@ pub mod patch;
 pub mod pretty;
 mod search_text;
 
-pub use envelope::{Envelope, LineStatus};
+pub use envelope::{Billing, Envelope, LineStatus};
 
 /// The session stamp a record carries after the message's own keys (§2.3 items 9–15): what
 /// an appended record is stamped with, and what resume's repairs copy.

@@ -292,9 +292,17 @@ struct ServerToolUse {
 /// The responses a stored line records: its own (an assistant record with `usage`) and a
 /// sub-agent's inside a progress record. Records without a usable timestamp, and those of
 /// the [`SYNTHETIC_MODEL`], are no billed response.
-pub fn responses<'a>(bytes: &'a [u8], env: &Envelope<'_>) -> Vec<Response<'a>> {
+///
+/// An assistant record is read from the fields its envelope captured in the same pass
+/// ([`crate::jsonl::Billing`]): only its small `usage` object is parsed again. Other
+/// records, and envelopes without those fields, are parsed in full; both readings give
+/// the same responses (the envelope's capture notes whatever the full parse would reject).
+pub fn responses<'a>(bytes: &'a [u8], env: &Envelope<'a>) -> Vec<Response<'a>> {
     if !may_hold(bytes, env) {
         return Vec::new();
+    }
+    if env.billing.usable && env.kind.as_deref() == Some("assistant") {
+        return from_envelope(env).into_iter().collect();
     }
     let Some(text) = crate::jsonl::parse_text(bytes) else {
         return Vec::new();
@@ -316,6 +324,36 @@ pub fn responses<'a>(bytes: &'a [u8], env: &Envelope<'_>) -> Vec<Response<'a>> {
         }
     }
     found
+}
+
+/// An assistant record's response from its envelope: what [`response`] makes of the same
+/// fields parsed from the whole line.
+fn from_envelope<'a>(env: &Envelope<'a>) -> Option<Response<'a>> {
+    let b = &env.billing;
+    let cost_usd = match b.cost_usd {
+        Some(raw) => serde_json::from_str::<Option<f64>>(raw).ok()?,
+        None => None,
+    };
+    let usage = match b.usage {
+        Some(raw) => serde_json::from_str::<Option<Usage>>(raw).ok()?,
+        None => None,
+    };
+    let line = Line {
+        kind: env.kind.clone(),
+        timestamp: env.timestamp.clone(),
+        request_id: b.request_id.clone(),
+        agent_id: env.agent_id.clone(),
+        cwd: env.cwd.clone(),
+        git_branch: b.git_branch.clone(),
+        cost_usd,
+        message: Some(Message {
+            id: env.message_id.clone(),
+            model: b.model.clone(),
+            usage,
+        }),
+        data: None,
+    };
+    response(&line, line.agent_id.clone(), &line)
 }
 
 /// One response from `rec`; `outer` supplies what a nested record leaves out.
@@ -367,6 +405,52 @@ mod tests {
     fn read(line: &str) -> Vec<Response<'_>> {
         let (_, env) = Envelope::parse(line.as_bytes());
         responses(line.as_bytes(), &env)
+    }
+
+    /// The responses of `line` read the long way: an owned envelope has no captured fields.
+    fn read_in_full(line: &str) -> Vec<Response<'static>> {
+        let (_, env) = Envelope::parse(line.as_bytes());
+        let env = env.into_owned();
+        assert!(!env.billing.usable);
+        responses(line.as_bytes(), &env)
+            .into_iter()
+            .map(Response::into_owned)
+            .collect()
+    }
+
+    #[test]
+    fn the_envelope_reading_agrees_with_the_full_parse() {
+        let usage = r#""usage":{"input_tokens":4,"output_tokens":7,"cache_creation":{"ephemeral_1h_input_tokens":2},"cache_creation_input_tokens":3}"#;
+        let lines = [
+            // the common shape, with escapes, a cost and nulls
+            format!(r#"{{"type":"assistant","timestamp":"2025-07-20T05:57:17.385Z","requestId":"r\u0031","costUSD":0.25,"gitBranch":null,"message":{{"id":"m1","model":"claude-x",{usage}}}}}"#),
+            // fields the full parse rejects: a number where a string goes, a string cost
+            format!(r#"{{"type":"assistant","timestamp":"2025-07-20T05:57:17.385Z","requestId":5,"message":{{"id":"m1",{usage}}}}}"#),
+            format!(r#"{{"type":"assistant","timestamp":"2025-07-20T05:57:17.385Z","costUSD":"1","message":{{"id":"m1",{usage}}}}}"#),
+            format!(r#"{{"type":"assistant","timestamp":"2025-07-20T05:57:17.385Z","message":{{"id":["m1"],{usage}}}}}"#),
+            format!(r#"{{"type":"assistant","timestamp":"2025-07-20T05:57:17.385Z","message":{{"id":"m1","model":7,{usage}}}}}"#),
+            // a key twice, at the top and inside the message
+            format!(r#"{{"type":"assistant","type":"assistant","timestamp":"2025-07-20T05:57:17.385Z","message":{{"id":"m1",{usage}}}}}"#),
+            format!(r#"{{"type":"assistant","timestamp":"2025-07-20T05:57:17.385Z","message":{{"id":"m1",{usage},{usage}}}}}"#),
+            // usage of the wrong shape; a message that is no object; a nested record
+            r#"{"type":"assistant","timestamp":"2025-07-20T05:57:17.385Z","message":{"id":"m1","usage":{"input_tokens":"4"}}}"#.to_owned(),
+            r#"{"type":"assistant","timestamp":"2025-07-20T05:57:17.385Z","message":"usage"}"#.to_owned(),
+            format!(r#"{{"type":"assistant","timestamp":"2025-07-20T05:57:17.385Z","data":{{"message":{{"type":"assistant","message":{{"id":"m2",{usage}}}}}}},"message":{{"id":"m1",{usage}}}}}"#),
+            // no billed response: synthetic, no time, usage null
+            format!(r#"{{"type":"assistant","timestamp":"2025-07-20T05:57:17.385Z","message":{{"id":"m1","model":"<synthetic>",{usage}}}}}"#),
+            format!(r#"{{"type":"assistant","message":{{"id":"m1",{usage}}}}}"#),
+            r#"{"type":"assistant","timestamp":"2025-07-20T05:57:17.385Z","message":{"id":"m1","usage":null}}"#.to_owned(),
+        ];
+        for line in &lines {
+            let (_, env) = Envelope::parse(line.as_bytes());
+            let fast: Vec<_> = responses(line.as_bytes(), &env)
+                .into_iter()
+                .map(Response::into_owned)
+                .collect();
+            assert_eq!(fast, read_in_full(line), "{line}");
+        }
+        assert_eq!(read_in_full(&lines[0])[0].request_id.as_deref(), Some("r1"));
+        assert_eq!(read_in_full(&lines[9]).len(), 2);
     }
 
     #[test]

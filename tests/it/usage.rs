@@ -462,3 +462,33 @@ fn statusline_prints_no_cost_as_zero() {
     assert!(line.starts_with("$0.00 session · "), "{line}");
     assert!(!line.contains("$-"), "{line}");
 }
+
+/// The usage reader takes an assistant record's fields from its envelope instead of parsing
+/// the line again; on every corpus line both readings give the same responses.
+#[test]
+#[cfg_attr(not(sessiondb_shared), ignore = "needs ../shared")]
+fn the_envelope_reading_agrees_with_the_full_parse_on_the_corpus() {
+    use sessiondb::jsonl::Envelope;
+    use sessiondb::usage::record::{responses, Response};
+    let shared = crate::support::shared_dir("the corpus sweep").expect("../shared");
+    let (mut lines, mut found) = (0, 0);
+    for file in crate::support::corpus_files(&shared) {
+        let bytes = std::fs::read(&file).unwrap();
+        for line in bytes.split(|&b| b == b'\n') {
+            let (_, env) = Envelope::parse(line);
+            let fast: Vec<Response<'static>> = responses(line, &env)
+                .into_iter()
+                .map(Response::into_owned)
+                .collect();
+            let owned = env.clone().into_owned();
+            let full: Vec<Response<'static>> = responses(line, &owned)
+                .into_iter()
+                .map(Response::into_owned)
+                .collect();
+            assert_eq!(fast, full, "{}", file.display());
+            lines += 1;
+            found += fast.len();
+        }
+    }
+    assert!(lines > 10_000 && found > 1_000, "{lines} lines, {found} responses");
+}
