@@ -34,6 +34,7 @@ pub mod checkpoint;
 pub mod claude_settings;
 pub mod codec;
 pub mod config;
+mod delete;
 pub mod error;
 pub mod export;
 pub mod fork;

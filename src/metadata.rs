@@ -1,5 +1,6 @@
 //! Session metadata writes: rename, tag, delete. Each is one IMMEDIATE transaction that
-//! also refreshes the catalog.
+//! also refreshes the catalog (delete's steps are written once for both engines, in the
+//! crate's `delete` module, and re-exported here).
 //!
 //! Rename and tag append the exact line the Agent SDK's `rename_session` / `tag_session`
 //! append (`{"type":"custom-title","customTitle":T,"sessionId":S}` and
@@ -11,10 +12,11 @@
 use crate::error::{Error, Result};
 use crate::model::SessionRef;
 use crate::store::Store;
-use rusqlite::{params, OptionalExtension, Transaction};
-use serde::Serialize;
+use rusqlite::Transaction;
 use unicode_general_category::{get_general_category, GeneralCategory};
 use unicode_normalization::UnicodeNormalization;
+
+pub use crate::delete::{delete_session, DeleteReport};
 
 /// Writes `s` as a JSON string the way Python's `json.dumps` does by default
 /// (`ensure_ascii`): every non-ASCII character as a `\uXXXX` escape (surrogate pairs above
@@ -156,65 +158,6 @@ pub fn tag_record(session: &SessionRef, tag: Option<&str>) -> Result<String> {
         None => String::new(),
     };
     Ok(tag_line(&tag, &session.session_id))
-}
-
-/// What [`delete_session`] removed.
-#[derive(Debug, Clone, Default, Serialize)]
-#[non_exhaustive]
-pub struct DeleteReport {
-    /// The session id.
-    pub session_id: String,
-    /// The project folder.
-    pub project: String,
-    /// Transcripts removed (main, sub-agents and superseded versions).
-    pub transcripts: i64,
-    /// Stored lines removed.
-    pub rows: i64,
-    /// Other session files removed (tool results, sidecars).
-    pub files: i64,
-}
-
-/// Removes a session with its sub-agent transcripts, session files, side tables, ledger
-/// entries, catalog row and index entries, in one transaction. Source files on disk are
-/// not touched (a later import of a tree that still holds them brings them back).
-///
-/// # Errors
-/// Fails on a database error.
-pub fn delete_session(store: &Store, session: &SessionRef) -> Result<DeleteReport> {
-    store.write(|tx| {
-        let (transcripts, rows, files): (i64, i64, i64) = tx
-            .prepare_cached(
-                "SELECT (SELECT count(*) FROM transcripts WHERE session_id = ?1),
-                        (SELECT count(*) FROM rows r JOIN transcripts t ON t.id = r.transcript_id
-                          WHERE t.session_id = ?1),
-                        (SELECT count(*) FROM session_files WHERE session_id = ?1)",
-            )?
-            .query_row([session.key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        tx.prepare_cached(
-            "DELETE FROM source_files WHERE transcript_id IN
-                (SELECT id FROM transcripts WHERE session_id = ?1)
-             OR session_file_id IN (SELECT id FROM session_files WHERE session_id = ?1)",
-        )?
-        .execute([session.key])?;
-        let counted = crate::usage::sqlite::counted_in(tx, session.key)?;
-        let project: Option<i64> = tx
-            .prepare_cached("SELECT project_id FROM sessions WHERE id = ?1")?
-            .query_row([session.key], |r| r.get(0))
-            .optional()?;
-        tx.prepare_cached("DELETE FROM sessions WHERE id = ?1")?
-            .execute(params![session.key])?;
-        // Responses counted in this session and held by another copy stay counted.
-        if let Some(project) = project {
-            crate::usage::sqlite::count_other_copies(tx, project, &counted)?;
-        }
-        Ok(DeleteReport {
-            session_id: session.session_id.clone(),
-            project: session.project.clone(),
-            transcripts,
-            rows,
-            files,
-        })
-    })
 }
 
 #[cfg(test)]

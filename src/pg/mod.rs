@@ -13,6 +13,7 @@ pub mod backup;
 pub mod catalog;
 pub mod check;
 mod decode;
+mod delete;
 pub mod export;
 pub mod fork;
 mod history;

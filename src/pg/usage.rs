@@ -266,55 +266,6 @@ fn insert(tx: &mut Transaction<'_>, session: &Session, row: i64, r: &Response<'_
     Ok(())
 }
 
-/// The message ids of the responses whose counted copy is `session`'s (see
-/// [`crate::usage::sqlite::counted_in`]).
-pub(crate) fn counted_in(tx: &mut Transaction<'_>, session: i64) -> Result<Vec<String>> {
-    let stmt = prepared(
-        tx,
-        "SELECT DISTINCT message_id FROM usage_responses
-         WHERE session_id = $1 AND message_id IS NOT NULL",
-    )?;
-    tx.query(&stmt, &[&session])?
-        .iter()
-        .map(|r| r.col(0))
-        .collect()
-}
-
-/// Stores again the lines of project `project` that hold one of `messages`, by the
-/// import's rule (see [`crate::usage::sqlite::count_other_copies`]). Only sessions it can
-/// lock at once are read (`FOR SHARE SKIP LOCKED`): one that another writer holds may be
-/// going away (its rows would break the foreign key), and waiting for it could deadlock
-/// two deletes; a copy skipped so gets the response back with `reindex`.
-pub(crate) fn count_other_copies(
-    tx: &mut Transaction<'_>,
-    project: i64,
-    messages: &[String],
-) -> Result<()> {
-    if messages.is_empty() {
-        return Ok(());
-    }
-    let stmt = prepared(
-        tx,
-        "WITH kept AS (SELECT id FROM sessions WHERE project_id = $1 FOR SHARE SKIP LOCKED)
-         SELECT r.id, r.transcript_id, r.raw FROM kept s
-         JOIN transcripts t ON t.session_id = s.id
-         JOIN rows r ON r.transcript_id = t.id
-         WHERE r.message_id = ANY($2::text[])
-           AND r.status = 0 AND r.type IN ('assistant', 'progress')
-         ORDER BY r.id",
-    )?;
-    let lines: Vec<(i64, i64, Vec<u8>)> = tx
-        .query(&stmt, &[&project, &messages])?
-        .iter()
-        .map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?)))
-        .collect::<Result<_>>()?;
-    for (id, transcript, raw) in &lines {
-        let (_, env) = Envelope::parse(raw);
-        store(tx, *transcript, *id, raw, &env)?;
-    }
-    Ok(())
-}
-
 /// Empties the projection and fills it again from every stored line in row order (see
 /// [`crate::usage::sqlite::rebuild`]); returns how many responses it holds.
 pub(crate) fn rebuild(tx: &mut Transaction<'_>) -> Result<i64> {

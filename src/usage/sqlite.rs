@@ -220,48 +220,6 @@ fn with_values<T>(
     ])
 }
 
-/// The message ids of the responses whose counted copy is `session`'s: read before the
-/// session is deleted, so that [`count_other_copies`] can give each to a copy that stays.
-pub(crate) fn counted_in(tx: &Transaction<'_>, session: i64) -> Result<Vec<String>> {
-    let mut stmt = tx.prepare_cached(
-        "SELECT DISTINCT message_id FROM usage_responses
-         WHERE session_id = ?1 AND message_id IS NOT NULL",
-    )?;
-    let ids = stmt.query_map([session], |r| r.get(0))?;
-    Ok(ids.collect::<rusqlite::Result<_>>()?)
-}
-
-/// Stores again, by the import's rule, the lines of project `project` that hold one of
-/// `messages` (responses whose counted copy went with a deleted session): a fork's
-/// original, a resumed copy, or the fork whose original was deleted then counts them, as a
-/// rebuild would. Copies in other projects come back with `reindex`. Reads each
-/// transcript's lines through its (transcript, message id) index.
-pub(crate) fn count_other_copies(
-    tx: &Transaction<'_>,
-    project: i64,
-    messages: &[String],
-) -> Result<()> {
-    if messages.is_empty() {
-        return Ok(());
-    }
-    let mut stmt = tx.prepare_cached(
-        "SELECT r.id, r.transcript_id, line(r.raw, r.dict) AS raw FROM sessions s
-         JOIN transcripts t ON t.session_id = s.id
-         JOIN rows r ON r.transcript_id = t.id
-         WHERE s.project_id = ?1 AND r.message_id IN (SELECT value FROM json_each(?2))
-           AND r.status = 0 AND r.type IN ('assistant', 'progress')
-         ORDER BY r.id",
-    )?;
-    let mut rows = stmt.query(params![project, serde_json::to_string(messages)?])?;
-    while let Some(r) = rows.next()? {
-        let (id, transcript): (i64, i64) = (r.get(0)?, r.get(1)?);
-        let raw = r.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
-        let (_, env) = Envelope::parse(raw);
-        store(tx, transcript, id, raw, &env)?;
-    }
-    Ok(())
-}
-
 /// Empties the projection and fills it again from every stored line, in row order (the
 /// order import stored them in, so the same copy of each response keeps it). Run by the
 /// step after migration V12 and by `reindex`; returns how many responses it holds.

@@ -5,6 +5,7 @@
 use crate::conformance::{backends, Backend};
 use crate::support::*;
 use serde_json::{json, Value};
+use sessiondb::query::SessionFilter;
 use std::path::Path;
 
 const OPUS: &str = "claude-opus-4-5-20251101";
@@ -361,6 +362,75 @@ fn a_deleted_copys_responses_go_to_the_next_copy_at_once_as_reindex_gives() {
         .collect();
     let v = same_on_every_backend(&got);
     assert_eq!(counts(&v), [(copy.to_owned(), 35, 350)]);
+}
+
+/// A fork shares every response of its original, and only one of the two counts them (the
+/// first in session id order; the fork's id is random, so either). Deleting the one that
+/// counts them leaves them counted in the other, at once and after a rebuild, on every
+/// backend.
+#[test]
+fn deleting_a_session_whose_responses_a_fork_shares_keeps_them_counted() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let at = |s: u32| format!("2026-01-01T10:0{s}:00.000Z");
+    // One chain (a fork copies the chain that ends at the last record).
+    let first = assistant(MAIN, "msg_1", Some("req_1"), &at(0), 10, 100);
+    let mut second: Value =
+        serde_json::from_str(&assistant(MAIN, "msg_2", Some("req_2"), &at(1), 20, 200))
+            .expect("JSON");
+    second["parentUuid"] = serde_json::from_str::<Value>(&first).expect("JSON")["uuid"].clone();
+    write(
+        &dir.path().join("-w-app").join(format!("{MAIN}.jsonl")),
+        &[first, second.to_string()],
+    );
+    let got: Vec<(&str, Value)> = backends("the usage deleted-fork case")
+        .into_iter()
+        .map(|b| {
+            let sessions = |b: &Backend| {
+                let mut s = counts(&stats(b, &["session"]));
+                s.sort();
+                s
+            };
+            sessiondb_ok(&b.target(), &["import", &dir.path().to_string_lossy()]);
+            // Kept in the store (no write-back), so that the tree stays the same for the
+            // next backend.
+            sessiondb_ok(&b.target(), &["fork", MAIN, "--no-write-back"]);
+            let before = sessions(&b);
+            assert_eq!(before.len(), 1, "{}: one copy counts: {before:?}", b.name);
+            let (counting, input, output) = before[0].clone();
+            assert_eq!((input, output), (30, 300), "{}", b.name);
+            let resolved = |id: &str| {
+                b.db.resolve_session(&format!("-w-app/{id}"))
+                    .unwrap_or_else(|e| panic!("{}: {id}: {e}", b.name))
+            };
+            let all =
+                b.db.list_sessions(&SessionFilter {
+                    include_hidden: true,
+                    ..SessionFilter::default()
+                })
+                .expect("list");
+            assert_eq!(all.len(), 2, "{}: the original and its fork", b.name);
+            let other = all
+                .iter()
+                .map(|s| s.session_id.clone())
+                .find(|id| *id != counting)
+                .expect("the copy that does not count");
+            b.db.delete_session(&resolved(&counting))
+                .unwrap_or_else(|e| panic!("{}: delete: {e}", b.name));
+            let at_once = stats(&b, &["session"]);
+            assert_eq!(
+                counts(&at_once),
+                [(other.clone(), 30, 300)],
+                "{}: the copy that stays counts them at once",
+                b.name
+            );
+            sessiondb_ok(&b.target(), &["reindex"]);
+            assert_eq!(stats(&b, &["session"]), at_once, "{}: as a rebuild", b.name);
+            // The totals, the same on every backend (the fork's id is not).
+            (b.name, stats(&b, &["monthly"]))
+        })
+        .collect();
+    let v = same_on_every_backend(&got);
+    assert_eq!(counts(&v), [("2026-01".to_owned(), 30, 300)]);
 }
 
 /// One session's lines: `n` responses, each streamed as three records whose output grows.
