@@ -162,7 +162,7 @@ impl Ahead {
 
 /// The responses a line holds (none for a line that is not a record, nor when the importer
 /// is built to be measured without the projection: docs/performance.md).
-fn responses_of<'a>(bytes: &'a [u8], status: LineStatus, env: &Envelope<'_>) -> Vec<Response<'a>> {
+fn responses_of<'a>(bytes: &'a [u8], status: LineStatus, env: &Envelope<'a>) -> Vec<Response<'a>> {
     if status == LineStatus::Record && !cfg!(feature = "measure-without-usage") {
         record::responses(bytes, env)
     } else {
