@@ -560,5 +560,8 @@ fn the_envelope_reading_agrees_with_the_full_parse_on_the_corpus() {
             found += fast.len();
         }
     }
-    assert!(lines > 10_000 && found > 1_000, "{lines} lines, {found} responses");
+    assert!(
+        lines > 10_000 && found > 1_000,
+        "{lines} lines, {found} responses"
+    );
 }
