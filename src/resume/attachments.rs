@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::model::ModelProfile;
 use super::reminder_escape::hook_text;
 use super::render_extra;
-use super::{render_open, render_plan};
+use super::{render_later, render_open, render_plan};
 
 /// Opening line of a reminder block.
 pub const REMINDER_OPEN: &str = "<system-reminder>";
@@ -53,8 +53,8 @@ pub struct Entry {
 }
 
 /// Attachment types the CLI keeps in the user turn even for models that get `system`
-/// messages (B10). None of them is re-rendered by this table; they matter for records
-/// whose stored `rendered` has no `renderedRole`.
+/// messages (B10), for records whose stored `rendered` has no `renderedRole` and for
+/// re-rendered ones (`projects_instructions` and `routine_fire`: CLI 2.1.336).
 pub const USER_TURN_TYPES: &[&str] = &[
     "dir_sync_notice",
     "goals",
@@ -70,6 +70,8 @@ pub const USER_TURN_TYPES: &[&str] = &[
     "cowork_memory_context",
     "account_memory_recall",
     "artifact_opening_prefetch",
+    "projects_instructions",
+    "routine_fire",
 ];
 
 /// True for a type of [`USER_TURN_TYPES`].
@@ -188,6 +190,11 @@ pub const RENDERERS: &[Entry] = &[
         "bash_output_audience_note",
         render_plan::bash_output_audience_note,
     ),
+    entry("auto_mode_rules", render_later::auto_mode_rules),
+    entry("plugin_rules", render_later::plugin_rules),
+    entry("projects_instructions", render_later::projects_instructions),
+    entry("routine_fire", render_later::routine_fire),
+    entry("attachment_answer", render_later::attachment_answer),
 ];
 
 const fn entry(kind: &'static str, render: Renderer) -> Entry {

@@ -17,6 +17,7 @@
 //!
 //! [`Store::resume`] puts them together and restores the runtime state beside the messages.
 
+pub mod answers;
 pub mod api;
 pub mod attachments;
 pub mod chain;
@@ -27,6 +28,7 @@ pub mod model;
 pub mod normalize;
 mod reminder_escape;
 pub mod render_extra;
+pub mod render_later;
 pub mod render_open;
 pub mod render_plan;
 pub mod repair;

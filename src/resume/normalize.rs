@@ -6,10 +6,13 @@
 
 use serde_json::{json, Value};
 
+use super::answers;
 use super::api::{TASK_NOTIFICATION_PREFIX, TASK_NOTIFICATION_SUFFIX};
 use super::attachments;
 use super::legacy;
 use super::model::{model_profile, ModelProfile, ReminderStyle};
+use super::render_later;
+use super::render_open;
 use super::thinking_strip;
 use super::util::{block_type, is_tool_result_msg, msg_id, rec_type, str_field, truthy, FastMap};
 
@@ -116,12 +119,26 @@ pub fn merge_user(a: &Value, b: &Value) -> Value {
 pub fn merge_attachment(a: &Value, texts: &[&str]) -> Value {
     let mut a = as_blocks(a);
     for t in texts {
-        let last_is_result = a.last().and_then(block_type) == Some("tool_result");
-        let last_content = a.last().and_then(|l| l.get("content"));
+        if stays_beside(t) {
+            a.push(text_block(t));
+            continue;
+        }
+        // the texts left beside a tool result do not stop the next fold into it
+        let at = a
+            .iter()
+            .rposition(|b| {
+                !b.get("text")
+                    .and_then(Value::as_str)
+                    .is_some_and(stays_beside)
+            })
+            .unwrap_or(a.len());
+        let target = a.get(at);
+        let last_is_result = target.and_then(block_type) == Some("tool_result");
+        let last_content = target.and_then(|l| l.get("content"));
         match (last_is_result, last_content) {
             (true, Some(Value::String(s))) => {
                 let new = fold_into_result_text(s, t);
-                if let Some(o) = a.last_mut().and_then(Value::as_object_mut) {
+                if let Some(o) = a.get_mut(at).and_then(Value::as_object_mut) {
                     o.insert("content".into(), Value::String(new));
                 }
             }
@@ -137,7 +154,7 @@ pub fn merge_attachment(a: &Value, texts: &[&str]) -> Value {
                     add_seam(l);
                 }
                 inner.push(text_block(t));
-                if let Some(o) = a.last_mut().and_then(Value::as_object_mut) {
+                if let Some(o) = a.get_mut(at).and_then(Value::as_object_mut) {
                     o.insert("content".into(), Value::Array(inner));
                 }
             }
@@ -145,6 +162,15 @@ pub fn merge_attachment(a: &Value, texts: &[&str]) -> Value {
         }
     }
     Value::Array(hoist(a))
+}
+
+/// A reminder the CLI leaves as a text block of its own beside a tool result instead of
+/// folding it in (R10): its fold skips texts of several fixed forms, of which sessiondb
+/// follows one, the auto mode rules of CLI 2.1.336 (made case
+/// `issue25_later__claude-sonnet-4-5`, the tool probe). Later reminders still fold into
+/// the tool result before it.
+fn stays_beside(t: &str) -> bool {
+    t.starts_with("<system-reminder>\n## Auto mode rules\n")
 }
 
 /// B12 (corrects R10): a reminder folded into a tool_result's string content is
@@ -238,8 +264,9 @@ pub fn normalize_owned(msgs: Vec<Value>) -> Vec<Value> {
 
 /// [`normalize_owned`] for a target model (`ApiOptions::model`): the send-time rules
 /// that depend on the model (B1, B10) use it. `None` = no model known.
-pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
+pub fn normalize_for(mut msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
     let profile = model_profile(model);
+    answers::apply(&mut msgs);
     let system_mode = profile.reminders == ReminderStyle::SystemMessages;
     let order = reordered_positions(&msgs);
     let strip_plan = thinking_strip::plan(&msgs);
@@ -417,7 +444,11 @@ pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
 /// `rendered[].content` strings (R5), else — records of CLI ≤ 2.1.237 have none — the
 /// texts [`attachments::render`] makes from the payload (B3). `None` when nothing is sent.
 fn attachment_texts(m: &Value, profile: &ModelProfile) -> Option<Vec<String>> {
-    let texts: Vec<String> = match m.get("rendered") {
+    if answers::left_out(m) || dropped_for(m, profile) {
+        return None;
+    }
+    let stored = m.get("rendered").filter(|_| !from_payload(m));
+    let texts: Vec<String> = match stored {
         Some(Value::Array(r)) => r
             .iter()
             .filter_map(|x| x.get("content").and_then(Value::as_str))
@@ -432,6 +463,38 @@ fn attachment_texts(m: &Value, profile: &ModelProfile) -> Option<Vec<String>> {
     (!texts.is_empty()).then_some(texts)
 }
 
+/// Kinds the CLI skips, stored text and all, for a model they are not meant for:
+/// `batching_reminder` and `secondary_reminder` unless the model gets `system` messages,
+/// `output_limit_note` unless it also is the note's model (2.1.332 and 2.1.336 alike;
+/// made case `issue25_later__claude-sonnet-4-5`, the last turn).
+fn dropped_for(m: &Value, profile: &ModelProfile) -> bool {
+    let Some(a) = m.get("attachment") else {
+        return false;
+    };
+    match a.get("type").and_then(Value::as_str) {
+        Some("batching_reminder" | "secondary_reminder") => {
+            profile.reminders != ReminderStyle::SystemMessages
+        }
+        Some("output_limit_note") => !render_open::output_limit_note_kept(a, profile),
+        _ => false,
+    }
+}
+
+/// An attachment the CLI renders from its payload even when it has a stored text
+/// ([`render_later::rendered_from_payload`]), unless an answer rewrote that text
+/// ([`answers::rewritten`]).
+fn from_payload(m: &Value) -> bool {
+    !answers::rewritten(m) && payload_kind(m)
+}
+
+/// An attachment of a kind of [`render_later::RENDERED_FROM_PAYLOAD`].
+fn payload_kind(m: &Value) -> bool {
+    m.get("attachment")
+        .and_then(|a| a.get("type"))
+        .and_then(Value::as_str)
+        .is_some_and(render_later::rendered_from_payload)
+}
+
 /// An attachment whose re-rendered texts the CLI sends as the blocks of one message.
 fn one_message(m: &Value) -> bool {
     m.get("rendered").is_none()
@@ -444,7 +507,10 @@ fn one_message(m: &Value) -> bool {
 /// B10: attachments that stay user text even for models that get `system` messages: a
 /// stored `renderedRole: "user"`, or a type the CLI keeps in the user turn.
 fn stays_user(m: &Value) -> bool {
-    match m.get("renderedRole").and_then(Value::as_str) {
+    // the CLI never reads a stored role for the kinds it renders from their payload,
+    // not even when an answer rewrote their text
+    let role = m.get("renderedRole").filter(|_| !payload_kind(m));
+    match role.and_then(Value::as_str) {
         Some(role) => role == "user",
         None => m
             .get("attachment")

@@ -2,8 +2,9 @@
 //! be able to close the reminder early. Shared by the attachment renderers.
 
 /// Escapes a `<` that opens or closes a `system-reminder` tag (case-insensitive, spaces
-/// and `/` allowed in between), so hook output cannot end the reminder early.
-fn escape_reminder_tags(text: &str) -> String {
+/// and `/` allowed in between, a word boundary after), so hook output cannot end the
+/// reminder early.
+pub(crate) fn escape_reminder_tags(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for (i, c) in text.char_indices() {
         if c == '<' && opens_reminder_tag(&text[i + 1..]) {

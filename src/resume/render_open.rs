@@ -182,14 +182,20 @@ pub fn system_only_text(a: &Value, p: &ModelProfile) -> Vec<String> {
 /// `output_limit_note`: kept only for `system`-message models and only when the note was
 /// written for the model resumed with (`attachment.model`, compared canonically).
 pub fn output_limit_note(a: &Value, p: &ModelProfile) -> Vec<String> {
+    if !output_limit_note_kept(a, p) {
+        return Vec::new();
+    }
+    text(a, p)
+}
+
+/// Whether the CLI keeps an `output_limit_note` at all (even one with a stored text): a
+/// `system`-message model, the note's `model` the one resumed with.
+pub fn output_limit_note_kept(a: &Value, p: &ModelProfile) -> bool {
     let same = match (str_of(a, "model"), p.canonical) {
         (Some(m), Some(target)) => canonical_model(m) == target,
         _ => false,
     };
-    if p.reminders != ReminderStyle::SystemMessages || !same {
-        return Vec::new();
-    }
-    text(a, p)
+    p.reminders == ReminderStyle::SystemMessages && same
 }
 
 /// `prefix_delta`, `linked_plugin_tools_note`: their `text` when it is a (non-empty) string.

@@ -6,7 +6,7 @@ pack's cases), derives variants from each, runs the real CLI offline on every va
 (tools/difftest/cli.py) and compares its first request with sessiondb's view.
 
     python3 tools/difftest/difftest.py --sessiondb target/debug/sessiondb [-n 500] [-j 2]
-        [--seed 1] [--out DIR] [--only SUBSTR] [--variant NAME] [--cli-version V]
+        [--seed 1] [--out DIR] [--only SUBSTR] [--variant NAMES] [--pick IDS] [--cli-version V]
 
 Variants: `orig`; `swap` (two adjacent records of one API message exchanged); `drop` and
 `dup` (a record removed or written twice); `cut-<type>` (the file ends after a record of
@@ -307,8 +307,10 @@ def main():
     ap.add_argument("--out", default=os.environ.get("DIFFTEST_OUT", "/tmp/difftest"))
     ap.add_argument("--only")
     ap.add_argument("--cli-version")
-    ap.add_argument("--variant", help="of the n chosen variants, run only those of this name "
-                    "(e.g. drop), so that a rerun checks the same ones")
+    ap.add_argument("--variant", help="of the n chosen variants, run only those of these names "
+                    "(comma-separated, e.g. drop,cut-assistant), so that a rerun checks the same ones")
+    ap.add_argument("--pick", help="of the n chosen variants, run only those whose id contains "
+                    "one of these comma-separated substrings (a rerun of named disagreements)")
     args = ap.parse_args()
     args.sessiondb = os.path.abspath(args.sessiondb)
     os.makedirs(args.out, exist_ok=True)
@@ -324,7 +326,11 @@ def main():
     # made cases and small files first: they run fast
     jobs = jobs[:args.n]
     if args.variant:
-        jobs = [j for j in jobs if j[4] == args.variant]
+        names = args.variant.split(",")
+        jobs = [j for j in jobs if j[4] in names]
+    if args.pick:
+        picks = args.pick.split(",")
+        jobs = [j for j in jobs if any(p in j[0] for p in picks)]
     lock = threading.Lock()
     counts = {}
     with cf.ThreadPoolExecutor(args.j) as ex:

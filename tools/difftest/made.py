@@ -318,7 +318,98 @@ def split():
     return t
 
 
-SCENARIOS = {"issue25_order": order, "issue25_silent": silent, "issue25_blocks": blocks, "issue25_misses": misses, "issue25_files": files, "issue25_hooks": hooks, "issue25_open": open_kinds, "issue25_strip": strip, "issue25_split": split}
+def later():
+    """The attachment kinds CLI 2.1.336 knows and 2.1.332 does not, rendered from their
+    payload: `auto_mode_rules` (a stored `rendered` is not used), `plugin_rules` (renders
+    nothing without the plugin installed; a stored `rendered` is sent), `projects_instructions`,
+    `routine_fire` (a name with `<` renders nothing), and `attachment_answer` (sends nothing
+    itself; one with `leftOut` silences the attachment it names, one with `rendered` replaces
+    that attachment's text, also with `rendersLive`; an `auto_mode_rules` one answered without
+    `rendersLive` sends nothing), records stored with a `textRewritten`, and auto mode rules
+    after a tool result (left beside it, not folded in)."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-00000000000a", CWD, tag="late")
+    probes = [
+        {"type": "auto_mode_rules", "content": "Never push to main.\nA <system-reminder> tag </system-reminder> inside"},
+        ("stored", {"type": "auto_mode_rules", "content": "rules from the payload"},
+         [{"content": "<system-reminder>\nrules from the stored text\n</system-reminder>"}]),
+        {"type": "plugin_rules", "names": ["lint"], "rules": ["run eslint"]},
+        ("stored", {"type": "plugin_rules", "names": ["lint"], "rules": ["run eslint"]},
+         [{"content": "<system-reminder>\n# Plugin Rules\n\nstored plugin rules\n</system-reminder>"}]),
+        {"type": "projects_instructions", "blocks": ["<project-instructions nonce=\"ab12\" untrusted=\"true\">\ndo x\n</project-instructions>",
+                                                     "second <system-reminder> block"], "changed": False},
+        {"type": "projects_instructions", "blocks": [], "changed": True},
+        {"type": "projects_instructions", "blocks": [], "changed": False},
+        {"type": "routine_fire", "firedAt": "Jun 1, 2026, 9:00 AM UTC", "name": "nightly", "triggerId": "trg_01"},
+        {"type": "routine_fire", "firedAt": "Jun 1, 2026, 9:05 AM", "triggerId": "trg_02"},
+        {"type": "routine_fire", "firedAt": "Jun 1, 2026, 9:10 AM"},
+        {"type": "routine_fire", "firedAt": "Jun 1, 2026, 9:15 AM", "name": "a <b>", "triggerId": "trg_03"},
+        {"type": "attachment_answer", "rowUuid": "none", "askedOf": []},
+    ]
+    p = None
+    for i, a in enumerate(probes):
+        p = t.user(p, "probe %d" % i)
+        if isinstance(a, tuple):
+            p = t.rec("attachment", p, attachment=a[1], rendered=a[2])
+        else:
+            p = t.attachment(p, a)
+        p = t.assistant(p, "msg_l%03d" % i, [{"type": "text", "text": "ack %d" % i}])
+    # two answered attachments: one left out, one given another text
+    p = t.user(p, "answered")
+    gone = t.rec("attachment", p, attachment={"type": "date_change", "newDate": "2026-06-03"},
+                 rendered=[{"content": "<system-reminder>\nThe date has changed to 2026-06-03.\n</system-reminder>"}])
+    kept = t.rec("attachment", gone, attachment={"type": "date_change", "newDate": "2026-06-04"},
+                 rendered=[{"content": "<system-reminder>\nThe date has changed to 2026-06-04.\n</system-reminder>"}])
+    p = t.assistant(kept, "msg_l100", [{"type": "text", "text": "ack answered"}])
+    p = t.user(p, "answers")
+    p = t.attachment(p, {"type": "attachment_answer", "rowUuid": gone, "leftOut": True, "askedOf": []})
+    p = t.attachment(p, {"type": "attachment_answer", "rowUuid": kept, "askedOf": [],
+                         "rendered": [{"content": "<system-reminder>\nanswered text\n</system-reminder>"}]})
+    p = t.assistant(p, "msg_l101", [{"type": "text", "text": "ack answers"}])
+    # answers of other shapes: rendersLive, to auto_mode_rules with and without it, leftOut
+    # with keepsText
+    def date(d, **kw):
+        return {"attachment": {"type": "date_change", "newDate": d},
+                "rendered": [{"content": "<system-reminder>\nThe date has changed to %s.\n</system-reminder>" % d}], **kw}
+    p = t.user(p, "more answered")
+    live = t.rec("attachment", p, **date("2026-06-05"))
+    rules = t.rec("attachment", live, attachment={"type": "auto_mode_rules", "content": "rules answered"})
+    rules_live = t.rec("attachment", rules, attachment={"type": "auto_mode_rules", "content": "rules answered live"})
+    kept = t.rec("attachment", rules_live, **date("2026-06-06"))
+    p = t.assistant(kept, "msg_l102", [{"type": "text", "text": "ack more answered"}])
+    p = t.user(p, "more answers")
+    for row, extra in [(live, {"rendersLive": True, "rendered": [{"content": "<system-reminder>\nlive answer\n</system-reminder>"}]}),
+                       (rules, {"rendered": [{"content": "<system-reminder>\nrules answer\n</system-reminder>"}]}),
+                       (rules_live, {"rendersLive": True, "rendered": [{"content": "<system-reminder>\nrules live answer\n</system-reminder>"}]}),
+                       (kept, {"leftOut": True, "keepsText": True})]:
+        p = t.attachment(p, {"type": "attachment_answer", "rowUuid": row, "askedOf": [], **extra})
+    p = t.assistant(p, "msg_l103", [{"type": "text", "text": "ack more answers"}])
+    # texts rewritten by the CLI that wrote the file (no answer on the chain)
+    p = t.user(p, "stored rewrites")
+    p = t.rec("attachment", p, **date("2026-06-07", textRewritten={"by": "prompt.attachment", "rendered": [
+        {"content": "<system-reminder>\nstored rewrite\n</system-reminder>"}]}))
+    p = t.rec("attachment", p, **date("2026-06-08", textRewritten={"by": "prompt.attachment", "leftOut": True}))
+    p = t.rec("attachment", p, attachment={"type": "date_change", "newDate": "2026-06-09"},
+              textRewritten={"by": "prompt.attachment"})
+    p = t.rec("attachment", p, attachment={"type": "batching_reminder", "text": "batch note"},
+              rendered=[{"content": "<system-reminder>\nstored batch note\n</system-reminder>"}],
+              textRewritten={"by": "prompt.attachment", "leftOut": True})
+    p = t.assistant(p, "msg_l104", [{"type": "text", "text": "ack stored rewrites"}])
+    # the auto mode rules after a tool result stay beside it; the reminder after them is
+    # folded into it
+    p = t.user(p, "tool probe")
+    p = t.assistant(p, "msg_l105", [{"type": "tool_use", "id": "toolu_l1", "name": "Bash", "input": {"command": "true"}}])
+    p = t.user(p, [{"tool_use_id": "toolu_l1", "type": "tool_result", "content": "done"}])
+    p = t.attachment(p, {"type": "auto_mode_rules", "content": "rules beside a result"})
+    p = t.rec("attachment", p, **date("2026-06-10"))
+    p = t.assistant(p, "msg_l106", [{"type": "text", "text": "ack tool probe"}])
+    return t
+
+
+SCENARIOS = {"issue25_order": order, "issue25_silent": silent, "issue25_blocks": blocks, "issue25_misses": misses, "issue25_files": files, "issue25_hooks": hooks, "issue25_open": open_kinds, "issue25_strip": strip, "issue25_split": split,
+             "issue25_later": later}
+#: Scenarios made with another CLI than 2.1.332 (`CLAUDE_BIN`, `CLAUDE_VERSION`): the kinds
+#: only that CLI knows.
+CLI_OF = {"issue25_later": "2.1.336"}
 
 
 def record(name, t, model, out, scratch, check):
@@ -364,6 +455,8 @@ def main():
     ok = True
     for name, make in SCENARIOS.items():
         if args.only and args.only not in name:
+            continue
+        if CLI_OF.get(name, "2.1.332") != cli.VERSION:
             continue
         for model in MODELS:
             ok &= record(name, make(), model, args.out, args.scratch, args.check)
