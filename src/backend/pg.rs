@@ -50,6 +50,10 @@ impl<C: GenericClient> Lookups for Pg<'_, C> {
     fn neighbour_ids(&mut self, id: &str) -> Result<(Option<String>, Option<String>)> {
         query::neighbour_ids(self.0, id)
     }
+
+    fn each_line(&mut self, lines: &[i64], each: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+        crate::pg::search::each_line(self.0, lines, each)
+    }
 }
 
 impl ReadTx for Pg<'_, Transaction<'_>> {

@@ -1,11 +1,11 @@
-//! What the verbs of [`super::Db`] ask an engine, as two ports each engine answers with its
-//! own SQL (SQLite's in `sqlite.rs`, the team store's in `pg.rs`): the verbs are written
-//! once, over these traits, and [`super::Db`]'s two read dispatches are the only places
-//! that tell the engines apart.
+//! What the read verbs of [`super::Db`] ask an engine, as two ports each engine answers
+//! with its own SQL (SQLite's in `sqlite.rs`, the team store's in `pg.rs`): those verbs are
+//! written once, over these traits, and meet an engine only in [`super::Db`]'s two read
+//! dispatches.
 //!
-//! - [`Lookups`]: finding and listing sessions, each answer one statement or statements
-//!   that need no common snapshot (a team store runs them outside a transaction, saving
-//!   the `BEGIN` and `COMMIT` round trips).
+//! - [`Lookups`]: finding and listing sessions, and the lines a search named; each answer
+//!   is one statement, or statements that need no common snapshot (a team store runs them
+//!   outside a transaction, saving the `BEGIN` and `COMMIT` round trips).
 //! - [`ReadTx`]: reads of what a session holds, in one read (a team store's read-only
 //!   transaction, one snapshot; a SQLite pooled reader).
 
@@ -46,6 +46,9 @@ pub(crate) trait Lookups {
     fn project_exists(&mut self, key: &str) -> Result<bool>;
     /// The stored session ids just before and after `id`, in byte order.
     fn neighbour_ids(&mut self, id: &str) -> Result<(Option<String>, Option<String>)>;
+    /// Calls `each` with the stored bytes of each of these lines that exists (see
+    /// [`crate::search::each_line`]).
+    fn each_line(&mut self, lines: &[i64], each: &mut dyn FnMut(i64, &[u8])) -> Result<()>;
 }
 
 /// The reads of one read transaction (see the module's notes).

@@ -47,6 +47,10 @@ impl Lookups for Sqlite<'_> {
     fn neighbour_ids(&mut self, id: &str) -> Result<(Option<String>, Option<String>)> {
         query::neighbour_ids(self.0, id)
     }
+
+    fn each_line(&mut self, lines: &[i64], each: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
+        crate::search::each_line(self.0, lines, each)
+    }
 }
 
 impl ReadTx for Sqlite<'_> {
