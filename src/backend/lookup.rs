@@ -1,6 +1,7 @@
 //! Finding the session a user means and listing what the store holds: lookups by id,
 //! project or title, the catalog's listing, and the marker a live page polls. Each verb
-//! asks the engine's query module ([`crate::query`] or `crate::pg::query`) in one read.
+//! asks the engine once, through [`Db::lookup`] (one-statement lookups, outside a team
+//! store's transactions, as before) or [`Db::read`].
 
 use super::Db;
 use crate::error::Result;
@@ -13,11 +14,7 @@ impl Db {
     /// # Errors
     /// When the argument names no session or several.
     pub fn resolve_session(&self, arg: &str) -> Result<SessionRef> {
-        match self {
-            Db::Sqlite(s) => crate::query::resolve_session(&*s.reader()?, arg),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read_single(|c| crate::pg::query::resolve_session(c, arg)),
-        }
+        self.lookup(|r| r.resolve_session(arg))
     }
 
     /// Lists sessions from the catalog (see [`crate::query::list_sessions`]).
@@ -25,11 +22,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn list_sessions(&self, filter: &SessionFilter) -> Result<Vec<SessionInfo>> {
-        match self {
-            Db::Sqlite(s) => crate::query::list_sessions(&*s.reader()?, filter),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read_single(|c| crate::pg::query::list_sessions(c, filter)),
-        }
+        self.lookup(|r| r.list_sessions(filter))
     }
 
     /// Calls `each` with every session the filter selects, in listing order, from one
@@ -40,15 +33,9 @@ impl Db {
     pub fn for_each_session(
         &self,
         filter: &SessionFilter,
-        each: impl FnMut(&crate::query::SessionRow<'_>) -> Result<()>,
+        mut each: impl FnMut(&crate::query::SessionRow<'_>) -> Result<()>,
     ) -> Result<()> {
-        match self {
-            Db::Sqlite(s) => crate::query::for_each_session(&*s.reader()?, filter, each),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => {
-                p.read_single(|c| crate::pg::query::for_each_session(c, filter, each))
-            }
-        }
+        self.lookup(|r| r.for_each_session(filter, &mut each))
     }
 
     /// One session's catalog entry (see [`crate::query::get_session_info`]).
@@ -60,13 +47,7 @@ impl Db {
         session: &SessionRef,
         directory: Option<&str>,
     ) -> Result<SessionInfo> {
-        match self {
-            Db::Sqlite(s) => crate::query::get_session_info(&*s.reader()?, session, directory),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => {
-                p.read_single(|c| crate::pg::query::get_session_info(c, session, directory))
-            }
-        }
+        self.lookup(|r| r.session_info(session, directory))
     }
 
     /// The session of exactly this project and id (see [`crate::query::find_exact_session`]):
@@ -75,13 +56,7 @@ impl Db {
     /// # Errors
     /// [`crate::error::Error::SessionNotFound`], or a database error.
     pub fn find_exact_session(&self, project: &str, session_id: &str) -> Result<SessionRef> {
-        match self {
-            Db::Sqlite(s) => crate::query::find_exact_session(&*s.reader()?, project, session_id),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => {
-                p.read(|tx| crate::pg::query::find_exact_session(tx, project, session_id))
-            }
-        }
+        self.read(|r| r.find_exact_session(project, session_id))
     }
 
     /// Every stored project folder name, in byte order.
@@ -89,11 +64,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn project_keys(&self) -> Result<Vec<String>> {
-        match self {
-            Db::Sqlite(s) => crate::query::project_keys(&*s.reader()?),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read(crate::pg::query::project_keys),
-        }
+        self.read(|r| r.project_keys())
     }
 
     /// Whether a project folder of this exact name is stored.
@@ -101,11 +72,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn project_exists(&self, key: &str) -> Result<bool> {
-        match self {
-            Db::Sqlite(s) => crate::query::project_exists(&*s.reader()?, key),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read_single(|c| crate::pg::query::project_exists(c, key)),
-        }
+        self.lookup(|r| r.project_exists(key))
     }
 
     /// Every tag some session has now, in byte order.
@@ -113,11 +80,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn tags(&self) -> Result<Vec<String>> {
-        match self {
-            Db::Sqlite(s) => crate::query::tags(&*s.reader()?),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read(crate::pg::query::tags),
-        }
+        self.read(|r| r.tags())
     }
 
     /// The stored session ids just before and after `id` (see [`crate::query::neighbour_ids`]).
@@ -125,11 +88,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn neighbour_ids(&self, id: &str) -> Result<(Option<String>, Option<String>)> {
-        match self {
-            Db::Sqlite(s) => crate::query::neighbour_ids(&*s.reader()?, id),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read_single(|c| crate::pg::query::neighbour_ids(c, id)),
-        }
+        self.lookup(|r| r.neighbour_ids(id))
     }
 
     /// Every stored session id, sorted, each once.
@@ -137,11 +96,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn all_session_ids(&self) -> Result<Vec<String>> {
-        match self {
-            Db::Sqlite(s) => crate::query::all_session_ids(&*s.reader()?),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read(crate::pg::query::all_session_ids),
-        }
+        self.read(|r| r.all_session_ids())
     }
 
     /// A value that moves whenever the store's content does (a line stored, a session added,
@@ -152,18 +107,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn change_marker(&self) -> Result<String> {
-        const MARKER: &str = "SELECT (SELECT max(id) FROM rows), (SELECT count(*) FROM catalog), \
-             (SELECT max(last_modified) FROM catalog)";
-        let (rows, sessions, modified): (Option<i64>, i64, Option<i64>) = match self {
-            Db::Sqlite(s) => s
-                .reader()?
-                .query_row(MARKER, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?,
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read(|tx| {
-                let r = tx.query_one(MARKER, &[])?;
-                Ok((r.get(0), r.get(1), r.get(2)))
-            })?,
-        };
+        let (rows, sessions, modified) = self.read(|r| r.change_marker())?;
         Ok(format!(
             "{}.{sessions}.{}",
             rows.unwrap_or(0),

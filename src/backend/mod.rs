@@ -4,15 +4,21 @@
 //! callers never branch on the backend.
 //!
 //! This folder is the only place that matches on [`Db::Sqlite`] and `Db::Postgres`. This
-//! file holds the enum, opening by path or URL, and what only one engine has (upkeep, a
-//! team store's connections, closing at exit); the verbs sit beside it by responsibility,
-//! each an `impl Db` block: finding and listing sessions (`lookup.rs`), reading what a
-//! session holds (`read.rs`), search (`search.rs`), changing the store (`write.rs`), and
-//! the SessionStore protocol's transactions (`streams.rs`).
+//! file holds the enum, opening by path or URL, the read dispatches ([`Db::read`] and
+//! [`Db::lookup`], over the ports of `port.rs`, which `sqlite.rs` and `pg.rs` answer), and
+//! what only one engine has (upkeep, a team store's connections, closing at exit); the
+//! verbs sit beside it by responsibility, each an `impl Db` block: finding and listing
+//! sessions (`lookup.rs`), reading what a session holds (`read.rs`), search (`search.rs`),
+//! changing the store (`write.rs`), and the SessionStore protocol's transactions
+//! (`streams.rs`).
 
 mod lookup;
+#[cfg(feature = "postgres")]
+mod pg;
+mod port;
 mod read;
 mod search;
+mod sqlite;
 mod streams;
 mod write;
 
@@ -22,6 +28,7 @@ use crate::pg::url::is_postgres_url;
 #[cfg(feature = "postgres")]
 use crate::pg::PgStore;
 use crate::store::Store;
+use port::{Lookups, ReadTx};
 use std::time::Duration;
 
 /// An open store of either kind.
@@ -90,6 +97,29 @@ impl Db {
             Db::Sqlite(s) => s.path().display().to_string(),
             #[cfg(feature = "postgres")]
             Db::Postgres(p) => p.shown().to_owned(),
+        }
+    }
+}
+
+impl Db {
+    /// Runs `f` over the engine's [`ReadTx`]: a pooled reader of a SQLite store (each
+    /// statement its own snapshot, unless the answer opens one, as the SDK readers do), or
+    /// a team store's read-only transaction (one snapshot, see [`PgStore::read`]).
+    fn read<T>(&self, f: impl FnOnce(&mut dyn ReadTx) -> Result<T>) -> Result<T> {
+        match self {
+            Db::Sqlite(s) => f(&mut sqlite::Sqlite(&*s.reader()?)),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => p.read(|tx| f(&mut pg::Pg(tx))),
+        }
+    }
+
+    /// Runs `f` over the engine's [`Lookups`]: a pooled reader of a SQLite store, or a team
+    /// store's connection outside any transaction (see [`PgStore::read_single`]).
+    fn lookup<T>(&self, f: impl FnOnce(&mut dyn Lookups) -> Result<T>) -> Result<T> {
+        match self {
+            Db::Sqlite(s) => f(&mut sqlite::Sqlite(&*s.reader()?)),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(p) => p.read_single(|c| f(&mut pg::Pg(c))),
         }
     }
 }

@@ -24,13 +24,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn transcript_id(&self, session: &SessionRef, agent: Option<&str>) -> Result<Option<i64>> {
-        match self {
-            Db::Sqlite(s) => crate::query::session_transcript(&*s.reader()?, session, agent),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => {
-                p.read(|tx| crate::pg::query::session_transcript(tx, session, agent))
-            }
-        }
+        self.read(|r| r.session_transcript(session, agent))
     }
 
     /// Up to `limit` stored lines of transcript `transcript` after line `after` (`-1`: from
@@ -46,15 +40,7 @@ impl Db {
         limit: usize,
     ) -> Result<Vec<StoredLine>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        match self {
-            Db::Sqlite(s) => {
-                crate::query::transcript_lines_after(&*s.reader()?, transcript, after, limit)
-            }
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => {
-                p.read(|tx| crate::pg::query::transcript_lines_after(tx, transcript, after, limit))
-            }
-        }
+        self.read(|r| r.transcript_lines_after(transcript, after, limit))
     }
 
     /// The stored lines of a session's main transcript (`agent` `None`) or of its sub-agent
@@ -67,20 +53,11 @@ impl Db {
         session: &SessionRef,
         agent: Option<&str>,
     ) -> Result<Option<Vec<StoredLine>>> {
-        match self {
-            Db::Sqlite(s) => {
-                let conn = s.reader()?;
-                crate::query::session_transcript(&conn, session, agent)?
-                    .map(|t| crate::query::transcript_lines(&conn, t))
-                    .transpose()
-            }
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read(|tx| {
-                crate::pg::query::session_transcript(tx, session, agent)?
-                    .map(|t| crate::pg::query::transcript_lines(tx, t))
-                    .transpose()
-            }),
-        }
+        self.read(|r| {
+            r.session_transcript(session, agent)?
+                .map(|t| r.transcript_lines(t))
+                .transpose()
+        })
     }
 
     /// Line `ordinal` (0-based) of a session's main transcript or of its sub-agent
@@ -95,28 +72,16 @@ impl Db {
         agent: Option<&str>,
         ordinal: i64,
     ) -> Result<StoredLine> {
-        let (raw, damaged) = match self {
-            Db::Sqlite(s) => {
-                let conn = s.reader()?;
-                crate::query::session_transcript(&conn, session, agent)?
-                    .map(|t| crate::query::transcript_line(&conn, t, ordinal))
-                    .transpose()?
-            }
-            // A team store keeps no checksums.
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read(|tx| {
-                crate::pg::query::session_transcript(tx, session, agent)?
-                    .map(|t| {
-                        crate::pg::query::transcript_line(tx, t, ordinal)
-                            .map(|line| line.map(|raw| (raw, false)))
-                    })
+        let (raw, damaged) = self
+            .read(|r| {
+                r.session_transcript(session, agent)?
+                    .map(|t| r.transcript_line(t, ordinal))
                     .transpose()
-            })?,
-        }
-        .ok_or_else(|| crate::error::Error::NotFound("no such transcript".into()))?
-        .ok_or_else(|| {
-            crate::error::Error::NotFound(format!("no line {} in this transcript", ordinal + 1))
-        })?;
+            })?
+            .ok_or_else(|| crate::error::Error::NotFound("no such transcript".into()))?
+            .ok_or_else(|| {
+                crate::error::Error::NotFound(format!("no line {} in this transcript", ordinal + 1))
+            })?;
         Ok(StoredLine {
             ordinal,
             raw,
@@ -135,6 +100,9 @@ impl Db {
         out: &mut dyn Write,
         on_damage: OnDamage<'_>,
     ) -> Result<u64> {
+        // Kept apart: the shared rules are already written once over `ExportSource`
+        // (`crate::export::session_over`); what differs is each engine's reader, a SQLite
+        // one with its dictionary mapping and its lines' checksums.
         match self {
             Db::Sqlite(s) => crate::export::export_session_checked(s, session, out, on_damage),
             // A team store keeps no checksums of its own: PostgreSQL's page checksums (when
@@ -154,6 +122,8 @@ impl Db {
         project: Option<&str>,
         force: bool,
     ) -> Result<ExportReport> {
+        // Kept apart as `export_session` is (the rules are `crate::export::tree_over`). The
+        // team store's export takes no `force`: it runs as without it.
         match self {
             Db::Sqlite(s) => crate::export::export_tree_with(s, dir, project, force),
             #[cfg(feature = "postgres")]
@@ -166,6 +136,9 @@ impl Db {
     /// # Errors
     /// As [`Store::resume`].
     pub fn resume(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
+        // Resume's rules are written once over `ResumeSource` (`crate::resume`); its two
+        // entry points, which open each engine's read their own way, stay in the resume
+        // modules, and so do these three matches, until those modules take a `ReadTx`.
         match self {
             Db::Sqlite(s) => s.resume(session, options),
             #[cfg(feature = "postgres")]
@@ -230,13 +203,7 @@ impl Db {
         limit: Option<i64>,
         offset: i64,
     ) -> Result<Vec<StoredMessage>> {
-        match self {
-            Db::Sqlite(s) => {
-                crate::sdk::stored_session_messages(&*s.reader()?, session, limit, offset)
-            }
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::sdk::stored_session_messages(p, session, limit, offset),
-        }
+        self.read(|r| r.stored_session_messages(session, limit, offset))
     }
 
     /// The SDK's `get_subagent_messages` (see [`crate::sdk::get_subagent_messages`]).
@@ -269,19 +236,7 @@ impl Db {
         limit: Option<i64>,
         offset: i64,
     ) -> Result<Vec<StoredMessage>> {
-        match self {
-            Db::Sqlite(s) => crate::sdk::stored_subagent_messages(
-                &*s.reader()?,
-                session,
-                agent_id,
-                limit,
-                offset,
-            ),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => {
-                crate::pg::sdk::stored_subagent_messages(p, session, agent_id, limit, offset)
-            }
-        }
+        self.read(|r| r.stored_subagent_messages(session, agent_id, limit, offset))
     }
 
     /// The SDK's `list_subagents` (see [`crate::sdk::list_subagents`]).
@@ -289,11 +244,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn list_subagents(&self, session: &SessionRef) -> Result<Vec<String>> {
-        match self {
-            Db::Sqlite(s) => crate::sdk::list_subagents(&*s.reader()?, session),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::sdk::list_subagents(p, session),
-        }
+        self.read(|r| r.list_subagents(session))
     }
 
     /// The recorded `timestamp` of each record of a session, by uuid (see
@@ -302,11 +253,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn record_timestamps(&self, session: &SessionRef) -> Result<HashMap<String, String>> {
-        match self {
-            Db::Sqlite(s) => crate::query::record_timestamps(&*s.reader()?, session),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read(|tx| crate::pg::query::record_timestamps(tx, session)),
-        }
+        self.read(|r| r.record_timestamps(session))
     }
 
     /// Where a session made by [`Db::fork`] came from (see [`crate::fork::fork_origin`]).
@@ -314,11 +261,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn fork_origin(&self, session: &SessionRef) -> Result<Option<ForkOrigin>> {
-        match self {
-            Db::Sqlite(s) => crate::fork::fork_origin(&*s.reader()?, session),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::fork::fork_origin(p, session),
-        }
+        self.read(|r| r.fork_origin(session))
     }
 
     /// Where the session lives in Claude Code's trees (see [`crate::restore::locations`]).
@@ -326,11 +269,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn locations(&self, session: &SessionRef) -> Result<Vec<crate::restore::Location>> {
-        match self {
-            Db::Sqlite(s) => crate::restore::locations(&*s.reader()?, session),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::restore::locations(p, session),
-        }
+        self.read(|r| r.locations(session))
     }
 
     /// The session's recorded cwd (see [`crate::restore::recorded_cwd`]).
@@ -338,11 +277,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn recorded_cwd(&self, session: &SessionRef) -> Result<Option<String>> {
-        match self {
-            Db::Sqlite(s) => crate::restore::recorded_cwd(&*s.reader()?, session),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::restore::recorded_cwd(p, session),
-        }
+        self.read(|r| r.recorded_cwd(session))
     }
 
     /// The stored API responses in `scope`, oldest first, for the usage reports (see
@@ -351,10 +286,6 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn usage_rows(&self, scope: &crate::usage::Scope) -> Result<Vec<crate::usage::UsageRow>> {
-        match self {
-            Db::Sqlite(s) => crate::usage::sqlite::read(&*s.reader()?, scope),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read(|tx| crate::pg::usage::read(tx, scope)),
-        }
+        self.read(|r| r.usage_rows(scope))
     }
 }

@@ -77,11 +77,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn each_line(&self, lines: &[i64], each: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
-        match self {
-            Db::Sqlite(s) => crate::search::each_line(&*s.reader()?, lines, each),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::search::each_line(p, lines, each),
-        }
+        self.lookup(|r| r.each_line(lines, each))
     }
 
     /// Rebuilds the search index and every catalog row (see [`crate::search::reindex`] and

@@ -21,24 +21,25 @@ pub fn fork(store: &PgStore, source: &SessionRef, options: &ForkOptions) -> Resu
 ///
 /// # Errors
 /// Fails on a database error.
-pub fn fork_origin(store: &PgStore, session: &SessionRef) -> Result<Option<ForkOrigin>> {
-    store.read(|tx| {
-        tx.query_opt(
-            "SELECT source_project, source_session_id, up_to_uuid, leaf_uuid, created_at
-             FROM forks WHERE session_key = $1",
-            &[&session.key],
-        )?
-        .map(|r| {
-            Ok(ForkOrigin {
-                project: r.col(0)?,
-                session_id: r.col(1)?,
-                up_to: r.col(2)?,
-                leaf_uuid: r.col(3)?,
-                created_at: r.col(4)?,
-            })
+pub fn fork_origin(
+    tx: &mut postgres::Transaction<'_>,
+    session: &SessionRef,
+) -> Result<Option<ForkOrigin>> {
+    tx.query_opt(
+        "SELECT source_project, source_session_id, up_to_uuid, leaf_uuid, created_at
+         FROM forks WHERE session_key = $1",
+        &[&session.key],
+    )?
+    .map(|r| {
+        Ok(ForkOrigin {
+            project: r.col(0)?,
+            session_id: r.col(1)?,
+            up_to: r.col(2)?,
+            leaf_uuid: r.col(3)?,
+            created_at: r.col(4)?,
         })
-        .transpose()
     })
+    .transpose()
 }
 
 impl ForkBackend for PgStore {

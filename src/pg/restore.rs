@@ -9,6 +9,7 @@ use crate::export::safe_relative;
 use crate::import::Adopted;
 use crate::model::SessionRef;
 use crate::restore::{CwdRewrite, Planned, RestoreOptions, RestoreReport, RestoreSource};
+use postgres::Transaction;
 use std::path::{Path, PathBuf};
 
 /// Writes a session of the team store into Claude Code's folder (see
@@ -29,42 +30,38 @@ pub fn restore(
 ///
 /// # Errors
 /// Fails on a database error.
-pub fn recorded_cwd(store: &PgStore, session: &SessionRef) -> Result<Option<String>> {
-    store.read(|tx| {
-        if let Some(transcript) = main_transcript(tx, session)? {
-            let portal = tx.bind(
-                "SELECT raw FROM rows WHERE transcript_id = $1 AND status = 0 ORDER BY ordinal",
-                &[&transcript],
-            )?;
-            loop {
-                let rows = tx.query_portal(&portal, 64)?;
-                if rows.is_empty() {
-                    break;
-                }
-                for row in &rows {
-                    let raw: &[u8] = row.col(0)?;
-                    if let Some([Some(value)]) =
-                        crate::jsonl::fields::pick(raw, [b"cwd".as_slice()])
-                    {
-                        if let Ok(cwd) = serde_json::from_slice::<String>(value) {
-                            return Ok(Some(cwd));
-                        }
+pub fn recorded_cwd(tx: &mut Transaction<'_>, session: &SessionRef) -> Result<Option<String>> {
+    if let Some(transcript) = main_transcript(tx, session)? {
+        let portal = tx.bind(
+            "SELECT raw FROM rows WHERE transcript_id = $1 AND status = 0 ORDER BY ordinal",
+            &[&transcript],
+        )?;
+        loop {
+            let rows = tx.query_portal(&portal, 64)?;
+            if rows.is_empty() {
+                break;
+            }
+            for row in &rows {
+                let raw: &[u8] = row.col(0)?;
+                if let Some([Some(value)]) = crate::jsonl::fields::pick(raw, [b"cwd".as_slice()]) {
+                    if let Ok(cwd) = serde_json::from_slice::<String>(value) {
+                        return Ok(Some(cwd));
                     }
                 }
             }
         }
-        tx.query_one(
-            "SELECT p.cwd FROM sessions s JOIN projects p ON p.id = s.project_id
-             WHERE s.id = $1",
-            &[&session.key],
-        )?
-        .col(0)
-    })
+    }
+    tx.query_one(
+        "SELECT p.cwd FROM sessions s JOIN projects p ON p.id = s.project_id
+         WHERE s.id = $1",
+        &[&session.key],
+    )?
+    .col(0)
 }
 
 impl RestoreSource for PgStore {
     fn recorded_cwd(&self, session: &SessionRef) -> Result<Option<String>> {
-        recorded_cwd(self, session)
+        self.read(|tx| recorded_cwd(tx, session))
     }
 
     fn plan(
@@ -143,23 +140,24 @@ impl RestoreSource for PgStore {
 ///
 /// # Errors
 /// Fails on a database error.
-pub fn locations(store: &PgStore, session: &SessionRef) -> Result<Vec<crate::restore::Location>> {
-    store.read(|tx| {
-        let rows = tx.query(
-            "SELECT f.host, f.path, bool_and(f.vanished) FROM source_files f
-             JOIN transcripts t ON t.id = f.transcript_id
-             WHERE t.session_id = $1 AND t.subpath = ''
-             GROUP BY f.host, f.path ORDER BY min(f.id)",
-            &[&session.key],
-        )?;
-        rows.iter()
-            .map(|r| {
-                Ok(crate::restore::Location {
-                    host: Some(r.col(0)?),
-                    path: r.col(1)?,
-                    vanished: r.col(2)?,
-                })
+pub fn locations(
+    tx: &mut Transaction<'_>,
+    session: &SessionRef,
+) -> Result<Vec<crate::restore::Location>> {
+    let rows = tx.query(
+        "SELECT f.host, f.path, bool_and(f.vanished) FROM source_files f
+         JOIN transcripts t ON t.id = f.transcript_id
+         WHERE t.session_id = $1 AND t.subpath = ''
+         GROUP BY f.host, f.path ORDER BY min(f.id)",
+        &[&session.key],
+    )?;
+    rows.iter()
+        .map(|r| {
+            Ok(crate::restore::Location {
+                host: Some(r.col(0)?),
+                path: r.col(1)?,
+                vanished: r.col(2)?,
             })
-            .collect()
-    })
+        })
+        .collect()
 }

@@ -3,7 +3,6 @@
 //! shared ones of [`crate::sdk`].
 
 use super::decode::RowExt;
-use super::PgStore;
 use crate::error::Result;
 use crate::model::SessionRef;
 use crate::sdk::{SdkSource, StoredMessage, StoredSubagent};
@@ -18,20 +17,20 @@ use std::ops::Range;
 /// # Errors
 /// Fails on a database error.
 pub fn stored_session_messages(
-    store: &PgStore,
+    tx: &mut Transaction<'_>,
     session: &SessionRef,
     limit: Option<i64>,
     offset: i64,
 ) -> Result<Vec<StoredMessage>> {
-    store.read(|tx| crate::sdk::session_messages_with(&mut Pg::new(tx), session, limit, offset))
+    crate::sdk::session_messages_with(&mut Pg::new(tx), session, limit, offset)
 }
 
 /// `list_subagents` (see [`crate::sdk::list_subagents`]).
 ///
 /// # Errors
 /// Fails on a database error.
-pub fn list_subagents(store: &PgStore, session: &SessionRef) -> Result<Vec<String>> {
-    store.read(|tx| crate::sdk::list_subagents_with(&mut Pg::new(tx), session))
+pub fn list_subagents(tx: &mut Transaction<'_>, session: &SessionRef) -> Result<Vec<String>> {
+    crate::sdk::list_subagents_with(&mut Pg::new(tx), session)
 }
 
 /// `get_subagent_messages` with each `message` left as stored (see
@@ -40,15 +39,13 @@ pub fn list_subagents(store: &PgStore, session: &SessionRef) -> Result<Vec<Strin
 /// # Errors
 /// Fails on a database error.
 pub fn stored_subagent_messages(
-    store: &PgStore,
+    tx: &mut Transaction<'_>,
     session: &SessionRef,
     agent_id: &str,
     limit: Option<i64>,
     offset: i64,
 ) -> Result<Vec<StoredMessage>> {
-    store.read(|tx| {
-        crate::sdk::subagent_messages_with(&mut Pg::new(tx), session, agent_id, limit, offset)
-    })
+    crate::sdk::subagent_messages_with(&mut Pg::new(tx), session, agent_id, limit, offset)
 }
 
 /// The team store's [`SdkSource`]. The lines of the last transcript read are kept, so that

@@ -305,17 +305,19 @@ pub fn mentions(
 ///
 /// # Errors
 /// Fails on a database error.
-pub fn each_line(store: &PgStore, lines: &[i64], each: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
-    store.read_single(|c| {
-        let rows = c.query_typed(
-            "SELECT id, raw FROM rows WHERE id = ANY($1)",
-            &[(&lines, Type::INT8_ARRAY)],
-        )?;
-        for r in rows {
-            each(r.col(0)?, r.col(1)?);
-        }
-        Ok(())
-    })
+pub fn each_line(
+    c: &mut impl postgres::GenericClient,
+    lines: &[i64],
+    each: &mut dyn FnMut(i64, &[u8]),
+) -> Result<()> {
+    let rows = c.query_typed(
+        "SELECT id, raw FROM rows WHERE id = ANY($1)",
+        &[(&lines, Type::INT8_ARRAY)],
+    )?;
+    for r in rows {
+        each(r.col(0)?, r.col(1)?);
+    }
+    Ok(())
 }
 
 /// Sessions whose titles hold every word of the query, newest first, as hits (see
