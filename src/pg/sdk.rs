@@ -5,11 +5,10 @@
 use super::decode::RowExt;
 use crate::error::Result;
 use crate::model::SessionRef;
-use crate::sdk::{SdkSource, StoredMessage, StoredSubagent};
+use crate::sdk::{KeptLines, SdkSource, StoredMessage, StoredSubagent};
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::Transaction;
 use std::collections::HashMap;
-use std::ops::Range;
 
 /// `get_session_messages` with each `message` left as stored (see
 /// [`crate::sdk::stored_session_messages`]).
@@ -48,23 +47,18 @@ pub fn stored_subagent_messages(
     crate::sdk::subagent_messages_with(&mut Pg::new(tx), session, agent_id, limit, offset)
 }
 
-/// The team store's [`SdkSource`]. The lines of the last transcript read are kept, so that
-/// the messages returned are cut from them instead of being fetched a second time: one
-/// query brings a session's lines over the network once.
+/// The team store's [`SdkSource`]. The lines of the last transcript read are kept
+/// ([`KeptLines`]): one query brings a session's lines over the network once.
 struct Pg<'a, 'b> {
     tx: &'a mut Transaction<'b>,
-    /// The entry lines of the last transcript read, one after another.
-    kept: Vec<u8>,
-    /// Where each of them is in `kept`, by row id.
-    at: HashMap<i64, Range<usize>>,
+    kept: KeptLines,
 }
 
 impl<'a, 'b> Pg<'a, 'b> {
     fn new(tx: &'a mut Transaction<'b>) -> Self {
         Pg {
             tx,
-            kept: Vec::new(),
-            at: HashMap::new(),
+            kept: KeptLines::default(),
         }
     }
 }
@@ -85,7 +79,6 @@ impl SdkSource for Pg<'_, '_> {
 
     fn entry_lines(&mut self, transcript: i64, each: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
         self.kept.clear();
-        self.at.clear();
         let mut rows = self.tx.query_raw(
             "SELECT id, raw FROM rows
              WHERE transcript_id = $1 AND status = 0
@@ -96,9 +89,7 @@ impl SdkSource for Pg<'_, '_> {
         while let Some(row) = rows.next()? {
             let (id, raw): (i64, &[u8]) = (row.col(0)?, row.col(1)?);
             each(id, raw);
-            let start = self.kept.len();
-            self.kept.extend_from_slice(raw);
-            self.at.insert(id, start..self.kept.len());
+            self.kept.keep(id, raw);
         }
         Ok(())
     }
@@ -106,8 +97,8 @@ impl SdkSource for Pg<'_, '_> {
     fn lines(&mut self, rows: &[i64], each: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
         let mut missing = Vec::new();
         for (i, row) in rows.iter().enumerate() {
-            match self.at.get(row) {
-                Some(range) => each(i, &self.kept[range.clone()]),
+            match self.kept.get(*row) {
+                Some(line) => each(i, line),
                 None => missing.push(*row),
             }
         }

@@ -148,13 +148,56 @@ const SELECT_SUBAGENTS: &str = "SELECT id, agent_id, subpath, meta_json FROM tra
      WHERE session_id = ?1 AND agent_id IS NOT NULL AND superseded_at IS NULL
        AND subpath LIKE 'subagents/%'";
 
+/// The entry lines of the last transcript an [`SdkSource`] read, kept so that the messages
+/// returned are cut from them instead of being read a second time (a compressed line would
+/// be decoded twice; a team store's would cross the network twice).
+#[derive(Default)]
+pub(crate) struct KeptLines {
+    /// The lines, one after another.
+    bytes: Vec<u8>,
+    /// Where each of them is in `bytes`, by row id.
+    at: std::collections::HashMap<i64, std::ops::Range<usize>>,
+}
+
+impl KeptLines {
+    /// Forgets the lines kept so far.
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+        self.at.clear();
+    }
+
+    /// Keeps row `id`'s line.
+    pub(crate) fn keep(&mut self, id: i64, line: &[u8]) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(line);
+        self.at.insert(id, start..self.bytes.len());
+    }
+
+    /// Row `id`'s line, when kept.
+    pub(crate) fn get(&self, id: i64) -> Option<&[u8]> {
+        self.at.get(&id).map(|r| &self.bytes[r.clone()])
+    }
+}
+
 /// The SQLite store's [`SdkSource`].
-struct Sqlite<'c>(&'c Connection);
+struct Sqlite<'c> {
+    conn: &'c Connection,
+    kept: KeptLines,
+}
+
+impl<'c> Sqlite<'c> {
+    fn new(conn: &'c Connection) -> Self {
+        Sqlite {
+            conn,
+            kept: KeptLines::default(),
+        }
+    }
+}
 
 impl SdkSource for Sqlite<'_> {
     fn main_transcript(&mut self, session: &SessionRef) -> Result<Option<i64>> {
         let Some(id) = self
-            .0
+            .conn
             .prepare_cached(SELECT_MAIN)?
             .query_row([session.key], |r| r.get::<_, i64>(0))
             .optional()?
@@ -162,19 +205,22 @@ impl SdkSource for Sqlite<'_> {
             return Ok(None);
         };
         let non_empty: bool = self
-            .0
+            .conn
             .prepare_cached(SELECT_NON_EMPTY)?
             .query_row([id], |r| r.get(0))?;
         Ok(non_empty.then_some(id))
     }
 
     fn entry_lines(&mut self, transcript: i64, each: &mut dyn FnMut(i64, &[u8])) -> Result<()> {
-        let mut stmt = self.0.prepare_cached(SELECT_ENTRY_ROWS)?;
+        self.kept.clear();
+        let mut stmt = self.conn.prepare_cached(SELECT_ENTRY_ROWS)?;
         let mut rows = stmt.query([transcript])?;
         while let Some(row) = rows.next()? {
             match row.get_ref(1)? {
                 rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => {
-                    each(row.get(0)?, b);
+                    let id = row.get(0)?;
+                    each(id, b);
+                    self.kept.keep(id, b);
                 }
                 _ => continue,
             }
@@ -184,9 +230,13 @@ impl SdkSource for Sqlite<'_> {
 
     fn lines(&mut self, rows: &[i64], each: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
         let mut stmt = self
-            .0
+            .conn
             .prepare_cached("SELECT line(raw, dict) AS raw FROM rows WHERE id = ?1")?;
         for (i, row) in rows.iter().enumerate() {
+            if let Some(line) = self.kept.get(*row) {
+                each(i, line);
+                continue;
+            }
             stmt.query_row([row], |r| {
                 each(i, r.get_ref(0)?.as_bytes()?);
                 Ok(())
@@ -197,7 +247,7 @@ impl SdkSource for Sqlite<'_> {
 
     fn subagents(&mut self, session: &SessionRef) -> Result<Vec<StoredSubagent>> {
         Ok(self
-            .0
+            .conn
             .prepare_cached(SELECT_SUBAGENTS)?
             .query_map([session.key], |r| {
                 Ok(StoredSubagent {
@@ -294,7 +344,7 @@ pub fn stored_session_messages(
     offset: i64,
 ) -> Result<Vec<StoredMessage>> {
     let _snapshot = Snapshot::begin(conn)?;
-    session_messages_with(&mut Sqlite(conn), session, limit, offset)
+    session_messages_with(&mut Sqlite::new(conn), session, limit, offset)
 }
 
 /// [`stored_session_messages`] over either store.
@@ -338,7 +388,7 @@ fn subagents_of(src: &mut impl SdkSource, session: &SessionRef) -> Result<Vec<St
 /// # Errors
 /// Fails on a database error.
 pub fn list_subagents(conn: &Connection, session: &SessionRef) -> Result<Vec<String>> {
-    list_subagents_with(&mut Sqlite(conn), session)
+    list_subagents_with(&mut Sqlite::new(conn), session)
 }
 
 /// [`list_subagents`] over either store.
@@ -384,7 +434,7 @@ pub fn stored_subagent_messages(
     offset: i64,
 ) -> Result<Vec<StoredMessage>> {
     let _snapshot = Snapshot::begin(conn)?;
-    subagent_messages_with(&mut Sqlite(conn), session, agent_id, limit, offset)
+    subagent_messages_with(&mut Sqlite::new(conn), session, agent_id, limit, offset)
 }
 
 /// [`stored_subagent_messages`] over either store.
