@@ -357,8 +357,8 @@ struct Key<'a>(Cow<'a, str>);
 
 impl<'de> serde::Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(TextVisitor)
-            .map(|t| Key(t.unwrap_or(Cow::Borrowed(""))))
+        d.deserialize_str(TypedVisitor)
+            .map(|t| Key(t.text.unwrap_or(Cow::Borrowed(""))))
     }
 }
 
@@ -367,7 +367,7 @@ struct Text<'a>(Option<Cow<'a, str>>);
 
 impl<'de> serde::Deserialize<'de> for Text<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(TextVisitor).map(Text)
+        d.deserialize_any(TypedVisitor).map(|t| Text(t.text))
     }
 }
 
@@ -454,34 +454,6 @@ impl<'de> Visitor<'de> for TypedVisitor {
 
 fn typed(text: Option<Cow<'_, str>>, accepted: bool) -> Typed<'_> {
     Typed { text, accepted }
-}
-
-struct TextVisitor;
-
-impl<'de> Visitor<'de> for TextVisitor {
-    type Value = Option<Cow<'de, str>>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Some(Cow::Borrowed(v)))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Some(Cow::Owned(v.to_owned())))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Some(Cow::Owned(v)))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-    crate::jsonl::skip_scalars!(None);
 }
 
 /// A boolean field that counts only when it is JSON `true`.
