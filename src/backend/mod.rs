@@ -1,17 +1,18 @@
 //! One library API over the two stores: [`Db`] is a SQLite file ([`Store`]) or a
-//! PostgreSQL team store ([`PgStore`]), chosen by the target's form (`postgres://` or
+//! PostgreSQL team store (`PgStore`), chosen by the target's form (`postgres://` or
 //! `postgresql://` is a team store; anything else a file). Each method is a store verb;
-//! callers never branch on the backend.
+//! callers never branch on the backend, and neither does this folder: a store is an
+//! [`engine::Engine`], and the verbs are written once over it.
 //!
-//! This folder is the only place that matches on [`Db::Sqlite`] and `Db::Postgres`. This
-//! file holds the enum, opening by path or URL, the read dispatches ([`Db::read`] and
-//! [`Db::lookup`], over the ports of `port.rs`, which `sqlite.rs` and `pg.rs` answer), and
-//! what only one engine has (upkeep, a team store's connections, closing at exit); the
-//! verbs sit beside it by responsibility, each an `impl Db` block: finding and listing
-//! sessions (`lookup.rs`), reading what a session holds (`read.rs`), search (`search.rs`),
-//! changing the store (`write.rs`), and the SessionStore protocol's transactions
-//! (`streams.rs`).
+//! This file holds [`Db`], opening by path or URL, the read dispatches ([`Db::read`] and
+//! [`Db::lookup`], over the ports of `port.rs`) and what only one engine has (upkeep, a
+//! team store's connections, closing at exit). The engines answer in `sqlite.rs` and
+//! `pg.rs`; the verbs sit beside this file by responsibility, each an `impl Db` block:
+//! finding and listing sessions (`lookup.rs`), reading what a session holds (`read.rs`),
+//! search (`search.rs`), changing the store (`write.rs`), and the SessionStore protocol's
+//! transactions (`streams.rs`).
 
+mod engine;
 mod lookup;
 #[cfg(feature = "postgres")]
 mod pg;
@@ -28,16 +29,13 @@ use crate::pg::url::is_postgres_url;
 #[cfg(feature = "postgres")]
 use crate::pg::PgStore;
 use crate::store::Store;
+use engine::{Engine, Once};
 use port::{Lookups, ReadTx};
 use std::time::Duration;
 
 /// An open store of either kind.
-pub enum Db {
-    /// The embedded SQLite store.
-    Sqlite(Store),
-    /// A PostgreSQL team store.
-    #[cfg(feature = "postgres")]
-    Postgres(PgStore),
+pub struct Db {
+    engine: Box<dyn Engine>,
 }
 
 impl Db {
@@ -45,39 +43,39 @@ impl Db {
     /// store's database must exist; its tables are created).
     ///
     /// # Errors
-    /// As [`Store::open`] or [`PgStore::connect`].
+    /// As [`Store::open`] or `PgStore::connect`.
     pub fn open(target: &str) -> Result<Db> {
         if is_postgres_url(target) {
             return Db::connect_team_store(target);
         }
-        Ok(Db::Sqlite(Store::open(target)?))
+        Ok(Store::open(target)?.into())
     }
 
     /// Opens an existing store for a verb that only reads (see [`Store::open_read`]).
     ///
     /// # Errors
-    /// As [`Store::open_read`] or [`PgStore::connect`].
+    /// As [`Store::open_read`] or `PgStore::connect`.
     pub fn open_read(target: &str) -> Result<Db> {
         if is_postgres_url(target) {
             return Db::connect_team_store(target);
         }
-        Ok(Db::Sqlite(Store::open_read(target)?))
+        Ok(Store::open_read(target)?.into())
     }
 
     /// Opens an existing store for a verb that changes it (see [`Store::open_existing`]).
     ///
     /// # Errors
-    /// As [`Store::open_existing`] or [`PgStore::connect`].
+    /// As [`Store::open_existing`] or `PgStore::connect`.
     pub fn open_existing(target: &str) -> Result<Db> {
         if is_postgres_url(target) {
             return Db::connect_team_store(target);
         }
-        Ok(Db::Sqlite(Store::open_existing(target)?))
+        Ok(Store::open_existing(target)?.into())
     }
 
     #[cfg(feature = "postgres")]
     fn connect_team_store(target: &str) -> Result<Db> {
-        Ok(Db::Postgres(PgStore::connect(target)?))
+        Ok(PgStore::connect(target)?.into())
     }
 
     /// A build without the `postgres` feature refuses a team store's URL (never takes it
@@ -93,34 +91,26 @@ impl Db {
 
     /// What to call the store in messages: the file's path, or the URL without its password.
     pub fn shown(&self) -> String {
-        match self {
-            Db::Sqlite(s) => s.path().display().to_string(),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.shown().to_owned(),
-        }
+        self.engine.shown()
     }
 }
 
 impl Db {
     /// Runs `f` over the engine's [`ReadTx`]: a pooled reader of a SQLite store (each
     /// statement its own snapshot, unless the answer opens one, as the SDK readers do), or
-    /// a team store's read-only transaction (one snapshot, see [`PgStore::read`]).
+    /// a team store's read-only transaction (one snapshot, see `PgStore::read`).
     fn read<T>(&self, f: impl FnOnce(&mut dyn ReadTx) -> Result<T>) -> Result<T> {
-        match self {
-            Db::Sqlite(s) => f(&mut sqlite::Sqlite(&*s.reader()?)),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read(|tx| f(&mut pg::Pg(tx))),
-        }
+        let mut once = Once::new(f);
+        self.engine.read(&mut |tx| once.run(tx))?;
+        once.value()
     }
 
     /// Runs `f` over the engine's [`Lookups`]: a pooled reader of a SQLite store, or a team
-    /// store's connection outside any transaction (see [`PgStore::read_single`]).
+    /// store's connection outside any transaction (see `PgStore::read_single`).
     fn lookup<T>(&self, f: impl FnOnce(&mut dyn Lookups) -> Result<T>) -> Result<T> {
-        match self {
-            Db::Sqlite(s) => f(&mut sqlite::Sqlite(&*s.reader()?)),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => p.read_single(|c| f(&mut pg::Pg(c))),
-        }
+        let mut once = Once::new(f);
+        self.engine.lookup(&mut |tx| once.run(tx))?;
+        once.value()
     }
 }
 
@@ -131,11 +121,7 @@ impl Db {
     /// # Errors
     /// When the checkpoint thread cannot start.
     pub fn start_upkeep(&self, period: Duration) -> Result<Option<Checkpointer>> {
-        match self {
-            Db::Sqlite(s) => Ok(Some(Checkpointer::start(s, Some(period))?)),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(_) => Ok(None),
-        }
+        self.engine.start_upkeep(period)
     }
 
     /// Stops what [`Db::start_upkeep`] started, after a last checkpoint.
@@ -143,21 +129,14 @@ impl Db {
     /// # Errors
     /// When the last checkpoint fails.
     pub fn stop_upkeep(&self, upkeep: Checkpointer) -> Result<()> {
-        match self {
-            Db::Sqlite(s) => upkeep.stop(s),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(_) => Ok(()),
-        }
+        self.engine.stop_upkeep(upkeep)
     }
 
     /// Whether searches are indexed by a queue that a server drains while idle (a team
     /// store). A SQLite store catches its index up inside the search itself, in one write
     /// transaction that would hold appends back, so it has no idle work.
     pub fn indexes_while_idle(&self) -> bool {
-        #[cfg(feature = "postgres")]
-        return matches!(self, Db::Postgres(_));
-        #[cfg(not(feature = "postgres"))]
-        false
+        self.engine.indexes_while_idle()
     }
 
     /// Indexes one batch of the search queue (see [`Db::indexes_while_idle`]): the lines
@@ -166,23 +145,16 @@ impl Db {
     /// # Errors
     /// On a database error; the batch's lines stay queued.
     pub fn index_idle_batch(&self) -> Result<Option<u64>> {
-        match self {
-            Db::Sqlite(_) => Ok(None),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::search_queue::index_some(p),
-        }
+        self.engine.index_idle_batch()
     }
 }
 
 impl Db {
     /// Lets a team store run up to `n` transactions at once, each on a connection of its
-    /// own (see [`PgStore::with_connections`]); a SQLite store already reads in parallel.
-    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
+    /// own (see `PgStore::with_connections`); a SQLite store already reads in parallel.
     pub fn with_connections(self, n: usize) -> Db {
-        match self {
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => Db::Postgres(p.with_connections(n)),
-            Db::Sqlite(s) => Db::Sqlite(s),
+        Db {
+            engine: self.engine.with_connections(n),
         }
     }
 
@@ -192,23 +164,23 @@ impl Db {
     /// --limit 1`). Only for a store opened to read ([`Db::open_read`]), which leaves
     /// nothing to write on close. A team store is closed: its server expects a goodbye.
     pub fn close_for_exit(self) {
-        match self {
-            Db::Sqlite(store) => std::mem::forget(store),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(store) => drop(store),
-        }
+        self.engine.close_for_exit();
     }
 }
 
 impl From<Store> for Db {
     fn from(store: Store) -> Db {
-        Db::Sqlite(store)
+        Db {
+            engine: Box::new(store),
+        }
     }
 }
 
 #[cfg(feature = "postgres")]
 impl From<PgStore> for Db {
     fn from(store: PgStore) -> Db {
-        Db::Postgres(store)
+        Db {
+            engine: Box::new(store),
+        }
     }
 }

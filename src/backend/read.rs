@@ -100,16 +100,10 @@ impl Db {
         out: &mut dyn Write,
         on_damage: OnDamage<'_>,
     ) -> Result<u64> {
-        // Kept apart: the shared rules are already written once over `ExportSource`
-        // (`crate::export::session_over`); what differs is each engine's reader, a SQLite
-        // one with its dictionary mapping and its lines' checksums.
-        match self {
-            Db::Sqlite(s) => crate::export::export_session_checked(s, session, out, on_damage),
-            // A team store keeps no checksums of its own: PostgreSQL's page checksums (when
-            // the cluster has them) are its guard against damaged bytes.
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::export::export_session(p, session, out),
-        }
+        // The rules are written once over `ExportSource` (`crate::export::session_over`);
+        // each engine brings its reader, a SQLite one with its dictionary mapping and its
+        // lines' checksums.
+        self.engine.export_session(session, out, on_damage)
     }
 
     /// Rebuilds the projects tree under `dir` (see [`crate::export::export_tree_with`]).
@@ -122,13 +116,9 @@ impl Db {
         project: Option<&str>,
         force: bool,
     ) -> Result<ExportReport> {
-        // Kept apart as `export_session` is (the rules are `crate::export::tree_over`). The
-        // team store's export takes no `force`: it runs as without it.
-        match self {
-            Db::Sqlite(s) => crate::export::export_tree_with(s, dir, project, force),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::export::export_tree(p, dir, project),
-        }
+        // The rules are `crate::export::tree_over`. The team store's export takes no
+        // `force`: it runs as without it.
+        self.engine.export_tree(dir, project, force)
     }
 
     /// Resumes a stored session (see [`Store::resume`]).
@@ -137,13 +127,8 @@ impl Db {
     /// As [`Store::resume`].
     pub fn resume(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
         // Resume's rules are written once over `ResumeSource` (`crate::resume`); its two
-        // entry points, which open each engine's read their own way, stay in the resume
-        // modules, and so do these three matches, until those modules take a `ReadTx`.
-        match self {
-            Db::Sqlite(s) => s.resume(session, options),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::resume::resume(p, session, options),
-        }
+        // entry points open each engine's read their own way.
+        self.engine.resume(session, options)
     }
 
     /// The API view of [`Db::resume`] (see [`Store::resume_api_view`]): either store reads
@@ -156,11 +141,7 @@ impl Db {
         session: &SessionRef,
         options: &ResumeOptions,
     ) -> Result<Vec<serde_json::Value>> {
-        match self {
-            Db::Sqlite(s) => s.resume_api_view(session, options),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::resume::resume_api_view(p, session, options),
-        }
+        self.engine.resume_api_view(session, options)
     }
 
     /// The session `--continue` picks in a project (see [`Store::continue_target`]).
@@ -168,11 +149,7 @@ impl Db {
     /// # Errors
     /// When the project has no resumable session.
     pub fn continue_target(&self, project: &str) -> Result<SessionRef> {
-        match self {
-            Db::Sqlite(s) => s.continue_target(project),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::resume::continue_target(p, project),
-        }
+        self.engine.continue_target(project)
     }
 
     /// The SDK's `get_session_messages` (see [`crate::sdk::get_session_messages`]).

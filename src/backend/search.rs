@@ -29,20 +29,8 @@ impl Db {
         q: &crate::search::SearchQuery,
         n: &crate::search::Narrowing,
     ) -> Result<(Vec<crate::search::Hit>, Option<crate::error::Error>)> {
-        match self {
-            Db::Sqlite(s) => {
-                let caught_up = crate::search::catch_up(s).err();
-                Ok((
-                    crate::search::search_narrowed(&*s.reader()?, q, n)?,
-                    caught_up,
-                ))
-            }
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => {
-                let caught_up = crate::pg::search_queue::catch_up(p).err();
-                Ok((crate::pg::search::search_narrowed(p, q, n)?, caught_up))
-            }
-        }
+        let caught_up = self.engine.catch_up_search().err();
+        Ok((self.engine.search_hits(q, n)?, caught_up))
     }
 
     /// The newest `cap` lines whose indexed text names a phrase, unranked (see
@@ -57,18 +45,9 @@ impl Db {
         project: Option<&str>,
         cap: usize,
     ) -> Result<Vec<crate::search::Mention>> {
-        match self {
-            Db::Sqlite(s) => {
-                // As a search: a failed catch-up leaves the newest lines unseen, no more.
-                let _ = crate::search::catch_up(s);
-                crate::search::mentions(&*s.reader()?, text, project, cap)
-            }
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => {
-                let _ = crate::pg::search_queue::catch_up(p);
-                crate::pg::search::mentions(p, text, project, cap)
-            }
-        }
+        // As a search: a failed catch-up leaves the newest lines unseen, no more.
+        let _ = self.engine.catch_up_search();
+        self.engine.mentions(text, project, cap)
     }
 
     /// Calls `each` with the stored bytes of each of these lines (keys from
@@ -86,10 +65,6 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn reindex(&self) -> Result<crate::search::ReindexReport> {
-        match self {
-            Db::Sqlite(s) => crate::search::reindex(s),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::reindex::reindex(p),
-        }
+        self.engine.reindex()
     }
 }

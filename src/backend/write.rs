@@ -22,15 +22,7 @@ impl Db {
         options: &crate::codec::compact::CompactOptions,
         progress: &dyn Progress,
     ) -> Result<crate::codec::compact::CompactReport> {
-        match self {
-            Db::Sqlite(s) => crate::codec::compact::compact(s, options, progress),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(_) => Err(crate::Error::Invalid(
-                "compact is for a SQLite store: a team store keeps its lines as they came \
-                 (PostgreSQL compresses large values itself)"
-                    .into(),
-            )),
-        }
+        self.engine.compact(options, progress)
     }
 
     /// Imports transcripts and session files (see [`crate::import::import_paths`]).
@@ -38,11 +30,7 @@ impl Db {
     /// # Errors
     /// As the backend's importer.
     pub fn import_paths(&self, paths: &[PathBuf], progress: &dyn Progress) -> Result<ImportReport> {
-        match self {
-            Db::Sqlite(s) => crate::import::import_paths(s, paths, progress),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::import::import_paths(p, paths, progress),
-        }
+        self.engine.import_paths(paths, progress)
     }
 
     /// Imports one session's changed files (see [`crate::import::import_session`]).
@@ -54,11 +42,7 @@ impl Db {
         transcript: &Path,
         progress: &dyn Progress,
     ) -> Result<ImportReport> {
-        match self {
-            Db::Sqlite(s) => crate::import::import_session(s, transcript, progress),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::import::import_session(p, transcript, progress),
-        }
+        self.engine.import_session(transcript, progress)
     }
 
     /// Sets a session's custom title (see [`crate::metadata::rename_session`]).
@@ -66,11 +50,7 @@ impl Db {
     /// # Errors
     /// As [`crate::metadata::rename_session`].
     pub fn rename_session(&self, session: &SessionRef, title: &str) -> Result<String> {
-        match self {
-            Db::Sqlite(s) => crate::metadata::rename_session(s, session, title),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::metadata::rename_session(p, session, title),
-        }
+        self.engine.rename_session(session, title)
     }
 
     /// Sets or clears a session's tag (see [`crate::metadata::tag_session`]).
@@ -78,11 +58,7 @@ impl Db {
     /// # Errors
     /// As [`crate::metadata::tag_session`].
     pub fn tag_session(&self, session: &SessionRef, tag: Option<&str>) -> Result<String> {
-        match self {
-            Db::Sqlite(s) => crate::metadata::tag_session(s, session, tag),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::metadata::tag_session(p, session, tag),
-        }
+        self.engine.tag_session(session, tag)
     }
 
     /// Removes a session and everything stored for it (see
@@ -91,11 +67,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn delete_session(&self, session: &SessionRef) -> Result<crate::metadata::DeleteReport> {
-        match self {
-            Db::Sqlite(s) => crate::metadata::delete_session(s, session),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::metadata::delete_session(p, session),
-        }
+        self.engine.delete_session(session)
     }
 
     /// Appends a batch of entries with Claude Code's write rules (see
@@ -109,11 +81,7 @@ impl Db {
         entries: &[serde_json::Value],
         options: &crate::record::AppendOptions,
     ) -> Result<crate::record::AppendReport> {
-        match self {
-            Db::Sqlite(s) => s.append_with(session, entries, options),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::record::append_with(p, session, entries, options),
-        }
+        self.engine.append_with(session, entries, options)
     }
 
     /// Forks a stored session into a new one (see [`Store::fork`]).
@@ -121,11 +89,7 @@ impl Db {
     /// # Errors
     /// As [`Store::fork`].
     pub fn fork(&self, source: &SessionRef, options: &ForkOptions) -> Result<Forked> {
-        match self {
-            Db::Sqlite(s) => s.fork(source, options),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::fork::fork(p, source, options),
-        }
+        self.engine.fork(source, options)
     }
 
     /// Writes a stored session into Claude Code's folder (see [`crate::restore::restore`]).
@@ -137,11 +101,7 @@ impl Db {
         session: &SessionRef,
         options: &crate::restore::RestoreOptions,
     ) -> Result<crate::restore::RestoreReport> {
-        match self {
-            Db::Sqlite(s) => crate::restore::restore(s, session, options),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::restore::restore(p, session, options),
-        }
+        self.engine.restore(session, options)
     }
 
     /// Checks what can go stale or be damaged and, with `repair`, repairs it (see
@@ -150,11 +110,7 @@ impl Db {
     /// # Errors
     /// A database error that stops the check itself.
     pub fn check(&self, repair: bool) -> Result<crate::check::CheckReport> {
-        match self {
-            Db::Sqlite(s) => crate::check::check(s, repair),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(p) => crate::pg::check::check(p, repair),
-        }
+        self.engine.check(repair)
     }
 }
 
@@ -164,7 +120,7 @@ impl Db {
 impl Db {
     /// Whether changes can be written back to Claude Code's files.
     pub fn writes_back(&self) -> bool {
-        matches!(self, Db::Sqlite(_))
+        self.engine.writes_back()
     }
 
     /// Whether the file a session was imported from is still there (`false` on a team store).
@@ -172,11 +128,7 @@ impl Db {
     /// # Errors
     /// On a database error.
     pub fn write_back_file_present(&self, session: &SessionRef) -> Result<bool> {
-        match self {
-            Db::Sqlite(s) => crate::write_back::file_present(s, session),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(_) => Ok(false),
-        }
+        self.engine.write_back_file_present(session)
     }
 
     /// Checks that a session's file can take a write-back (see [`crate::write_back::check`]).
@@ -184,11 +136,7 @@ impl Db {
     /// # Errors
     /// When the file moved on, is gone, or the store is a team store.
     pub fn write_back_check(&self, session: &SessionRef) -> Result<crate::write_back::Target> {
-        match self {
-            Db::Sqlite(s) => crate::write_back::check(s, session),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(_) => Err(Self::no_write_back()),
-        }
+        self.engine.write_back_check(session)
     }
 
     /// Appends the lines a change added to the checked file (see [`crate::write_back::apply`]).
@@ -196,11 +144,7 @@ impl Db {
     /// # Errors
     /// As [`crate::write_back::apply`], or on a team store.
     pub fn write_back_apply(&self, target: &crate::write_back::Target) -> Result<u64> {
-        match self {
-            Db::Sqlite(s) => crate::write_back::apply(s, target),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(_) => Err(Self::no_write_back()),
-        }
+        self.engine.write_back_apply(target)
     }
 
     /// Writes a new session (a fork) beside its source's file (see
@@ -209,17 +153,6 @@ impl Db {
     /// # Errors
     /// As [`crate::write_back::write_new`], or on a team store.
     pub fn write_back_new(&self, source: &SessionRef, new: &SessionRef) -> Result<PathBuf> {
-        match self {
-            Db::Sqlite(s) => crate::write_back::write_new(s, source, new),
-            #[cfg(feature = "postgres")]
-            Db::Postgres(_) => Err(Self::no_write_back()),
-        }
-    }
-
-    #[cfg(feature = "postgres")]
-    fn no_write_back() -> crate::error::Error {
-        crate::error::Error::Invalid(
-            "a team store does not write to Claude Code's files".to_owned(),
-        )
+        self.engine.write_back_new(source, new)
     }
 }

@@ -28,6 +28,10 @@ use zstd::dict::{DecoderDictionary, EncoderDictionary};
 /// lines shrank by less than 10 %).
 pub const MIN_LINE: usize = 64;
 
+/// SQLite's default limit on one string or blob (`SQLITE_MAX_LENGTH`, 10^9 bytes), less
+/// room for the other columns of the line's row, which the same limit bounds.
+pub const MAX_VALUE_BYTES: u64 = 1_000_000_000 - 1024 * 1024;
+
 /// The id a dictionary's bytes get: their XXH3-64, as a signed integer (never 0).
 pub fn dictionary_id(bytes: &[u8]) -> i64 {
     let id = xxhash_rust::xxh3::xxh3_64(bytes) as i64;
@@ -97,7 +101,7 @@ thread_local! {
 pub fn unpack(dict: i64, stored: &[u8]) -> Result<Vec<u8>, Unpack> {
     let ddict = decoder(dict).ok_or(Unpack::NoDictionary(dict))?;
     let len = unpacked_len(stored).ok_or(Unpack::Damaged)?;
-    if len > crate::import::MAX_VALUE_BYTES {
+    if len > MAX_VALUE_BYTES {
         return Err(Unpack::Damaged);
     }
     let mut out = Vec::with_capacity(len as usize);

@@ -130,9 +130,8 @@ pub const STREAM_ABOVE: u64 = 64 * 1024 * 1024;
 /// The pieces a large transcript is read in ([`ImportLimits::piece_bytes`]).
 pub const PIECE_BYTES: usize = 8 * 1024 * 1024;
 
-/// SQLite's default limit on one string or blob (`SQLITE_MAX_LENGTH`, 10^9 bytes), less
-/// room for the other columns of the line's row, which the same limit bounds.
-pub const MAX_VALUE_BYTES: u64 = 1_000_000_000 - 1024 * 1024;
+/// The largest line a store keeps (see [`crate::codec::MAX_VALUE_BYTES`]).
+pub use crate::codec::MAX_VALUE_BYTES;
 
 impl Default for ImportLimits {
     fn default() -> Self {
