@@ -33,6 +33,7 @@ pub mod check;
 pub mod checkpoint;
 pub mod claude_settings;
 pub mod codec;
+pub mod compact;
 pub mod config;
 mod delete;
 pub mod error;

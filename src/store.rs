@@ -330,7 +330,7 @@ impl Store {
     /// Rebuilds the database file without its free pages (`VACUUM`), then truncates the WAL
     /// the rebuild went through. The copy SQLite makes goes to a temporary file, not to
     /// memory (readers keep `temp_store = MEMORY`): it is as large as the database.
-    /// The caller checks the free space first (`codec::compact`).
+    /// The caller checks the free space first (`compact`).
     ///
     /// # Errors
     /// Fails on a database error (a full disk: the database is left as it was).

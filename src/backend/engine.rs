@@ -12,7 +12,7 @@
 use super::port::{Lookups, ReadTx};
 use crate::check::CheckReport;
 use crate::checkpoint::Checkpointer;
-use crate::codec::compact::{CompactOptions, CompactReport};
+use crate::compact::{CompactOptions, CompactReport};
 use crate::error::{Error, Result};
 use crate::export::{ExportReport, OnDamage};
 use crate::fork::{ForkOptions, Forked};

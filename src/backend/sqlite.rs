@@ -6,7 +6,7 @@ use super::engine::{Engine, WithLookups, WithReadTx, WithStreamTx};
 use super::port::{Lookups, ReadTx, CHANGE_MARKER};
 use crate::check::CheckReport;
 use crate::checkpoint::Checkpointer;
-use crate::codec::compact::{CompactOptions, CompactReport};
+use crate::compact::{CompactOptions, CompactReport};
 use crate::error::Result;
 use crate::export::{ExportReport, OnDamage};
 use crate::fork::ForkOrigin;
@@ -299,7 +299,7 @@ impl Engine for Store {
     }
 
     fn compact(&self, options: &CompactOptions, progress: &dyn Progress) -> Result<CompactReport> {
-        crate::codec::compact::compact(self, options, progress)
+        crate::compact::compact(self, options, progress)
     }
 
     fn writes_back(&self) -> bool {

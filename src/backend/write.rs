@@ -12,16 +12,16 @@ use std::path::{Path, PathBuf};
 
 impl Db {
     /// Compresses the lines stored as they came and gives the space back (see
-    /// [`crate::codec::compact`]). A team store keeps its lines as they came (PostgreSQL
+    /// [`crate::compact`]). A team store keeps its lines as they came (PostgreSQL
     /// compresses large values itself): refused there.
     ///
     /// # Errors
-    /// As [`crate::codec::compact::compact`]; [`crate::Error::Invalid`] on a team store.
+    /// As [`crate::compact::compact`]; [`crate::Error::Invalid`] on a team store.
     pub fn compact(
         &self,
-        options: &crate::codec::compact::CompactOptions,
+        options: &crate::compact::CompactOptions,
         progress: &dyn Progress,
-    ) -> Result<crate::codec::compact::CompactReport> {
+    ) -> Result<crate::compact::CompactReport> {
         self.engine.compact(options, progress)
     }
 

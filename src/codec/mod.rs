@@ -12,7 +12,6 @@
 //! Dictionaries are loaded once per process and kept for its life (they are few: one per
 //! training); a decoder is found by id in a process-wide cache.
 
-pub mod compact;
 pub mod sql;
 mod train;
 

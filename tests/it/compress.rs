@@ -4,7 +4,7 @@
 //! over the original bytes.
 
 use crate::support::*;
-use sessiondb::codec::compact::{compact, CompactOptions};
+use sessiondb::compact::{compact, CompactOptions};
 use sessiondb::export;
 use sessiondb::model::NoProgress;
 use sessiondb::Store;
@@ -26,7 +26,7 @@ fn made_trees() -> Vec<PathBuf> {
 }
 
 /// Compacts with a dictionary trained however few lines the store holds.
-fn compact_all(store: &Store) -> sessiondb::codec::compact::CompactReport {
+fn compact_all(store: &Store) -> sessiondb::compact::CompactReport {
     let mut options = CompactOptions::default();
     options.tuning.train_min_bytes = 0;
     compact(store, &options, &NoProgress).expect("compact")

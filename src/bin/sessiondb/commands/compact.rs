@@ -2,7 +2,7 @@
 
 use crate::cli::CompactArgs;
 use crate::output::{print_json, Bar};
-use sessiondb::codec::compact::CompactOptions;
+use sessiondb::compact::CompactOptions;
 use std::path::Path;
 
 pub fn run(db: &Path, args: CompactArgs) -> anyhow::Result<()> {

@@ -8,7 +8,7 @@
 //! Each compressed line is decoded again and compared before it is written. Compressing a
 //! line changes no text, so the search index is left alone (V14's update triggers).
 
-use super::{sql, train, Packer, Tuning};
+use crate::codec::{sample_step, sql, train, Packer, Tuning};
 use crate::error::{Error, Result};
 use crate::model::Progress;
 use crate::store::Store;
@@ -130,7 +130,7 @@ fn dictionary(
         if total as u64 >= tuning.train_min_bytes {
             // Every `every`-th line, newest first (what the store holds now), for about
             // `sample_bytes` in all.
-            let every = train::sample_step(total as u64, tuning.sample_bytes) as i64;
+            let every = sample_step(total as u64, tuning.sample_bytes) as i64;
             let mut stmt = reader
                 .prepare("SELECT line(raw, dict) FROM rows WHERE id % ?1 = 0 ORDER BY id DESC")?;
             let mut rows = stmt.query([every])?;
@@ -138,9 +138,9 @@ fn dictionary(
             let mut taken = 0usize;
             while let Some(row) = rows.next()? {
                 let line = row.get_ref(0)?.as_bytes().map_err(rusqlite::Error::from)?;
-                if line.len() >= super::MIN_LINE {
+                if line.len() >= crate::codec::MIN_LINE {
                     // Training looks at a line's first SAMPLE_LINE_BYTES only.
-                    let cut = &line[..line.len().min(super::SAMPLE_LINE_BYTES)];
+                    let cut = &line[..line.len().min(crate::codec::SAMPLE_LINE_BYTES)];
                     taken += cut.len();
                     sample.push(cut.to_vec());
                 }
@@ -212,7 +212,10 @@ fn batch(
 
 /// Each line compressed (and checked by decoding it again), or `None` to leave it as it is,
 /// spread over the machine's cores.
-fn pack_all(packer: &Packer, rows: &[(i64, Vec<u8>, Option<i64>)]) -> Vec<Option<super::Packed>> {
+fn pack_all(
+    packer: &Packer,
+    rows: &[(i64, Vec<u8>, Option<i64>)],
+) -> Vec<Option<crate::codec::Packed>> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunk = rows.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
@@ -224,7 +227,8 @@ fn pack_all(packer: &Packer, rows: &[(i64, Vec<u8>, Option<i64>)]) -> Vec<Option
                     part.iter()
                         .map(|(_, raw, _)| {
                             c.pack(raw).filter(|p| {
-                                super::unpack(p.dict, &p.bytes).is_ok_and(|back| back == *raw)
+                                crate::codec::unpack(p.dict, &p.bytes)
+                                    .is_ok_and(|back| back == *raw)
                             })
                         })
                         .collect::<Vec<_>>()
