@@ -4,7 +4,7 @@ compare the first request (the comparison of difftest.py, no variants).
 
     CLAUDE_BIN=/path/to/claude python3 tools/difftest/unseen.py --sessiondb target/debug/sessiondb DIR
         [--models claude-sonnet-4-5,claude-opus-4-8] [-j 2] [--out DIR] [--only SUBSTR]
-        [--variants --seed 1]
+        [--variants --seed 1] [--together]
 
 Each `DIR/*.jsonl` is one main transcript: its session id is the file name when that is a
 UUID, else the last record's `sessionId`; its project folder is the first record's `cwd`
@@ -13,7 +13,9 @@ every disagreement's transcript and both answers to OUT/disagree/<name>~<model>/
 
 `--variants` also runs difftest.py's variants of each transcript (records swapped, dropped
 or written twice, the file cut after a record of each type, the other model, stored text
-stripped, another version claimed, an attachment spliced in), drawn from `--seed`."""
+stripped, another version claimed, an attachment spliced in), drawn from `--seed`.
+`--together` resumes each transcript with every other one of the folder beside it (one
+projects tree; transcripts of one working directory share a project folder)."""
 from __future__ import annotations
 
 import argparse
@@ -47,6 +49,10 @@ def run_one(path, model, args, variant="orig", lines=None):
     shutil.rmtree(work, ignore_errors=True)
     proj = os.path.join(work, "projects", pdir)
     os.makedirs(proj)
+    for other in args.together_with:
+        om, opdir = meta(other)
+        os.makedirs(os.path.join(work, "projects", opdir), exist_ok=True)
+        shutil.copyfile(other, os.path.join(work, "projects", opdir, om["sid"] + ".jsonl"))
     if lines is None:
         shutil.copyfile(path, os.path.join(proj, sid + ".jsonl"))
     else:
@@ -85,10 +91,12 @@ def main():
     ap.add_argument("--only")
     ap.add_argument("--variants", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--together", action="store_true")
     args = ap.parse_args()
     args.sessiondb = os.path.abspath(args.sessiondb)
     os.makedirs(args.out, exist_ok=True)
     files = sorted(glob.glob(os.path.join(args.dir, "*.jsonl")))
+    args.together_with = list(files) if args.together else []
     files = [f for f in files if not args.only or args.only in f]
     jobs = [(f, m, "orig", None) for f in files for m in args.models.split(",")]
     if args.variants:
