@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::chain::{build_chain, build_chain_from, chain_positions, pick_leaf, ChainError};
 pub use super::normalize::{
-    fold_into_result_text, merge_attachment, merge_user, normalize, normalize_for, normalize_owned,
-    reorder_attachments,
+    fold_into_result_text, merge_attachment, merge_attachment_as, merge_user, normalize,
+    normalize_as, normalize_for, normalize_owned, reorder_attachments,
 };
 use super::repair::{
     apply_content_replacements, detect_interruption, filter_orphaned_thinking_only,
@@ -47,6 +47,9 @@ pub struct ApiOptions {
     /// thinking of other models, B10 reminder style). `None`: no model known; nothing is
     /// dropped for a model mismatch and reminders are folded.
     pub model: Option<String>,
+    /// The Claude Code version whose send-time rules the view follows where versions
+    /// differ (see [`super::cli_version`]); default the newest checked.
+    pub cli_version: super::CliVersion,
 }
 
 /// The repaired conversation a resume starts from.
@@ -167,11 +170,12 @@ fn repair_chain(
     }
 }
 
-/// The API view: [`load_conversation`] followed by [`normalize_for`].
+/// The API view: [`load_conversation`] followed by [`normalize_as`].
 pub fn api_view(records: &[Value], opts: &ApiOptions) -> Result<Vec<Value>, ChainError> {
-    Ok(normalize_for(
+    Ok(normalize_as(
         load_conversation(records, opts)?.messages,
         opts.model.as_deref(),
+        opts.cli_version,
     ))
 }
 

@@ -406,10 +406,13 @@ def later():
 
 
 SCENARIOS = {"issue25_order": order, "issue25_silent": silent, "issue25_blocks": blocks, "issue25_misses": misses, "issue25_files": files, "issue25_hooks": hooks, "issue25_open": open_kinds, "issue25_strip": strip, "issue25_split": split,
-             "issue25_later": later}
+             "issue25_later": later, "issue25_later_332": later}
 #: Scenarios made with another CLI than 2.1.332 (`CLAUDE_BIN`, `CLAUDE_VERSION`): the kinds
-#: only that CLI knows.
+#: only that CLI knows. `issue25_later_332` is the same file resumed by 2.1.332, which knows
+#: none of them (sessiondb gives it with `--cli-version 2.1.332`).
 CLI_OF = {"issue25_later": "2.1.336"}
+#: What a case's notes say besides the scenario's first line.
+NOTES = {"issue25_later_332": " (the file of issue25_later, resumed by CLI 2.1.332)"}
 
 
 def record(name, t, model, out, scratch, check):
@@ -437,7 +440,8 @@ def record(name, t, model, out, scratch, check):
     cj = {"cli_version": cli.VERSION, "mode": "resume", "target_session_id": t.sid, "new_session_id": None,
           "project_dir_name": t.pdir, "cwd": t.cwd, "model": model, "new_prompt": cli.PROMPT,
           "cli_args": res["args"], "interactive": False, "env": {},
-          "notes": "made by tools/difftest/made.py (issue 25): " + SCENARIOS[name].__doc__.split("\n")[0]}
+          "notes": "made by tools/difftest/made.py (issue 25): " + SCENARIOS[name].__doc__.split("\n")[0]
+          + NOTES.get(name, "")}
     json.dump(cj, open(os.path.join(case, "case.json"), "w"), indent=1, ensure_ascii=False)
     json.dump(req, open(os.path.join(case, "expected-request-messages.json"), "w"), indent=1, ensure_ascii=False)
     json.dump(view, open(os.path.join(case, "expected-api-view.json"), "w"), indent=1, ensure_ascii=False)
