@@ -242,6 +242,25 @@ mod tests {
     }
 
     #[test]
+    fn cli_2_1_332_reads_neither_answers_nor_rewrites() {
+        let mut stored = att("s", json!({"type":"date_change","newDate":"y"}));
+        stored["textRewritten"] = json!({"by":"prompt.attachment","leftOut":true});
+        let mut rs = vec![
+            att("a", json!({"type":"date_change","newDate":"x"})),
+            att(
+                "q1",
+                json!({"type":"attachment_answer","rowUuid":"a","leftOut":true}),
+            ),
+            stored,
+        ];
+        let before = rs.clone();
+        apply(&mut rs, "2.1.332".parse().expect("version"));
+        assert_eq!(rs[..2], before[..2]);
+        assert!(rs[2].get("textRewritten").is_none() && !left_out(&rs[2]));
+        assert_eq!(rs[2]["rendered"], json!([{"content":"own"}]));
+    }
+
+    #[test]
     fn live_answers_and_stored_rewrites() {
         let mut rs = vec![
             att("a", json!({"type":"date_change","newDate":"x"})),

@@ -452,6 +452,72 @@ mod tests {
         );
     }
 
+    /// The rules that differ between CLI versions (`--cli-version`): a stored auto mode
+    /// rules text after a tool result, a stored `plugin_rules` text without a role, a
+    /// `routine_fire` without a stored text, and an answered date note.
+    #[test]
+    fn cli_versions_differ_where_the_rules_do() {
+        let rules = "<system-reminder>\n## Auto mode rules\nstored\n</system-reminder>";
+        let recs = vec![
+            user(json!("go")),
+            asst("m", json!([tu("t1")])),
+            user(json!([tr("t1", json!("done"))])),
+            json!({"type":"attachment","attachment":{"type":"auto_mode_rules","content":"own"},
+                   "rendered":[{"content":rules}],"renderedRole":"user"}),
+            asst("m2", json!([t("ok")])),
+            user(json!("next")),
+            json!({"type":"attachment","uuid":"d","attachment":{"type":"date_change","newDate":"x"},
+                   "rendered":[{"content":"<system-reminder>\ndate\n</system-reminder>"}]}),
+            json!({"type":"attachment","attachment":{"type":"plugin_rules","names":[]},
+                   "rendered":[{"content":"<system-reminder>\nplugin\n</system-reminder>"}]}),
+            json!({"type":"attachment","attachment":{"type":"routine_fire","firedAt":"9 AM"}}),
+            json!({"type":"attachment","attachment":{"type":"attachment_answer","rowUuid":"d",
+                   "leftOut":true}}),
+            asst("m3", json!([t("ok")])),
+        ];
+        let v = |s: &str| s.parse::<crate::resume::CliVersion>().expect("version");
+        let w = |s: &str| format!("<system-reminder>\n{s}\n</system-reminder>");
+        let sonnet = Some("claude-sonnet-4-5");
+        let new = normalize_as(recs.clone(), sonnet, v("2.1.336"));
+        let old = normalize_as(recs.clone(), sonnet, v("2.1.332"));
+        assert_eq!(new, normalize_for(recs.clone(), sonnet));
+        // 2.1.336: the rules from the payload, beside the result; the date left out, the
+        // routine note rendered
+        assert_eq!(
+            new[2]["content"],
+            json!([tr("t1", json!("done")), t(&w("## Auto mode rules\nown"))])
+        );
+        assert_eq!(
+            new[4]["content"],
+            json!([
+                t(&w("plugin")),
+                t(&(w("This task fired at 9 AM.") + "\n")),
+                t("next")
+            ])
+        );
+        // 2.1.332: the stored rules folded into the result; the date sent, no routine note
+        assert_eq!(
+            old[2]["content"],
+            json!([tr("t1", json!(format!("done\n\n{rules}")))])
+        );
+        assert_eq!(
+            old[4]["content"],
+            json!([t(&w("date")), t(&(w("plugin") + "\n")), t("next")])
+        );
+        // `system` messages: 2.1.336 promotes the plugin rules (a kind it knows) and not the
+        // routine note; 2.1.332 keeps the plugin rules (a kind it does not know) in the
+        // user turn and promotes the date note
+        let opus = Some("claude-opus-4-8");
+        let new = normalize_as(recs.clone(), opus, v("2.1.336"));
+        let old = normalize_as(recs, opus, v("2.1.332"));
+        assert_eq!(new[6], json!({"role":"system","content":"plugin"}));
+        assert_eq!(
+            old[4]["content"],
+            json!([t(&(w("plugin") + "\n")), t("next")])
+        );
+        assert_eq!(old[5], json!({"role":"system","content":"date"}));
+    }
+
     #[test]
     fn key_order_is_kept() {
         let recs = vec![

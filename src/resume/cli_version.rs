@@ -113,7 +113,11 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in the order the docs list them.
-    pub const ALL: [Rule; 3] = [Rule::LaterKinds, Rule::TextRewritten, Rule::AutoModeRulesBeside];
+    pub const ALL: [Rule; 3] = [
+        Rule::LaterKinds,
+        Rule::TextRewritten,
+        Rule::AutoModeRulesBeside,
+    ];
 
     /// The first version that follows the rule.
     pub const fn since(self) -> CliVersion {
@@ -140,7 +144,15 @@ mod tests {
             Ok(CliVersion::new(10, 0, 7))
         );
         for bad in [
-            "", "2.1", "2.1.3.4", "v2.1.332", "2.1.x", "2..1", " 2.1.332", "2.1.-3", "2.1.+3",
+            "",
+            "2.1",
+            "2.1.3.4",
+            "v2.1.332",
+            "2.1.x",
+            "2..1",
+            " 2.1.332",
+            "2.1.-3",
+            "2.1.+3",
             "2.1.99999999999",
         ] {
             let e = bad.parse::<CliVersion>().expect_err(bad);

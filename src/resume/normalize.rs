@@ -535,8 +535,9 @@ fn stays_user(m: &Value, cli: CliVersion) -> bool {
     let role = m.get("renderedRole").filter(|_| !payload_kind(m, cli));
     match role.and_then(Value::as_str) {
         Some(role) => role == "user",
-        None => kind_of(m)
-            .is_some_and(|k| attachments::stays_user(k) || !render_later::known(k, cli)),
+        None => {
+            kind_of(m).is_some_and(|k| attachments::stays_user(k) || !render_later::known(k, cli))
+        }
     }
 }
 
