@@ -79,7 +79,16 @@ def sources(shared, only):
         f = os.path.join(d, "projects", cj["project_dir_name"], cj["target_session_id"] + ".jsonl")
         if os.path.exists(f) and os.path.getsize(f) < 3_000_000:
             out.append((os.path.basename(d), d, cj["target_session_id"], cj["project_dir_name"], model))
-    return out
+    # a file that several cases hold for one model (the same file resumed by another CLI
+    # version, e.g. issue25_later_332 beside issue25_later) gives the same variants: only
+    # the case of the shortest name is taken
+    first = {}
+    for s in out:
+        key = (s[4], open(os.path.join(s[1], "projects", s[3], s[2] + ".jsonl"), "rb").read())
+        if key not in first or (len(s[0]), s[0]) < (len(first[key][0]), first[key][0]):
+            first[key] = s
+    keep = {id(s) for s in first.values()}
+    return [s for s in out if id(s) in keep]
 
 
 def attachment_catalog():
