@@ -358,8 +358,12 @@ pub fn normalize_as(mut msgs: Vec<Value>, model: Option<&str>, cli: CliVersion) 
                 match out.last_mut() {
                     // B10: for `system`-message models an attachment kept in the user
                     // turn merges as user text, with the R8 seam on the text before it
-                    // (difftest `insert-account_memory_recall` of `issue25_silent__claude-opus-4-8`).
-                    Some(last) if last.role == "user" && system_mode => {
+                    // (difftest `insert-account_memory_recall` of `issue25_silent__claude-opus-4-8`);
+                    // right after a tool result it is folded into it as for the folded
+                    // form (R10; made case `issue25_beside_332__claude-opus-4-8`).
+                    Some(last)
+                        if last.role == "user" && system_mode && !ends_in_result(&last.content) =>
+                    {
                         let blocks = texts.iter().map(|t| text_block(t)).collect();
                         last.content = merge_user(&last.content, &Value::Array(blocks));
                     }
@@ -515,6 +519,11 @@ fn kind_of(m: &Value) -> Option<&str> {
     m.get("attachment")
         .and_then(|a| a.get("type"))
         .and_then(Value::as_str)
+}
+
+/// Content whose last block is a tool result (an R10 fold target).
+fn ends_in_result(c: &Value) -> bool {
+    c.as_array().and_then(|a| a.last()).and_then(block_type) == Some("tool_result")
 }
 
 /// An attachment whose re-rendered texts the CLI sends as the blocks of one message.
