@@ -176,8 +176,9 @@ pub fn merge_attachment_as(a: &Value, texts: &[&str], cli: CliVersion) -> Value 
 /// folding it in (R10): its fold skips texts of several fixed forms, of which sessiondb
 /// follows one, the auto mode rules of CLI 2.1.336 (made case
 /// `issue25_later__claude-sonnet-4-5`, the tool probe). Later reminders still fold into
-/// the tool result before it. 2.1.332's fold has no such form ([`Rule::AutoModeRulesBeside`],
-/// read from its JavaScript): as that version, they are folded in too.
+/// the tool result before it. 2.1.332's fold has no such form ([`Rule::AutoModeRulesBeside`]):
+/// as that version, a stored auto mode rules text is folded in too (made case
+/// `issue25_beside_332__claude-sonnet-4-5`).
 fn stays_beside(t: &str, cli: CliVersion) -> bool {
     cli.follows(Rule::AutoModeRulesBeside)
         && t.starts_with("<system-reminder>\n## Auto mode rules\n")
