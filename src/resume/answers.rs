@@ -21,9 +21,15 @@
 //! payload; sessiondb renders the stored one), and `critical_system_reminder` records
 //! that the CLI never lets an answer touch (sessiondb treats them as any attachment).
 //! Pure functions over the chain's records, applied before the API view is built.
+//!
+//! CLI 2.1.332 knows neither answers nor `textRewritten` ([`Rule::LaterKinds`],
+//! [`Rule::TextRewritten`]): resumed as that version, the answers are not applied and
+//! every `textRewritten` is dropped, so the records are sent as 2.1.332 sends them (made
+//! case `issue25_later_332__*`).
 
 use serde_json::{json, Value};
 
+use super::cli_version::{CliVersion, Rule};
 use super::util::{rec_type, FastMap};
 
 /// What an answer does to the attachment it names.
@@ -36,10 +42,15 @@ enum Answer {
 /// them (see the module doc): a left-out one loses `rendered` and gets
 /// `textRewritten.leftOut` ([`left_out`]); one whose text was rewritten, now or by the
 /// CLI that wrote it, gets the texts it sends in `rendered` ([`rewritten`]). Records
-/// without a `textRewritten` or an answer are untouched.
-pub fn apply(records: &mut [Value]) {
+/// without a `textRewritten` or an answer are untouched. As a `cli` before
+/// [`Rule::TextRewritten`]: only the `textRewritten` fields go ([`forget_rewrites`]).
+pub fn apply(records: &mut [Value], cli: CliVersion) {
+    if !cli.follows(Rule::TextRewritten) {
+        forget_rewrites(records);
+        return;
+    }
     let mut answers: FastMap<String, Answer> = FastMap::default();
-    for r in records.iter() {
+    for r in records.iter().filter(|_| cli.follows(Rule::LaterKinds)) {
         let Some(a) = answer(r) else { continue };
         let left_out = a.get("leftOut") == Some(&Value::Bool(true));
         let rendered = a.get("rendered").filter(|v| v.is_array());
@@ -89,6 +100,18 @@ pub fn apply(records: &mut [Value]) {
             o.insert("textRewritten".to_owned(), tr);
         }
         settle(r);
+    }
+}
+
+/// A CLI that does not read `textRewritten` (2.1.332): the field is dropped from every
+/// attachment, so that nothing after reads it.
+fn forget_rewrites(records: &mut [Value]) {
+    for r in records.iter_mut() {
+        if rec_type(r) == Some("attachment") {
+            if let Some(o) = r.as_object_mut() {
+                o.remove("textRewritten");
+            }
+        }
     }
 }
 
@@ -208,7 +231,7 @@ mod tests {
                 json!({"type":"attachment_answer","rowUuid":"d","askedOf":[]}),
             ),
         ];
-        apply(&mut rs);
+        apply(&mut rs, CliVersion::default());
         assert!(left_out(&rs[0]) && rs[0].get("rendered").is_none());
         assert_eq!(rs[1]["rendered"], json!([{"content":"new"}]));
         assert!(!left_out(&rs[1]));
@@ -216,6 +239,25 @@ mod tests {
         assert!(!left_out(&rs[2]));
         assert_eq!(rs[2]["rendered"], json!([{"content":"own"}]));
         assert_eq!(rs[3]["rendered"], json!([{"content":"own"}]));
+    }
+
+    #[test]
+    fn cli_2_1_332_reads_neither_answers_nor_rewrites() {
+        let mut stored = att("s", json!({"type":"date_change","newDate":"y"}));
+        stored["textRewritten"] = json!({"by":"prompt.attachment","leftOut":true});
+        let mut rs = vec![
+            att("a", json!({"type":"date_change","newDate":"x"})),
+            att(
+                "q1",
+                json!({"type":"attachment_answer","rowUuid":"a","leftOut":true}),
+            ),
+            stored,
+        ];
+        let before = rs.clone();
+        apply(&mut rs, "2.1.332".parse().expect("version"));
+        assert_eq!(rs[..2], before[..2]);
+        assert!(rs[2].get("textRewritten").is_none() && !left_out(&rs[2]));
+        assert_eq!(rs[2]["rendered"], json!([{"content":"own"}]));
     }
 
     #[test]
@@ -248,7 +290,7 @@ mod tests {
         bare.as_object_mut().unwrap().remove("rendered");
         bare["textRewritten"] = json!({"by":"prompt.attachment"});
         rs.extend([poll, stored, bare]);
-        apply(&mut rs);
+        apply(&mut rs, CliVersion::default());
         assert_eq!(rs[0]["rendered"], json!([{"content":"live"}]));
         assert!(left_out(&rs[1]) && rs[1].get("rendered").is_none());
         assert_eq!(rs[2]["rendered"], json!([{"content":"live rules"}]));

@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::chain::{build_chain, build_chain_from, chain_positions, pick_leaf, ChainError};
 pub use super::normalize::{
-    fold_into_result_text, merge_attachment, merge_user, normalize, normalize_for, normalize_owned,
-    reorder_attachments,
+    fold_into_result_text, merge_attachment, merge_attachment_as, merge_user, normalize,
+    normalize_as, normalize_for, normalize_owned, reorder_attachments,
 };
 use super::repair::{
     apply_content_replacements, detect_interruption, filter_orphaned_thinking_only,
@@ -47,6 +47,9 @@ pub struct ApiOptions {
     /// thinking of other models, B10 reminder style). `None`: no model known; nothing is
     /// dropped for a model mismatch and reminders are folded.
     pub model: Option<String>,
+    /// The Claude Code version whose send-time rules the view follows where versions
+    /// differ (see [`super::cli_version`]); default the newest checked.
+    pub cli_version: super::CliVersion,
 }
 
 /// The repaired conversation a resume starts from.
@@ -167,11 +170,12 @@ fn repair_chain(
     }
 }
 
-/// The API view: [`load_conversation`] followed by [`normalize_for`].
+/// The API view: [`load_conversation`] followed by [`normalize_as`].
 pub fn api_view(records: &[Value], opts: &ApiOptions) -> Result<Vec<Value>, ChainError> {
-    Ok(normalize_for(
+    Ok(normalize_as(
         load_conversation(records, opts)?.messages,
         opts.model.as_deref(),
+        opts.cli_version,
     ))
 }
 
@@ -446,6 +450,72 @@ mod tests {
                 crate::resume::attachments::wrap(&text("3"))
             ))
         );
+    }
+
+    /// The rules that differ between CLI versions (`--cli-version`): a stored auto mode
+    /// rules text after a tool result, a stored `plugin_rules` text without a role, a
+    /// `routine_fire` without a stored text, and an answered date note.
+    #[test]
+    fn cli_versions_differ_where_the_rules_do() {
+        let rules = "<system-reminder>\n## Auto mode rules\nstored\n</system-reminder>";
+        let recs = vec![
+            user(json!("go")),
+            asst("m", json!([tu("t1")])),
+            user(json!([tr("t1", json!("done"))])),
+            json!({"type":"attachment","attachment":{"type":"auto_mode_rules","content":"own"},
+                   "rendered":[{"content":rules}],"renderedRole":"user"}),
+            asst("m2", json!([t("ok")])),
+            user(json!("next")),
+            json!({"type":"attachment","uuid":"d","attachment":{"type":"date_change","newDate":"x"},
+                   "rendered":[{"content":"<system-reminder>\ndate\n</system-reminder>"}]}),
+            json!({"type":"attachment","attachment":{"type":"plugin_rules","names":[]},
+                   "rendered":[{"content":"<system-reminder>\nplugin\n</system-reminder>"}]}),
+            json!({"type":"attachment","attachment":{"type":"routine_fire","firedAt":"9 AM"}}),
+            json!({"type":"attachment","attachment":{"type":"attachment_answer","rowUuid":"d",
+                   "leftOut":true}}),
+            asst("m3", json!([t("ok")])),
+        ];
+        let v = |s: &str| s.parse::<crate::resume::CliVersion>().expect("version");
+        let w = |s: &str| format!("<system-reminder>\n{s}\n</system-reminder>");
+        let sonnet = Some("claude-sonnet-4-5");
+        let new = normalize_as(recs.clone(), sonnet, v("2.1.336"));
+        let old = normalize_as(recs.clone(), sonnet, v("2.1.332"));
+        assert_eq!(new, normalize_for(recs.clone(), sonnet));
+        // 2.1.336: the rules from the payload, beside the result; the date left out, the
+        // routine note rendered
+        assert_eq!(
+            new[2]["content"],
+            json!([tr("t1", json!("done")), t(&w("## Auto mode rules\nown"))])
+        );
+        assert_eq!(
+            new[4]["content"],
+            json!([
+                t(&w("plugin")),
+                t(&(w("This task fired at 9 AM.") + "\n")),
+                t("next")
+            ])
+        );
+        // 2.1.332: the stored rules folded into the result; the date sent, no routine note
+        assert_eq!(
+            old[2]["content"],
+            json!([tr("t1", json!(format!("done\n\n{rules}")))])
+        );
+        assert_eq!(
+            old[4]["content"],
+            json!([t(&w("date")), t(&(w("plugin") + "\n")), t("next")])
+        );
+        // `system` messages: 2.1.336 promotes the plugin rules (a kind it knows) and not the
+        // routine note; 2.1.332 keeps the plugin rules (a kind it does not know) in the
+        // user turn and promotes the date note
+        let opus = Some("claude-opus-4-8");
+        let new = normalize_as(recs.clone(), opus, v("2.1.336"));
+        let old = normalize_as(recs, opus, v("2.1.332"));
+        assert_eq!(new[6], json!({"role":"system","content":"plugin"}));
+        assert_eq!(
+            old[4]["content"],
+            json!([t(&(w("plugin") + "\n")), t("next")])
+        );
+        assert_eq!(old[5], json!({"role":"system","content":"date"}));
     }
 
     #[test]

@@ -12,6 +12,7 @@
 
 use serde_json::Value;
 
+use super::cli_version::CliVersion;
 use super::model::ModelProfile;
 use super::reminder_escape::hook_text;
 use super::render_extra;
@@ -206,11 +207,12 @@ pub fn lookup(kind: &str) -> Option<&'static Entry> {
     RENDERERS.iter().find(|e| e.kind == kind)
 }
 
-/// The reminder texts (unwrapped) the CLI renders from an attachment payload, or `None`
-/// when the type is not in the table (then nothing is sent).
-pub fn render(attachment: &Value, profile: &ModelProfile) -> Option<Vec<String>> {
+/// The reminder texts (unwrapped) the CLI of version `cli` renders from an attachment
+/// payload, or `None` when the type is not in the table or that CLI does not know it
+/// ([`render_later::known`]); then nothing is sent.
+pub fn render(attachment: &Value, profile: &ModelProfile, cli: CliVersion) -> Option<Vec<String>> {
     let kind = attachment.get("type").and_then(Value::as_str)?;
-    let e = lookup(kind)?;
+    let e = lookup(kind).filter(|_| render_later::known(kind, cli))?;
     Some(
         (e.render)(attachment, profile)
             .into_iter()

@@ -4,7 +4,22 @@ use super::*;
 use serde_json::json;
 
 fn r(a: Value) -> Option<Vec<String>> {
-    render(&a, &ModelProfile::default())
+    render(&a, &ModelProfile::default(), CliVersion::default())
+}
+
+/// The kinds CLI 2.1.332 does not know render nothing as that version.
+#[test]
+fn later_kinds_by_version() {
+    let a = json!({"type":"routine_fire","firedAt":"9 AM"});
+    let p = ModelProfile::default();
+    assert_eq!(
+        r(a.clone()),
+        Some(vec!["This task fired at 9 AM.".to_owned()])
+    );
+    assert_eq!(render(&a, &p, "2.1.332".parse().expect("v")), None);
+    assert_eq!(render(&a, &p, "2.1.333".parse().expect("v")), r(a.clone()));
+    let d = json!({"type":"date_change","newDate":"x"});
+    assert_eq!(render(&d, &p, "2.1.332".parse().expect("v")), r(d));
 }
 
 #[test]
@@ -48,7 +63,7 @@ fn hook_success_only_session_start_and_prompt_submit() {
 #[test]
 fn task_reminder_depends_on_task_tools() {
     let a = json!({"type":"task_reminder","content":[{"id":"1","status":"pending","subject":"Do it"}],"itemCount":1});
-    let with = render(&a, &ModelProfile::default()).expect("known");
+    let with = render(&a, &ModelProfile::default(), CliVersion::default()).expect("known");
     assert!(with[0].ends_with("\n\n\nHere are the existing tasks:\n\n#1. [pending] Do it"));
     let without = render(
         &a,
@@ -56,6 +71,7 @@ fn task_reminder_depends_on_task_tools() {
             task_tools: false,
             ..ModelProfile::default()
         },
+        CliVersion::default(),
     );
     assert_eq!(without, Some(vec![]));
 }

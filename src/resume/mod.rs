@@ -21,6 +21,7 @@ pub mod answers;
 pub mod api;
 pub mod attachments;
 pub mod chain;
+pub mod cli_version;
 pub mod gather;
 pub mod history;
 pub mod legacy;
@@ -39,10 +40,11 @@ pub mod validate;
 mod walk_fallback;
 
 pub use api::{
-    api_view, load_conversation, load_conversation_owned, normalize, normalize_for,
+    api_view, load_conversation, load_conversation_owned, normalize, normalize_as, normalize_for,
     normalize_owned, ApiOptions, Conversation,
 };
 pub use chain::{build_chain, build_chain_from, chain_positions, pick_leaf, ChainError};
+pub use cli_version::{BadCliVersion, CliVersion};
 pub use model::{model_profile, resolve_model, same_model, ModelProfile, ReminderStyle};
 pub use repair::{Interruption, Repair, RepairKind};
 pub use validate::{validate, Violation, ViolationKind};
@@ -69,6 +71,9 @@ pub struct ResumeOptions {
     /// `--model`: the model the resumed conversation is sent to, as given (aliases are
     /// resolved, B14). `None`: the model of the conversation's last assistant message.
     pub model: Option<String>,
+    /// `--cli-version`: the Claude Code version whose rules the view follows where versions
+    /// differ ([`cli_version::Rule`]); default the newest checked.
+    pub cli_version: CliVersion,
 }
 
 /// Where the next writes of a resumed session go.
@@ -124,18 +129,26 @@ pub struct Resumed {
     pub content_replacements: Vec<Value>,
     /// The session's sidechain transcripts.
     pub subagents: Vec<Subagent>,
+    /// The CLI version the API view follows (`ResumeOptions::cli_version`); not part of
+    /// the bundle.
+    #[serde(skip)]
+    pub cli_version: CliVersion,
 }
 
 impl Resumed {
     /// The provider-valid `messages` array for this state (the API view).
     pub fn api_view(&self) -> Vec<Value> {
-        normalize_for(self.messages.clone(), self.model.as_deref())
+        normalize_as(
+            self.messages.clone(),
+            self.model.as_deref(),
+            self.cli_version,
+        )
     }
 
     /// [`Resumed::api_view`] consuming the state: the messages' contents move into the
     /// view instead of being copied.
     pub fn into_api_view(self) -> Vec<Value> {
-        normalize_for(self.messages, self.model.as_deref())
+        normalize_as(self.messages, self.model.as_deref(), self.cli_version)
     }
 }
 
@@ -384,6 +397,7 @@ fn load_with(
         resume_interrupted_turn: options.continue_interrupted,
         leaf: if options.at.is_some() { None } else { leaf },
         model: None, // only the send-time half reads it
+        cli_version: options.cli_version,
     };
     let conversation =
         load_conversation_owned(records, &api).map_err(|e| Error::NotFound(e.to_string()))?;
@@ -416,9 +430,10 @@ pub(crate) fn api_view_with(
     options: &ResumeOptions,
 ) -> Result<Vec<Value>> {
     let loaded = load_with(src, session, options)?;
-    Ok(normalize_for(
+    Ok(normalize_as(
         loaded.conversation.messages,
         loaded.model.as_deref(),
+        options.cli_version,
     ))
 }
 
@@ -465,6 +480,7 @@ pub(crate) fn resume_with(
         file_history,
         content_replacements: content_replacements(src, session.key, &keyed_by)?,
         subagents: subagents(src, session.key)?,
+        cli_version: options.cli_version,
     })
 }
 

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use super::answers;
 use super::api::{TASK_NOTIFICATION_PREFIX, TASK_NOTIFICATION_SUFFIX};
 use super::attachments;
+use super::cli_version::{CliVersion, Rule};
 use super::legacy;
 use super::model::{model_profile, ModelProfile, ReminderStyle};
 use super::render_later;
@@ -117,6 +118,13 @@ pub fn merge_user(a: &Value, b: &Value) -> Value {
 /// string content becomes [`fold_into_result_text`] (B12), list content
 /// gets a new text block (and the `"\n"` seam on its last text block).
 pub fn merge_attachment(a: &Value, texts: &[&str]) -> Value {
+    merge_attachment_as(a, texts, CliVersion::default())
+}
+
+/// [`merge_attachment`] as the CLI of version `cli` merges (which texts stay beside a tool
+/// result depends on it, [`stays_beside`]).
+pub fn merge_attachment_as(a: &Value, texts: &[&str], cli: CliVersion) -> Value {
+    let stays_beside = |t: &str| stays_beside(t, cli);
     let mut a = as_blocks(a);
     for t in texts {
         if stays_beside(t) {
@@ -168,9 +176,12 @@ pub fn merge_attachment(a: &Value, texts: &[&str]) -> Value {
 /// folding it in (R10): its fold skips texts of several fixed forms, of which sessiondb
 /// follows one, the auto mode rules of CLI 2.1.336 (made case
 /// `issue25_later__claude-sonnet-4-5`, the tool probe). Later reminders still fold into
-/// the tool result before it.
-fn stays_beside(t: &str) -> bool {
-    t.starts_with("<system-reminder>\n## Auto mode rules\n")
+/// the tool result before it. 2.1.332's fold has no such form ([`Rule::AutoModeRulesBeside`]):
+/// as that version, a stored auto mode rules text is folded in too (made case
+/// `issue25_beside_332__claude-sonnet-4-5`).
+fn stays_beside(t: &str, cli: CliVersion) -> bool {
+    cli.follows(Rule::AutoModeRulesBeside)
+        && t.starts_with("<system-reminder>\n## Auto mode rules\n")
 }
 
 /// B12 (corrects R10): a reminder folded into a tool_result's string content is
@@ -263,10 +274,17 @@ pub fn normalize_owned(msgs: Vec<Value>) -> Vec<Value> {
 }
 
 /// [`normalize_owned`] for a target model (`ApiOptions::model`): the send-time rules
-/// that depend on the model (B1, B10) use it. `None` = no model known.
-pub fn normalize_for(mut msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
+/// that depend on the model (B1, B10) use it. `None` = no model known. As the newest
+/// checked CLI ([`normalize_as`] for another).
+pub fn normalize_for(msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
+    normalize_as(msgs, model, CliVersion::default())
+}
+
+/// [`normalize_for`] as the CLI of version `cli` sends (`--cli-version`): the rules that
+/// differ between versions ([`Rule`]) follow it.
+pub fn normalize_as(mut msgs: Vec<Value>, model: Option<&str>, cli: CliVersion) -> Vec<Value> {
     let profile = model_profile(model);
-    answers::apply(&mut msgs);
+    answers::apply(&mut msgs, cli);
     let system_mode = profile.reminders == ReminderStyle::SystemMessages;
     let order = reordered_positions(&msgs);
     let strip_plan = thinking_strip::plan(&msgs);
@@ -320,10 +338,10 @@ pub fn normalize_for(mut msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
                 push_user(&mut out, c);
             }
             Kind::Attachment => {
-                let Some(texts) = attachment_texts(&m, &profile) else {
+                let Some(texts) = attachment_texts(&m, &profile, cli) else {
                     continue;
                 };
-                if system_mode && !stays_user(&m) {
+                if system_mode && !stays_user(&m, cli) {
                     let joined = texts
                         .iter()
                         .map(|t| attachments::unwrap(t))
@@ -341,14 +359,18 @@ pub fn normalize_for(mut msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
                 match out.last_mut() {
                     // B10: for `system`-message models an attachment kept in the user
                     // turn merges as user text, with the R8 seam on the text before it
-                    // (difftest `insert-account_memory_recall` of `issue25_silent__claude-opus-4-8`).
-                    Some(last) if last.role == "user" && system_mode => {
+                    // (difftest `insert-account_memory_recall` of `issue25_silent__claude-opus-4-8`);
+                    // right after a tool result it is folded into it as for the folded
+                    // form (R10; made case `issue25_beside_332__claude-opus-4-8`).
+                    Some(last)
+                        if last.role == "user" && system_mode && !ends_in_result(&last.content) =>
+                    {
                         let blocks = texts.iter().map(|t| text_block(t)).collect();
                         last.content = merge_user(&last.content, &Value::Array(blocks));
                     }
                     Some(last) if last.role == "user" => {
                         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-                        last.content = merge_attachment(&last.content, &texts);
+                        last.content = merge_attachment_as(&last.content, &texts, cli);
                     }
                     // No user message to merge into: each text is a user message of its
                     // own (string content); later ones merge into the last of them
@@ -443,11 +465,11 @@ pub fn normalize_for(mut msgs: Vec<Value>, model: Option<&str>) -> Vec<Value> {
 /// The reminder texts an attachment record sends, in the CLI's wrapped form: its stored
 /// `rendered[].content` strings (R5), else — records of CLI ≤ 2.1.237 have none — the
 /// texts [`attachments::render`] makes from the payload (B3). `None` when nothing is sent.
-fn attachment_texts(m: &Value, profile: &ModelProfile) -> Option<Vec<String>> {
+fn attachment_texts(m: &Value, profile: &ModelProfile, cli: CliVersion) -> Option<Vec<String>> {
     if answers::left_out(m) || dropped_for(m, profile) {
         return None;
     }
-    let stored = m.get("rendered").filter(|_| !from_payload(m));
+    let stored = m.get("rendered").filter(|_| !from_payload(m, cli));
     let texts: Vec<String> = match stored {
         Some(Value::Array(r)) => r
             .iter()
@@ -455,7 +477,7 @@ fn attachment_texts(m: &Value, profile: &ModelProfile) -> Option<Vec<String>> {
             .map(str::to_owned)
             .collect(),
         Some(_) => return None,
-        None => attachments::render(m.get("attachment")?, profile)?
+        None => attachments::render(m.get("attachment")?, profile, cli)?
             .iter()
             .map(|t| attachments::wrap(t))
             .collect(),
@@ -483,16 +505,26 @@ fn dropped_for(m: &Value, profile: &ModelProfile) -> bool {
 /// An attachment the CLI renders from its payload even when it has a stored text
 /// ([`render_later::rendered_from_payload`]), unless an answer rewrote that text
 /// ([`answers::rewritten`]).
-fn from_payload(m: &Value) -> bool {
-    !answers::rewritten(m) && payload_kind(m)
+fn from_payload(m: &Value, cli: CliVersion) -> bool {
+    !answers::rewritten(m) && payload_kind(m, cli)
 }
 
-/// An attachment of a kind of [`render_later::RENDERED_FROM_PAYLOAD`].
-fn payload_kind(m: &Value) -> bool {
+/// An attachment of a kind of [`render_later::RENDERED_FROM_PAYLOAD`] (for a CLI that
+/// knows it).
+fn payload_kind(m: &Value, cli: CliVersion) -> bool {
+    kind_of(m).is_some_and(|k| render_later::rendered_from_payload(k, cli))
+}
+
+/// `attachment.type`.
+fn kind_of(m: &Value) -> Option<&str> {
     m.get("attachment")
         .and_then(|a| a.get("type"))
         .and_then(Value::as_str)
-        .is_some_and(render_later::rendered_from_payload)
+}
+
+/// Content whose last block is a tool result (an R10 fold target).
+fn ends_in_result(c: &Value) -> bool {
+    c.as_array().and_then(|a| a.last()).and_then(block_type) == Some("tool_result")
 }
 
 /// An attachment whose re-rendered texts the CLI sends as the blocks of one message.
@@ -505,18 +537,17 @@ fn one_message(m: &Value) -> bool {
 }
 
 /// B10: attachments that stay user text even for models that get `system` messages: a
-/// stored `renderedRole: "user"`, or a type the CLI keeps in the user turn.
-fn stays_user(m: &Value) -> bool {
+/// stored `renderedRole: "user"`, or a type the CLI keeps in the user turn, or one it
+/// does not know ([`render_later::known`]: 2.1.332 promotes only known kinds).
+fn stays_user(m: &Value, cli: CliVersion) -> bool {
     // the CLI never reads a stored role for the kinds it renders from their payload,
     // not even when an answer rewrote their text
-    let role = m.get("renderedRole").filter(|_| !payload_kind(m));
+    let role = m.get("renderedRole").filter(|_| !payload_kind(m, cli));
     match role.and_then(Value::as_str) {
         Some(role) => role == "user",
-        None => m
-            .get("attachment")
-            .and_then(|a| a.get("type"))
-            .and_then(Value::as_str)
-            .is_some_and(attachments::stays_user),
+        None => {
+            kind_of(m).is_some_and(|k| attachments::stays_user(k) || !render_later::known(k, cli))
+        }
     }
 }
 

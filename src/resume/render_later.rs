@@ -2,16 +2,36 @@
 //! knows and 2.1.332 does not (`tools/difftest/follow.sh 2.1.336`): `auto_mode_rules`,
 //! `plugin_rules`, `projects_instructions`, `routine_fire` and `attachment_answer`.
 //! 2.1.332 never writes them, so a session holding one was written by a newer CLI and is
-//! resumed as that CLI resumes it (2.1.332 renders none of them and sends a stored
-//! `rendered`, `auto_mode_rules`' too: the made case replayed with 2.1.332). Pure
-//! functions of the payload; the texts are 2.1.336's wire format, recorded in the made
-//! cases `tests/fixtures/oracle-made/issue25_later__*` (made with 2.1.336).
+//! resumed as 2.1.336 resumes it by default; `--cli-version 2.1.332` resumes it as 2.1.332
+//! does ([`known`]: it renders none of them and sends a stored `rendered`,
+//! `auto_mode_rules`' too: made case `issue25_later_332__*`). Pure functions of the
+//! payload; the texts are 2.1.336's wire format, recorded in the made cases
+//! `tests/fixtures/oracle-made/issue25_later__*` (made with 2.1.336).
 
 use serde_json::Value;
 
+use super::cli_version::{CliVersion, Rule};
 use super::model::ModelProfile;
 use super::reminder_escape::escape_reminder_tags;
 use super::render_open::neutralize;
+
+/// The kinds of this module: the attachment kinds CLI 2.1.332 does not know.
+pub const KINDS: &[&str] = &[
+    "auto_mode_rules",
+    "plugin_rules",
+    "projects_instructions",
+    "routine_fire",
+    "attachment_answer",
+];
+
+/// Whether a CLI of version `cli` knows the attachment kind: every kind but the
+/// [`KINDS`] of this module before [`Rule::LaterKinds`]. A kind it does not know is not
+/// rendered from its payload; a stored `rendered` is sent as stored, in the user turn
+/// unless its `renderedRole` says otherwise (2.1.332's rule for unknown kinds: made case
+/// `issue25_later_332__*`).
+pub fn known(kind: &str, cli: CliVersion) -> bool {
+    cli.follows(Rule::LaterKinds) || !KINDS.contains(&kind)
+}
 
 /// Kinds whose stored `rendered` (and `renderedRole`) the CLI does not use: it renders
 /// them from the payload every time (2.1.336: `auto_mode_rules`; made case
@@ -19,9 +39,10 @@ use super::render_open::neutralize;
 /// an answer rewrote their text ([`super::answers`]).
 pub const RENDERED_FROM_PAYLOAD: &[&str] = &["auto_mode_rules"];
 
-/// True for a kind of [`RENDERED_FROM_PAYLOAD`].
-pub fn rendered_from_payload(kind: &str) -> bool {
-    RENDERED_FROM_PAYLOAD.contains(&kind)
+/// True for a kind of [`RENDERED_FROM_PAYLOAD`] that `cli` [`known`]s (2.1.332 sends a
+/// stored `auto_mode_rules` text as stored).
+pub fn rendered_from_payload(kind: &str, cli: CliVersion) -> bool {
+    RENDERED_FROM_PAYLOAD.contains(&kind) && known(kind, cli)
 }
 
 /// `auto_mode_rules`: a heading and the rules (`content`, reminder tags escaped); nothing

@@ -14,7 +14,7 @@ use crate::backend::Db;
 use crate::error::Error;
 use crate::model::SessionRef;
 use crate::query::SessionFilter;
-use crate::resume::ResumeOptions;
+use crate::resume::{BadCliVersion, CliVersion, ResumeOptions};
 use crate::search::SearchQuery;
 use crate::streams::{self, StreamKey, SummaryPut, Watermark};
 use axum::body::{Body, Bytes};
@@ -563,16 +563,23 @@ struct ResumeQuery {
     #[serde(default)]
     api: bool,
     model: Option<String>,
+    cli_version: Option<String>,
 }
 
-/// `GET /v1/resume?session=S[&api=true][&model=M]`: `sessiondb resume S --json` (the
-/// bundle), or with `api=true` `--api` (the provider `messages` array); `model` is
-/// `--model`.
+/// `GET /v1/resume?session=S[&api=true][&model=M][&cli_version=V]`: `sessiondb resume S
+/// --json` (the bundle), or with `api=true` `--api` (the provider `messages` array);
+/// `model` is `--model`, `cli_version` `--cli-version` (400 when it is not `X.Y.Z`).
 async fn resume(
     State(state): State<AppState>,
     q: std::result::Result<Query<ResumeQuery>, QueryRejection>,
 ) -> ApiResult {
     let Query(q) = q.map_err(query_error)?;
+    let cli_version = match q.cli_version.as_deref().filter(|v| !v.trim().is_empty()) {
+        Some(v) => v
+            .parse()
+            .map_err(|e: BadCliVersion| ApiError::bad_request(format!("cli_version: {e}")))?,
+        None => CliVersion::default(),
+    };
     heavy(state.heavy.clone(), move || {
         let session = resolve(&state.store, &q.session)?;
         let options = ResumeOptions {
@@ -580,6 +587,7 @@ async fn resume(
             interactive: q.interactive,
             continue_interrupted: q.continue_interrupted,
             model: q.model.filter(|m| !m.trim().is_empty()),
+            cli_version,
             ..ResumeOptions::default()
         };
         let body = if q.api {

@@ -50,6 +50,10 @@ fn case_input(dir: &Path) -> (Vec<Value>, ApiOptions) {
     );
     let opts = ApiOptions {
         model: cj["model"].as_str().map(resolve_model),
+        cli_version: cj["cli_version"]
+            .as_str()
+            .map(|v| v.parse().expect("case.json cli_version is X.Y.Z"))
+            .unwrap_or_default(),
         ..ApiOptions::default()
     };
     (records, opts)
@@ -142,7 +146,7 @@ fn corpus_attachment_types_render_like_the_cli() {
         }
         for r in records.iter().filter(|r| r["type"] == "attachment") {
             let kind = r["attachment"]["type"].as_str().unwrap_or("").to_owned();
-            let Some(texts) = render(&r["attachment"], &profile) else {
+            let Some(texts) = render(&r["attachment"], &profile, opts.cli_version) else {
                 failures.push(format!("{}: type {kind} not in the table", dir.display()));
                 continue;
             };

@@ -109,6 +109,10 @@ fn load_cases(shared: &Path) -> Vec<Case> {
                     == Some("1"),
                 leaf: None,
                 model: cj["model"].as_str().map(sessiondb::resume::resolve_model),
+                cli_version: cj["cli_version"]
+                    .as_str()
+                    .map(|v| v.parse().expect("case.json cli_version is X.Y.Z"))
+                    .unwrap_or_default(),
             };
             Case {
                 name: dir

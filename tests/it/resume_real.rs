@@ -8,7 +8,7 @@ use crate::resume_cli::{lay_out, Case};
 use crate::support::*;
 use serde_json::Value;
 use sessiondb::query;
-use sessiondb::resume::{self, api_view, validate, ApiOptions, ResumeOptions};
+use sessiondb::resume::{self, api_view, validate, ApiOptions, CliVersion, ResumeOptions};
 use std::path::{Path, PathBuf};
 
 /// Cases of a pack folder (every sub-folder with a `case.json`), sorted by name.
@@ -77,11 +77,20 @@ fn model(case: &Case) -> Option<String> {
     case.str("model").map(str::to_owned)
 }
 
+/// The CLI version that made the case (`case.json.cli_version`): sessiondb resumes as that
+/// version (`--cli-version`).
+fn cli_version(case: &Case) -> CliVersion {
+    case.str("cli_version")
+        .map(|v| v.parse().expect("case.json cli_version is X.Y.Z"))
+        .unwrap_or_default()
+}
+
 /// Checks one case with the pure functions: the view (or the refusal), and the validator.
 fn check_pure(case: &Case) -> Result<(), String> {
     let records = records(case);
     let opts = ApiOptions {
         model: model(case).as_deref().map(resume::resolve_model),
+        cli_version: cli_version(case),
         ..ApiOptions::default()
     };
     let conv = resume::load_conversation(&records, &opts).map_err(|e| e.to_string())?;
@@ -148,6 +157,7 @@ fn check_store(case: &Case) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let options = ResumeOptions {
         model: model(case),
+        cli_version: cli_version(case),
         ..ResumeOptions::default()
     };
     let resumed = store.resume(&session, &options);
@@ -305,6 +315,7 @@ fn forks_and_write_backs_of_real_transcripts_resume_like_the_original() {
             query::resolve_session(&store.reader().expect("reader"), target).expect("source");
         let with_model = ResumeOptions {
             model: model(case),
+            cli_version: cli_version(case),
             ..ResumeOptions::default()
         };
         let want = case.expected_view();
@@ -397,4 +408,92 @@ fn the_cli_takes_a_model() {
     );
     let bundle: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(bundle["model"], "claude-opus-5-5");
+}
+
+/// `--cli-version` through the binary (issue 25): the file of the made case
+/// `issue25_later` gives what the real 2.1.336 sent by default and with
+/// `--cli-version 2.1.336`, and what the real 2.1.332 sent (`issue25_later_332`, recorded
+/// from the same file) with `--cli-version 2.1.332`, for both `resume` and `continue`;
+/// a version that is not `X.Y.Z` is refused with a message saying so.
+#[test]
+fn the_cli_takes_a_cli_version() {
+    let cases = made_cases();
+    let pick = |name: &str| {
+        cases
+            .iter()
+            .find(|c| c.name() == name)
+            .unwrap_or_else(|| panic!("case {name}"))
+    };
+    let new = pick("issue25_later__claude-opus-4-8");
+    let old = pick("issue25_later_332__claude-opus-4-8");
+    assert_eq!(new.str("cli_version"), Some("2.1.336"));
+    assert_eq!(old.str("cli_version"), Some("2.1.332"));
+    assert_eq!(records(new), records(old), "the same file");
+    assert_ne!(new.expected_view(), old.expected_view());
+    let dir = tempfile::tempdir().expect("tmp");
+    let projects = lay_out(new, dir.path());
+    let db = dir.path().join("s.db");
+    let out = sessiondb(
+        &db,
+        &["import".into(), projects.to_string_lossy().into_owned()],
+    );
+    assert!(out.status.success());
+    let target = new.str("target_session_id").expect("target").to_owned();
+    let project = new.str("project_dir_name").expect("project").to_owned();
+    let run = |verb: Vec<String>, version: Option<&str>| -> Value {
+        let mut args = verb;
+        args.extend(["--api".into(), "--model".into(), "claude-opus-4-8".into()]);
+        if let Some(v) = version {
+            args.extend(["--cli-version".into(), v.into()]);
+        }
+        let out = sessiondb(&db, &args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+    let verbs = [
+        vec!["resume".to_owned(), target.clone()],
+        vec!["continue".to_owned(), "--project".into(), project],
+    ];
+    for verb in verbs {
+        assert_eq!(run(verb.clone(), None), new.expected_view(), "{verb:?}");
+        for v in ["2.1.336", "2.1.333", "2.2.0"] {
+            assert_eq!(
+                run(verb.clone(), Some(v)),
+                new.expected_view(),
+                "{verb:?} {v}"
+            );
+        }
+        for v in ["2.1.332", "2.1.300", "2.0.50"] {
+            assert_eq!(
+                run(verb.clone(), Some(v)),
+                old.expected_view(),
+                "{verb:?} {v}"
+            );
+        }
+    }
+    for bad in ["2.1", "latest", "2.1.x", "v2.1.332"] {
+        let out = sessiondb(
+            &db,
+            &[
+                "resume".into(),
+                target.clone(),
+                "--api".into(),
+                "--cli-version".into(),
+                bad.into(),
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("is not a Claude Code version: expected X.Y.Z"),
+            "{bad}: {err}"
+        );
+    }
+    let help = sessiondb(&db, &["resume", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("--cli-version <V>") && help.contains("[default: 2.1.336]"));
 }

@@ -43,6 +43,7 @@ fn compare(
             resume_interrupted_turn: options.continue_interrupted,
             leaf: None,
             model: resumed.model.clone(),
+            cli_version: options.cli_version,
         },
     )
     .map_err(|e| e.to_string())?;

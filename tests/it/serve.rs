@@ -918,3 +918,56 @@ fn resume_takes_a_model_and_refuses_like_the_cli() {
     let body: Value = serde_json::from_slice(&body).expect("json");
     assert_eq!(body["error"], refused["expected_error"]);
 }
+
+/// `/v1/resume` takes `cli_version=` (issue 25): the file of the made case `issue25_later`
+/// gives what the real 2.1.336 sent by default and what the real 2.1.332 sent with
+/// `cli_version=2.1.332`; a value that is not `X.Y.Z` is a 400 saying so.
+#[test]
+fn resume_takes_a_cli_version() {
+    let made = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oracle-made");
+    let view = |case: &str| -> Value {
+        let text =
+            std::fs::read_to_string(made.join(case).join("expected-api-view.json")).expect("view");
+        serde_json::from_str(&text).expect("json")
+    };
+    let (_dir, store) = temp_store();
+    import(
+        &store,
+        &[&made
+            .join("issue25_later__claude-sonnet-4-5")
+            .join("projects")],
+    );
+    let server = Server::start(store, Config::default());
+    let sid = "0a1b2c3d-0000-4000-8000-00000000000a";
+    let api = |extra: &str| -> Value {
+        serde_json::from_slice(&get(
+            &server,
+            &format!("/v1/resume?session={sid}&api=true&model=claude-sonnet-4-5{extra}"),
+        ))
+        .expect("json")
+    };
+    assert_eq!(api(""), view("issue25_later__claude-sonnet-4-5"));
+    assert_eq!(
+        api("&cli_version=2.1.336"),
+        view("issue25_later__claude-sonnet-4-5")
+    );
+    assert_eq!(
+        api("&cli_version=2.1.332"),
+        view("issue25_later_332__claude-sonnet-4-5")
+    );
+    let (status, body) = request(
+        server.addr,
+        "GET",
+        &format!("/v1/resume?session={sid}&api=true&cli_version=2.1"),
+        &[],
+        b"",
+    );
+    assert_eq!(status, 400);
+    let body: Value = serde_json::from_slice(&body).expect("json");
+    assert!(
+        body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("is not a Claude Code version")),
+        "{body}"
+    );
+}

@@ -6,7 +6,8 @@ pack's cases), derives variants from each, runs the real CLI offline on every va
 (tools/difftest/cli.py) and compares its first request with sessiondb's view.
 
     python3 tools/difftest/difftest.py --sessiondb target/debug/sessiondb [-n 500] [-j 2]
-        [--seed 1] [--out DIR] [--only SUBSTR] [--variant NAMES] [--pick IDS] [--cli-version V]
+        [--seed 1] [--out DIR] [--only SUBSTR] [--skip SUBSTRS] [--variant NAMES] [--pick IDS]
+        [--cli-version V]
 
 Variants: `orig`; `swap` (two adjacent records of one API message exchanged); `drop` and
 `dup` (a record removed or written twice); `cut-<type>` (the file ends after a record of
@@ -79,13 +80,26 @@ def sources(shared, only):
         f = os.path.join(d, "projects", cj["project_dir_name"], cj["target_session_id"] + ".jsonl")
         if os.path.exists(f) and os.path.getsize(f) < 3_000_000:
             out.append((os.path.basename(d), d, cj["target_session_id"], cj["project_dir_name"], model))
-    return out
+    # a file that several cases hold for one model (the same file resumed by another CLI
+    # version, e.g. issue25_later_332 beside issue25_later) gives the same variants: only
+    # the case of the shortest name is taken
+    first = {}
+    for s in out:
+        key = (s[4], open(os.path.join(s[1], "projects", s[3], s[2] + ".jsonl"), "rb").read())
+        if key not in first or (len(s[0]), s[0]) < (len(first[key][0]), first[key][0]):
+            first[key] = s
+    keep = {id(s) for s in first.values()}
+    return [s for s in out if id(s) in keep]
 
 
-def attachment_catalog():
-    """Attachment payloads of the made cases, one per kind (for `insert-<kind>`)."""
+def attachment_catalog(skip=()):
+    """Attachment payloads of the made cases (but those named in `skip`), one per kind (for
+    `insert-<kind>`)."""
     cat = {}
-    for f in sorted(glob.glob(os.path.join(REPO, "tests", "fixtures", "oracle-made", "*", "projects", "*", "*.jsonl"))):
+    made = os.path.join(REPO, "tests", "fixtures", "oracle-made")
+    for f in sorted(glob.glob(os.path.join(made, "*", "projects", "*", "*.jsonl"))):
+        if any(x in os.path.relpath(f, made).split(os.sep)[0] for x in skip):
+            continue
         for l in read_lines(f):
             r = parse(l)
             if r and r.get("type") == "attachment" and isinstance(r.get("attachment"), dict):
@@ -306,6 +320,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=os.environ.get("DIFFTEST_OUT", "/tmp/difftest"))
     ap.add_argument("--only")
+    ap.add_argument("--skip", help="leave out the sources whose name contains one of these "
+                    "comma-separated substrings (e.g. made cases added since a run, to rerun its variants)")
     ap.add_argument("--cli-version")
     ap.add_argument("--variant", help="of the n chosen variants, run only those of these names "
                     "(comma-separated, e.g. drop,cut-assistant), so that a rerun checks the same ones")
@@ -316,9 +332,12 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     open(os.path.join(args.out, "results.jsonl"), "w").close()
     rng = random.Random(args.seed)
-    catalog = attachment_catalog()
+    skip = [x for x in (args.skip or "").split(",") if x]
+    catalog = attachment_catalog(skip)
     jobs = []
     for name, d, sid, pdir, model in sources(args.shared, args.only):
+        if any(x in name for x in skip):
+            continue
         lines = read_lines(os.path.join(d, "projects", pdir, sid + ".jsonl"))
         for vname, v, m in variants(lines, model, rng, catalog):
             jobs.append(("%s~%s~%s" % (name, vname, m), name, sid, pdir, vname, v, m))

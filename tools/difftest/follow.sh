@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Follow the CLI: install Claude Code version V into a scratch folder, list the attachment
 # kinds its resume path renders that differ from 2.1.332's, replay every made case with it,
-# and (with DIFF=1) run the differential tester against it. Prints what changed.
+# and (with DIFF=1) run the differential tester against it, sessiondb resuming as V
+# (`--cli-version V`). Prints what changed.
 #   bash tools/difftest/follow.sh 2.1.336 [SCRATCH]
 # 2.1.332 comes from @anthropic-ai/claude-code; 2.1.333-2.1.336 only from the linux-x64
 # platform package. Needs npm, python3 and the oracle harness in ../shared.
@@ -29,5 +30,5 @@ CLAUDE_BIN="$bin" CLAUDE_VERSION="$V" python3 "$here/recheck.py" -j 1
 if [ "${DIFF:-0}" = 1 ]; then
   echo "== differential run against $V"
   CLAUDE_BIN="$bin" python3 "$here/difftest.py" --sessiondb "${SESSIONDB:-target/debug/sessiondb}" \
-    -n "${N:-500}" -j 2 --out "$S/difftest-$V"
+    -n "${N:-500}" -j 2 --out "$S/difftest-$V" --cli-version "$V"
 fi

@@ -405,11 +405,34 @@ def later():
     return t
 
 
+def beside():
+    """Auto mode rules with a stored text after a tool result, a reminder after them: 2.1.336
+    renders them from the payload and leaves them beside the result, 2.1.332 folds the
+    stored text into it (`resume --cli-version`)."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-00000000000b", CWD, tag="bsid")
+    p = t.user(None, "tool probe")
+    p = t.assistant(p, "msg_b1", [{"type": "tool_use", "id": "toolu_b1", "name": "Bash", "input": {"command": "true"}}])
+    p = t.user(p, [{"tool_use_id": "toolu_b1", "type": "tool_result", "content": "done"}])
+    p = t.rec("attachment", p, attachment={"type": "auto_mode_rules", "content": "payload rules"},
+              rendered=[{"content": "<system-reminder>\n## Auto mode rules\nstored rules\n</system-reminder>"}],
+              renderedRole="user")
+    p = t.rec("attachment", p, attachment={"type": "date_change", "newDate": "2026-06-10"},
+              rendered=[{"content": "<system-reminder>\nThe date has changed to 2026-06-10.\n</system-reminder>"}])
+    p = t.assistant(p, "msg_b2", [{"type": "text", "text": "ack"}])
+    return t
+
+
 SCENARIOS = {"issue25_order": order, "issue25_silent": silent, "issue25_blocks": blocks, "issue25_misses": misses, "issue25_files": files, "issue25_hooks": hooks, "issue25_open": open_kinds, "issue25_strip": strip, "issue25_split": split,
-             "issue25_later": later}
+             "issue25_later": later, "issue25_later_332": later,
+             "issue25_beside": beside, "issue25_beside_332": beside}
 #: Scenarios made with another CLI than 2.1.332 (`CLAUDE_BIN`, `CLAUDE_VERSION`): the kinds
-#: only that CLI knows.
-CLI_OF = {"issue25_later": "2.1.336"}
+#: only that CLI knows. `issue25_later_332` and `issue25_beside_332` are the same files
+#: resumed by 2.1.332, which knows none of them (sessiondb gives them with
+#: `--cli-version 2.1.332`).
+CLI_OF = {"issue25_later": "2.1.336", "issue25_beside": "2.1.336"}
+#: What a case's notes say besides the scenario's first line.
+NOTES = {"issue25_later_332": " (the file of issue25_later, resumed by CLI 2.1.332)",
+         "issue25_beside_332": " (resumed by CLI 2.1.332)"}
 
 
 def record(name, t, model, out, scratch, check):
@@ -437,7 +460,8 @@ def record(name, t, model, out, scratch, check):
     cj = {"cli_version": cli.VERSION, "mode": "resume", "target_session_id": t.sid, "new_session_id": None,
           "project_dir_name": t.pdir, "cwd": t.cwd, "model": model, "new_prompt": cli.PROMPT,
           "cli_args": res["args"], "interactive": False, "env": {},
-          "notes": "made by tools/difftest/made.py (issue 25): " + SCENARIOS[name].__doc__.split("\n")[0]}
+          "notes": "made by tools/difftest/made.py (issue 25): " + SCENARIOS[name].__doc__.split("\n")[0]
+          + NOTES.get(name, "")}
     json.dump(cj, open(os.path.join(case, "case.json"), "w"), indent=1, ensure_ascii=False)
     json.dump(req, open(os.path.join(case, "expected-request-messages.json"), "w"), indent=1, ensure_ascii=False)
     json.dump(view, open(os.path.join(case, "expected-api-view.json"), "w"), indent=1, ensure_ascii=False)

@@ -9,6 +9,7 @@ use crate::cli_setup::{CaptureArgs, ConfigArgs, HooksArgs, LaunchArgs, RestoreAr
 use crate::cli_usage::{StatsArgs, StatuslineArgs};
 use crate::style::ColorChoice;
 use clap::{Args, FromArgMatches, Parser, Subcommand};
+use sessiondb::resume::CliVersion;
 use sessiondb::serve::guard::AllowedHost;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -354,6 +355,15 @@ pub struct ResumeView {
     /// message. Thinking of other models is left out of the API view.
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
+    /// Resume as this Claude Code version (X.Y.Z) does where versions differ. Before
+    /// 2.1.333 (as 2.1.332): the attachment kinds auto_mode_rules, plugin_rules,
+    /// projects_instructions, routine_fire and attachment_answer are unknown (a stored
+    /// text is sent as stored, nothing is rendered from the payload, answers are not
+    /// applied), a record's textRewritten is ignored, and auto mode rules after a tool
+    /// result are folded into it. From 2.1.333 on (as 2.1.336, the newest checked; newer
+    /// versions too): all of these are followed.
+    #[arg(long, value_name = "V", default_value_t = CliVersion::NEWEST_CHECKED)]
+    pub cli_version: CliVersion,
 }
 
 /// `--leaf-rule` values.

@@ -52,6 +52,7 @@ fn show(store: &Db, db: &Path, session: &SessionRef, view: &ResumeView) -> anyho
         continue_interrupted: view.continue_interrupted,
         leaf_rule: view.leaf_rule.into(),
         model: view.model.clone(),
+        cli_version: view.cli_version,
     };
     if view.api {
         return print_json_values(&store.resume_api_view(session, &options)?);
