@@ -289,6 +289,21 @@ fn title_condition(words: usize, first: usize) -> String {
         .join(" AND ")
 }
 
+/// The query of the titles' index (`catalog_titles`, V15) that every session
+/// [`titles_match`] keeps also matches: each word as a prefix (a word typed whole matches
+/// more in the index than in the titles, never less). `None` when a word holds no letter or
+/// digit (the index has no word for it).
+fn titles_index_query(words: &[(&str, bool)]) -> Option<String> {
+    let mut phrases = Vec::with_capacity(words.len());
+    for (word, _) in words {
+        if !word.chars().any(char::is_alphanumeric) {
+            return None;
+        }
+        phrases.push(format!("\"{}\"*", word.replace('"', "\"\"")));
+    }
+    Some(phrases.join(" "))
+}
+
 /// The `LIKE` pattern (escape character `\`) that finds `word` anywhere.
 fn like_pattern(word: &str) -> String {
     let mut p = String::with_capacity(word.len() + 2);
@@ -372,11 +387,26 @@ fn title_hits(
         q.limit.filter(|n| *n > 0).unwrap_or(20)
     };
     let patterns: Vec<String> = words.iter().map(|(w, _)| like_pattern(w)).collect();
+    let candidates = titles_index_query(&words);
     let mut c = SessionConditions::new(q, n, "c.session_id", false);
     let first = c.values.len() + 1;
     for p in &patterns {
         c.values.push(p);
     }
+    // The index (V15) narrows the catalog to the sessions whose titles hold words that
+    // start as the typed ones do; the `LIKE`s and `titles_match` then decide, as they did
+    // over every row. A word with no letter or digit has no word to look up: every row is
+    // read then.
+    let (from, indexed) = match &candidates {
+        Some(m) => {
+            c.values.push(m);
+            (
+                "catalog_titles t JOIN catalog c ON c.session_key = t.rowid",
+                format!(" AND catalog_titles MATCH ?{}", c.values.len()),
+            )
+        }
+        None => ("catalog c", String::new()),
+    };
     let sql = format!(
         "SELECT c.session_id, p.key, c.last_timestamp,
             coalesce(c.custom_title, c.ai_title, c.summary) AS shown,
@@ -384,8 +414,8 @@ fn title_hits(
                   || char(10) || coalesce(CASE WHEN c.summary IS NOT c.first_prompt
                                                THEN c.summary END, '')) AS titles,
             c.last_modified
-         FROM catalog c JOIN projects p ON p.id = c.project_id
-         WHERE {}{}
+         FROM {from} JOIN projects p ON p.id = c.project_id
+         WHERE {}{}{indexed}
          ORDER BY +c.last_modified DESC, c.session_id LIMIT {limit}",
         title_condition(words.len(), first),
         c.sql

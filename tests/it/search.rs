@@ -494,6 +494,11 @@ fn title_words_are_literal() {
     assert_eq!(titled("A_B", 20), [B]);
     assert!(titled("%", 20).is_empty());
     assert!(titled("_", 20).is_empty());
+    // The titles' index follows a rename: the old title is no longer found, the new one is.
+    rename(B, "quokka lagoon");
+    assert!(titled("a_b", 20).is_empty());
+    assert_eq!(titled("quok*", 20), [B]);
+    assert_eq!(titled("LAGOON", 20), [B]);
 }
 
 /// A filter that drops most of the best-ranked matches (here a role: a hundred prompts

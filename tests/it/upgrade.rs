@@ -69,6 +69,10 @@ const PINNED: &[(&str, &str)] = &[
         "V14__compressed_lines.sql",
         "133dad292f65e06447fe28422cdecf8dd740d3549ae7b0723007e6f5d6c53b24",
     ),
+    (
+        "V15__catalog_titles.sql",
+        "bd64832542e9df094e52da82955a9c5640619f527c75c076c00b6e0f557438d7",
+    ),
 ];
 
 fn root() -> &'static Path {

@@ -4,7 +4,7 @@ compare the first request (the comparison of difftest.py, no variants).
 
     CLAUDE_BIN=/path/to/claude python3 tools/difftest/unseen.py --sessiondb target/debug/sessiondb DIR
         [--models claude-sonnet-4-5,claude-opus-4-8] [-j 2] [--out DIR] [--only SUBSTR]
-        [--variants --seed 1] [--together]
+        [--variants --seed 1] [--together] [--cli-version V]
 
 Each `DIR/*.jsonl` is one main transcript: its session id is the file name when that is a
 UUID, else the last record's `sessionId`; its project folder is the first record's `cwd`
@@ -59,7 +59,7 @@ def run_one(path, model, args, variant="orig", lines=None):
         with open(os.path.join(proj, sid + ".jsonl"), "wb") as f:
             f.write(b"\n".join(lines) + b"\n")
     req, res = cli.run(os.path.join(work, "projects"), sid, pdir, model, os.path.join(work, "run"))
-    view, err = cli.sessiondb_view(args.sessiondb, os.path.join(work, "projects"), sid, model, work)
+    view, err = cli.sessiondb_view(args.sessiondb, os.path.join(work, "projects"), sid, model, work, args.cli_version)
     if req is None and view is not None:
         req, res = cli.run(os.path.join(work, "projects"), sid, pdir, model, os.path.join(work, "run"))
     if req is None and view is None:
@@ -92,6 +92,7 @@ def main():
     ap.add_argument("--variants", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--together", action="store_true")
+    ap.add_argument("--cli-version", help="passed to `sessiondb resume --cli-version` (the CLI version CLAUDE_BIN runs)")
     args = ap.parse_args()
     args.sessiondb = os.path.abspath(args.sessiondb)
     os.makedirs(args.out, exist_ok=True)
