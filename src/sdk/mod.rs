@@ -276,21 +276,43 @@ impl SdkSource for Sqlite<'_> {
     }
 
     fn lines(&mut self, rows: &[i64], each: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT line(raw, dict) AS raw FROM rows WHERE id = ?1")?;
-        let kept = &mut self.kept;
+        // The rows not kept, in one statement (a statement per row cost more than reading
+        // a short line).
+        let mut missing: crate::resume::util::FastMap<i64, Vec<usize>> = Default::default();
+        let mut ids = String::from("[");
         for (i, row) in rows.iter().enumerate() {
-            if let Some(line) = kept.get(*row) {
+            if let Some(line) = self.kept.get(*row) {
                 each(i, line);
                 continue;
             }
-            stmt.query_row([row], |r| {
-                let line = r.get_ref(0)?.as_bytes()?;
-                each(i, line);
-                kept.keep(*row, line);
-                Ok(())
-            })?;
+            let at = missing.entry(*row).or_default();
+            if at.is_empty() {
+                if ids.len() > 1 {
+                    ids.push(',');
+                }
+                ids.push_str(&row.to_string());
+            }
+            at.push(i);
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        ids.push(']');
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT r.id, line(r.raw, r.dict) FROM json_each(?1) j
+             JOIN rows r ON r.id = j.value",
+        )?;
+        let mut found = stmt.query([ids])?;
+        while let Some(row) = found.next()? {
+            let id: i64 = row.get(0)?;
+            let line = match row.get_ref(1)? {
+                rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b,
+                _ => continue,
+            };
+            for i in missing.get(&id).map_or(&[][..], Vec::as_slice) {
+                each(*i, line);
+            }
+            self.kept.keep(id, line);
         }
         Ok(())
     }
@@ -483,6 +505,7 @@ pub fn stored_session_messages(
     offset: i64,
 ) -> Result<Vec<StoredMessage>> {
     let _snapshot = Snapshot::begin(conn)?;
+    crate::codec::sql::preload(conn);
     session_messages_with(&mut Sqlite::new(conn), session, limit, offset)
 }
 
@@ -578,6 +601,7 @@ pub fn stored_subagent_messages(
     offset: i64,
 ) -> Result<Vec<StoredMessage>> {
     let _snapshot = Snapshot::begin(conn)?;
+    crate::codec::sql::preload(conn);
     subagent_messages_with(&mut Sqlite::new(conn), session, agent_id, limit, offset)
 }
 
