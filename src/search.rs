@@ -476,6 +476,8 @@ pub fn search_narrowed(conn: &Connection, q: &SearchQuery, n: &Narrowing) -> Res
         // A SQLite store records no host: no session comes from the one asked for.
         return Ok(Vec::new());
     }
+    // The hits' snippets read their lines.
+    crate::codec::sql::preload(conn);
     let (open, close) = q
         .marks
         .clone()

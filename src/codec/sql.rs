@@ -136,6 +136,36 @@ fn load_from_file(path: &str) {
     }
 }
 
+/// Makes the dictionaries of the store that this process does not know yet known through
+/// `conn`, the connection about to read lines: `line` would otherwise load them on a
+/// connection of its own, which first reads the store's schema again (a tenth of the
+/// instructions of `resume --api` on a long session). A store without the table (or any
+/// other error) is left to `line`.
+pub fn preload(conn: &Connection) {
+    let missing = || -> rusqlite::Result<Vec<i64>> {
+        let mut stmt = conn.prepare_cached("SELECT id FROM dictionaries")?;
+        let ids = stmt.query_map([], |r| r.get::<_, i64>(0))?;
+        let mut missing = Vec::new();
+        for id in ids {
+            let id = id?;
+            if !super::knows(id) {
+                missing.push(id);
+            }
+        }
+        Ok(missing)
+    };
+    for id in missing().unwrap_or_default() {
+        let _ = conn
+            .prepare_cached("SELECT bytes FROM dictionaries WHERE id = ?1")
+            .and_then(|mut stmt| {
+                stmt.query_row([id], |r| {
+                    remember(id, r.get_ref(0)?.as_blob()?);
+                    Ok(())
+                })
+            });
+    }
+}
+
 /// Makes every dictionary of the store known to this process.
 ///
 /// # Errors

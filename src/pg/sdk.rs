@@ -5,7 +5,7 @@
 use super::decode::RowExt;
 use crate::error::Result;
 use crate::model::SessionRef;
-use crate::sdk::{KeptLines, SdkSource, StoredMessage, StoredSubagent};
+use crate::sdk::{EntryColumns, KeptLines, SdkSource, StoredMessage, StoredSubagent};
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::Transaction;
 use std::collections::HashMap;
@@ -94,6 +94,29 @@ impl SdkSource for Pg<'_, '_> {
         Ok(())
     }
 
+    fn entry_columns(&mut self, transcript: i64) -> Result<Vec<EntryColumns>> {
+        self.kept.clear();
+        self.tx
+            .query(
+                "SELECT id, type, uuid, parent_uuid, source_tool_assistant_uuid FROM rows
+                 WHERE transcript_id = $1 AND status = 0 AND uuid IS NOT NULL
+                   AND type IN ('user', 'assistant', 'progress', 'system', 'attachment')
+                 ORDER BY ordinal",
+                &[&transcript],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(EntryColumns {
+                    row: r.col(0)?,
+                    kind: r.col(1)?,
+                    uuid: r.col(2)?,
+                    parent: r.col(3)?,
+                    source_tool: r.col(4)?,
+                })
+            })
+            .collect()
+    }
+
     fn lines(&mut self, rows: &[i64], each: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
         let mut missing = Vec::new();
         for (i, row) in rows.iter().enumerate() {
@@ -110,8 +133,11 @@ impl SdkSource for Pg<'_, '_> {
             .tx
             .query_raw("SELECT id, raw FROM rows WHERE id = ANY($1)", [&missing])?;
         while let Some(row) = found.next()? {
-            if let Some(i) = index.get(&row.col::<i64>(0)?) {
-                each(*i, row.col(1)?);
+            let id = row.col::<i64>(0)?;
+            if let Some(i) = index.get(&id) {
+                let line: &[u8] = row.col(1)?;
+                each(*i, line);
+                self.kept.keep(id, line);
             }
         }
         Ok(())

@@ -293,6 +293,7 @@ impl Store {
     /// Fails when `--at` names no record of the session, or on a database error.
     pub fn resume(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Resumed> {
         let conn = self.reader()?;
+        crate::codec::sql::preload(&conn);
         resume_with(&mut Sqlite(&conn, gather::Records::Full), session, options)
     }
 
@@ -310,6 +311,7 @@ impl Store {
         options: &ResumeOptions,
     ) -> Result<Vec<Value>> {
         let conn = self.reader()?;
+        crate::codec::sql::preload(&conn);
         api_view_with(
             &mut Sqlite(&conn, gather::Records::ApiView),
             session,

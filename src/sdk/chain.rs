@@ -35,15 +35,16 @@ impl<'a> Index<'a> {
 
 /// The SDK's main-session chain, root to leaf, parallel tool calls recovered.
 pub fn conversation_chain(entries: &[Entry]) -> Vec<&Entry> {
-    if entries.is_empty() {
+    let Some((index, chain, mut seen)) = walked(entries) else {
         return Vec::new();
-    }
-    let index = Index::new(entries);
-    let position: FastMap<&str, usize> = entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.uuid.as_str(), i))
-        .collect();
+    };
+    recover_parallel(&index, chain, &mut seen, None)
+}
+
+/// The leaves the SDK chooses among: from every record no entry names as `parentUuid`,
+/// the nearest user/assistant record up its parents. They depend only on each entry's
+/// `type`, `uuid` and `parentUuid`.
+fn leaf_candidates<'a>(entries: &'a [Entry], index: &Index<'a>) -> Vec<&'a Entry> {
     let parents: FastSet<&str> = entries.iter().filter_map(|e| e.parent.as_deref()).collect();
     let mut leaves: Vec<&Entry> = Vec::new();
     for terminal in entries
@@ -63,6 +64,22 @@ pub fn conversation_chain(entries: &[Entry]) -> Vec<&Entry> {
             cur = index.get(e.parent.as_deref());
         }
     }
+    leaves
+}
+
+/// The entries' index, the chain from the chosen leaf to the root (root first), and the
+/// uuids on it; `None` when there is no leaf.
+fn walked(entries: &[Entry]) -> Option<(Index<'_>, Vec<&Entry>, FastSet<&str>)> {
+    if entries.is_empty() {
+        return None;
+    }
+    let index = Index::new(entries);
+    let position: FastMap<&str, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.uuid.as_str(), i))
+        .collect();
+    let leaves = leaf_candidates(entries, &index);
     let best = |candidates: &[&'_ Entry]| -> Option<usize> {
         let mut best: Option<(usize, i64)> = None;
         for (i, c) in candidates.iter().enumerate() {
@@ -82,22 +99,54 @@ pub fn conversation_chain(entries: &[Entry]) -> Vec<&Entry> {
         best(&leaves).map(|i| leaves[i])
     } else {
         best(&main).map(|i| main[i])
-    };
-    let Some(leaf) = leaf else {
-        return Vec::new();
-    };
+    }?;
     let mut seen = FastSet::default();
     let chain = walk_to_root(&index, leaf, &mut seen);
-    recover_parallel(&index, chain, &mut seen)
+    Some((index, chain, seen))
+}
+
+/// The leaf candidates of `entries` (see [`leaf_candidates`]).
+pub(super) fn leaves_of(entries: &[Entry]) -> Vec<&Entry> {
+    leaf_candidates(entries, &Index::new(entries))
+}
+
+/// The chain from the chosen leaf to the root, before the parallel tool calls are put
+/// back. Besides each entry's `type`, `uuid` and `parentUuid` it reads only the flags of
+/// the [`leaf_candidates`].
+pub(super) fn walked_chain(entries: &[Entry]) -> Vec<&Entry> {
+    walked(entries)
+        .map(|(_, chain, _)| chain)
+        .unwrap_or_default()
+}
+
+/// [`visible_chain`] of entries of which some were not read from their lines (they hold
+/// only `type`, `uuid` and `parentUuid`, and read as records without a tool result), when
+/// it is the chain of the entries as read: every assistant record read, and every user
+/// record whose `parentUuid` or `sourceToolAssistantUUID` names an assistant record of a
+/// response on the chain. `None` when a record not read could still change it: a tool
+/// call of such a response that no result on the chain or placed with the response
+/// answers, which a result elsewhere in the file could (through its `tool_use_id`).
+pub(super) fn audited_visible_chain(entries: &[Entry]) -> Option<Vec<&Entry>> {
+    let Some((index, chain, mut seen)) = walked(entries) else {
+        return Some(Vec::new());
+    };
+    let mut complete = true;
+    let chain = recover_parallel(&index, chain, &mut seen, Some(&mut complete));
+    complete.then(|| chain.into_iter().filter(|e| e.is_visible()).collect())
 }
 
 /// Puts back the records of a parallel tool-call response that the walk left off the
 /// chain, and their results, right after the response's last record on the chain
 /// (SDK quirk 16).
+///
+/// With `audit`, sets it to false when a response on the chain has a call that neither a
+/// result on the chain nor one placed with the response answers (see
+/// [`audited_visible_chain`]).
 fn recover_parallel<'a>(
     index: &Index<'a>,
     chain: Vec<&'a Entry>,
     seen: &mut FastSet<&'a str>,
+    mut audit: Option<&mut bool>,
 ) -> Vec<&'a Entry> {
     let assistants: Vec<&Entry> = chain
         .iter()
@@ -153,6 +202,15 @@ fn recover_parallel<'a>(
             }
         }
     }
+    // The calls each uuid owns, for the audit.
+    let mut calls_of: FastMap<&str, Vec<&str>> = FastMap::default();
+    if audit.is_some() {
+        for (call, owner) in &call_owner {
+            if let Some(owner) = owner {
+                calls_of.entry(owner.uuid.as_str()).or_default().push(call);
+            }
+        }
+    }
     let mut answered_on_chain: Option<FastSet<&str>> = None;
     let position: FastMap<&str, usize> = index
         .order
@@ -195,6 +253,27 @@ fn recover_parallel<'a>(
                     strays.push(r);
                 }
             }
+        }
+        if let Some(complete) = audit.as_deref_mut().filter(|c| **c) {
+            let on_chain = answered_on_chain.get_or_insert_with(|| {
+                chain
+                    .iter()
+                    .flat_map(|e| e.tool_result_ids.iter().map(String::as_str))
+                    .collect()
+            });
+            let answered = |call: &str| {
+                on_chain.contains(call)
+                    || lost_results
+                        .iter()
+                        .any(|r| r.tool_result_ids.iter().any(|id| id == call))
+            };
+            // A stray opens a call whose owner has a member's uuid (the owner may be
+            // another record with that uuid).
+            *complete = members.iter().all(|m| {
+                calls_of
+                    .get(m)
+                    .is_none_or(|calls| calls.iter().all(|call| answered(call)))
+            });
         }
         if !strays.is_empty() {
             let on_chain = answered_on_chain.get_or_insert_with(|| {

@@ -113,12 +113,36 @@ pub(crate) trait SdkSource {
     /// Calls `each(row, line)` for every stored line of `transcript` that import found to
     /// be a well-formed record (status 0) of an entry type, in file order.
     fn entry_lines(&mut self, transcript: i64, each: &mut dyn FnMut(i64, &[u8])) -> Result<()>;
-    /// Calls `each(i, line)` with the stored line of `rows[i]`, for every `i`.
+    /// The rows of `transcript` that [`SdkSource::entry_lines`] reads and that have a
+    /// `uuid`, as their columns hold them, in file order, without reading a line (a
+    /// compressed line costs its decoding; most of a long session's lines are not on the
+    /// chain shown).
+    fn entry_columns(&mut self, transcript: i64) -> Result<Vec<EntryColumns>>;
+    /// Calls `each(i, line)` with the stored line of `rows[i]`, for every `i`. The lines
+    /// read are kept with those of the last [`SdkSource::entry_lines`] or
+    /// [`SdkSource::entry_columns`], so that a line is read once.
     fn lines(&mut self, rows: &[i64], each: &mut dyn FnMut(usize, &[u8])) -> Result<()>;
     /// The live transcripts that have an agent id and a subpath starting with
     /// `subagents/` (as SQLite's `LIKE` matches it: ASCII letters in any case), in any
     /// order.
     fn subagents(&mut self, session: &SessionRef) -> Result<Vec<StoredSubagent>>;
+}
+
+/// An entry row's columns, which import filled from the line's top-level fields: what the
+/// SDK's walk from a leaf to the root reads (its `type`, `uuid` and `parentUuid` read as
+/// the SDK reads them: a string field of another type is absent in both, and a field
+/// given twice is its last value in both).
+pub(crate) struct EntryColumns {
+    /// `rows.id`.
+    pub row: i64,
+    /// `type`.
+    pub kind: String,
+    /// `uuid`.
+    pub uuid: String,
+    /// `parentUuid`.
+    pub parent: Option<String>,
+    /// `sourceToolAssistantUUID`.
+    pub source_tool: Option<String>,
 }
 
 /// A sub-agent transcript as stored.
@@ -138,6 +162,12 @@ const SELECT_MAIN: &str = "SELECT id FROM transcripts
 
 const SELECT_ENTRY_ROWS: &str = "SELECT id, line(raw, dict) AS raw FROM rows
      WHERE transcript_id = ?1 AND status = 0
+       AND type IN ('user', 'assistant', 'progress', 'system', 'attachment')
+     ORDER BY ordinal";
+
+const SELECT_ENTRY_COLUMNS: &str = "SELECT id, type, uuid, parent_uuid,
+       source_tool_assistant_uuid FROM rows
+     WHERE transcript_id = ?1 AND status = 0 AND uuid IS NOT NULL
        AND type IN ('user', 'assistant', 'progress', 'system', 'attachment')
      ORDER BY ordinal";
 
@@ -228,19 +258,61 @@ impl SdkSource for Sqlite<'_> {
         Ok(())
     }
 
-    fn lines(&mut self, rows: &[i64], each: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
-        let mut stmt = self
+    fn entry_columns(&mut self, transcript: i64) -> Result<Vec<EntryColumns>> {
+        self.kept.clear();
+        Ok(self
             .conn
-            .prepare_cached("SELECT line(raw, dict) AS raw FROM rows WHERE id = ?1")?;
+            .prepare_cached(SELECT_ENTRY_COLUMNS)?
+            .query_map([transcript], |r| {
+                Ok(EntryColumns {
+                    row: r.get(0)?,
+                    kind: r.get(1)?,
+                    uuid: r.get(2)?,
+                    parent: r.get(3)?,
+                    source_tool: r.get(4)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn lines(&mut self, rows: &[i64], each: &mut dyn FnMut(usize, &[u8])) -> Result<()> {
+        // The rows not kept, in one statement (a statement per row cost more than reading
+        // a short line).
+        let mut missing: crate::resume::util::FastMap<i64, Vec<usize>> = Default::default();
+        let mut ids = String::from("[");
         for (i, row) in rows.iter().enumerate() {
             if let Some(line) = self.kept.get(*row) {
                 each(i, line);
                 continue;
             }
-            stmt.query_row([row], |r| {
-                each(i, r.get_ref(0)?.as_bytes()?);
-                Ok(())
-            })?;
+            let at = missing.entry(*row).or_default();
+            if at.is_empty() {
+                if ids.len() > 1 {
+                    ids.push(',');
+                }
+                ids.push_str(&row.to_string());
+            }
+            at.push(i);
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        ids.push(']');
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT r.id, line(r.raw, r.dict) FROM json_each(?1) j
+             JOIN rows r ON r.id = j.value",
+        )?;
+        let mut found = stmt.query([ids])?;
+        while let Some(row) = found.next()? {
+            let id: i64 = row.get(0)?;
+            let line = match row.get_ref(1)? {
+                rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b,
+                _ => continue,
+            };
+            for i in missing.get(&id).map_or(&[][..], Vec::as_slice) {
+                each(*i, line);
+            }
+            self.kept.keep(id, line);
         }
         Ok(())
     }
@@ -270,6 +342,95 @@ fn entries_of(src: &mut impl SdkSource, transcript: i64) -> Result<Vec<Entry>> {
         }
     })?;
     Ok(out)
+}
+
+/// The entries of `transcript` with the lines read that decide the SDK's chain, the others
+/// known from their columns only ([`Entry::from_columns`]): the leaf candidates, every
+/// assistant record, the chain walked from the leaf chosen, and the user records that
+/// name an assistant record of a response on that chain as their parent or
+/// `sourceToolAssistantUUID` (see [`chain::audited_visible_chain`]). `None` when a line
+/// read does not say what its columns say: the caller reads every line.
+fn entries_from_columns(src: &mut impl SdkSource, transcript: i64) -> Result<Option<Vec<Entry>>> {
+    let mut entries: Vec<Entry> = src
+        .entry_columns(transcript)?
+        .into_iter()
+        .map(Entry::from_columns)
+        .collect();
+    let at: crate::resume::util::FastMap<i64, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.row, i))
+        .collect();
+    let mut read = vec![false; entries.len()];
+    let index_of = |e: &Entry| at.get(&e.row).copied();
+    let mut wanted: Vec<usize> = chain::leaves_of(&entries)
+        .into_iter()
+        .filter_map(index_of)
+        .collect();
+    wanted.extend((0..entries.len()).filter(|i| entries[*i].kind == "assistant"));
+    if !read_lines(src, &mut entries, &mut read, wanted)? {
+        return Ok(None);
+    }
+    let wanted: Vec<usize> = chain::walked_chain(&entries)
+        .into_iter()
+        .filter_map(index_of)
+        .collect();
+    if !read_lines(src, &mut entries, &mut read, wanted)? {
+        return Ok(None);
+    }
+    let responses: std::collections::HashSet<&str> = chain::walked_chain(&entries)
+        .into_iter()
+        .filter(|e| e.kind == "assistant")
+        .filter_map(|e| e.message_id.as_deref())
+        .collect();
+    let members: std::collections::HashSet<&str> = entries
+        .iter()
+        .filter(|e| {
+            e.message_id
+                .as_deref()
+                .is_some_and(|m| responses.contains(m))
+        })
+        .map(|e| e.uuid.as_str())
+        .collect();
+    let names_member = |u: &Option<String>| u.as_deref().is_some_and(|u| members.contains(u));
+    let wanted: Vec<usize> = (0..entries.len())
+        .filter(|i| {
+            let e = &entries[*i];
+            e.kind == "user" && (names_member(&e.parent) || names_member(&e.source_tool))
+        })
+        .collect();
+    if !read_lines(src, &mut entries, &mut read, wanted)? {
+        return Ok(None);
+    }
+    Ok(Some(entries))
+}
+
+/// Reads the lines of `entries[i]` for each `i` of `wanted` not `read` yet, in place of
+/// the entries known from columns; false when a line is not an entry with the fields its
+/// columns gave.
+fn read_lines(
+    src: &mut impl SdkSource,
+    entries: &mut [Entry],
+    read: &mut [bool],
+    mut wanted: Vec<usize>,
+) -> Result<bool> {
+    wanted.retain(|i| !read[*i]);
+    wanted.sort_unstable();
+    wanted.dedup();
+    let rows: Vec<i64> = wanted.iter().map(|i| entries[*i].row).collect();
+    let mut agree = true;
+    src.lines(&rows, &mut |k, line| {
+        let i = wanted[k];
+        match parse_stored_entry(line) {
+            Some(mut entry) if entries[i].columns_agree(&entry) => {
+                entry.row = entries[i].row;
+                entries[i] = entry;
+                read[i] = true;
+            }
+            _ => agree = false,
+        }
+    })?;
+    Ok(agree && wanted.iter().all(|i| read[*i]))
 }
 
 /// The messages of `entries`, each `message` read from its stored line.
@@ -344,6 +505,7 @@ pub fn stored_session_messages(
     offset: i64,
 ) -> Result<Vec<StoredMessage>> {
     let _snapshot = Snapshot::begin(conn)?;
+    crate::codec::sql::preload(conn);
     session_messages_with(&mut Sqlite::new(conn), session, limit, offset)
 }
 
@@ -357,6 +519,11 @@ pub(crate) fn session_messages_with(
     let Some(main) = src.main_transcript(session)? else {
         return Ok(Vec::new());
     };
+    if let Some(entries) = entries_from_columns(src, main)? {
+        if let Some(chain) = chain::audited_visible_chain(&entries) {
+            return messages_of(src, &page(chain, limit, offset), None, None);
+        }
+    }
     let entries = entries_of(src, main)?;
     let chain = page(visible_chain(&entries), limit, offset);
     messages_of(src, &chain, None, None)
@@ -434,6 +601,7 @@ pub fn stored_subagent_messages(
     offset: i64,
 ) -> Result<Vec<StoredMessage>> {
     let _snapshot = Snapshot::begin(conn)?;
+    crate::codec::sql::preload(conn);
     subagent_messages_with(&mut Sqlite::new(conn), session, agent_id, limit, offset)
 }
 
@@ -469,7 +637,32 @@ pub(crate) fn subagent_messages_with(
             .map(str::to_owned)
     };
     let (tool_use, parent_agent) = (field("toolUseId"), field("parentAgentId"));
-    let entries = entries_of(src, agent.transcript)?;
+    // The sub-agent's chain reads only `type`, `uuid` and `parentUuid`: the columns give
+    // it, and only the lines of the messages returned are read.
+    let mut entries: Vec<Entry> = src
+        .entry_columns(agent.transcript)?
+        .into_iter()
+        .map(Entry::from_columns)
+        .collect();
+    let rows: Vec<i64> = page(
+        subagent_chain(&entries)
+            .into_iter()
+            .filter(|e| e.kind == "user" || e.kind == "assistant")
+            .map(|e| e.row)
+            .collect(),
+        limit,
+        offset,
+    );
+    let at: crate::resume::util::FastMap<i64, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.row, i))
+        .collect();
+    let wanted = rows.iter().filter_map(|r| at.get(r).copied()).collect();
+    let mut read = vec![false; entries.len()];
+    if !read_lines(src, &mut entries, &mut read, wanted)? {
+        entries = entries_of(src, agent.transcript)?;
+    }
     let chain: Vec<&Entry> = subagent_chain(&entries)
         .into_iter()
         .filter(|e| e.kind == "user" || e.kind == "assistant")

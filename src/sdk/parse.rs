@@ -364,6 +364,38 @@ fn entry_of(raw: RawEntry) -> Option<Entry> {
 }
 
 impl Entry {
+    /// An entry known only from its row's columns (see [`super::EntryColumns`]): what
+    /// the chain's walk reads. Its flags read false and it has no tool calls or results
+    /// until its line is read.
+    pub(super) fn from_columns(c: super::EntryColumns) -> Entry {
+        Entry {
+            row: c.row,
+            kind: c.kind,
+            uuid: c.uuid,
+            parent: c.parent.filter(|p| !p.is_empty()),
+            sidechain: false,
+            meta: false,
+            team: false,
+            agent_id: None,
+            timestamp: String::new(),
+            source_tool: c.source_tool,
+            session_id: Value::String(String::new()),
+            message_id: None,
+            tool_use_ids: Vec::new(),
+            tool_result_ids: Vec::new(),
+            has_tool_result: false,
+            message_at: None,
+        }
+    }
+
+    /// Whether `read`, this entry's line as read, has the fields its columns gave.
+    pub(super) fn columns_agree(&self, read: &Entry) -> bool {
+        self.kind == read.kind
+            && self.uuid == read.uuid
+            && self.parent == read.parent
+            && self.source_tool == read.source_tool
+    }
+
     pub(super) fn is_tool_result(&self) -> bool {
         self.kind == "user" && self.parent.is_some() && self.has_tool_result
     }
