@@ -61,6 +61,8 @@ pub(super) struct Facts<'a> {
     msg_id: Option<&'a str>,
     /// A user record with a `tool_result` block.
     tool_result_user: bool,
+    /// An assistant record with a `tool_use` block.
+    tool_use_asst: bool,
     /// A non-empty `sourceToolAssistantUUID`.
     source_tool: Option<&'a str>,
     pub(super) timestamp: &'a str,
@@ -80,6 +82,10 @@ impl<'a> Facts<'a> {
                 && !truthy(r.get("isSidechain")),
             msg_id: msg_id(r),
             tool_result_user: user && has_tool_result(r),
+            tool_use_asst: kind == Some("assistant")
+                && blocks(r)
+                    .iter()
+                    .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_use")),
             source_tool: if user {
                 str_field(r, "sourceToolAssistantUUID").filter(|s| !s.is_empty())
             } else {
@@ -498,8 +504,18 @@ fn recover_parallel<'a>(
         // `extagents__5c295fc41a54_0_full__own`).
         // Only dead ends: an attachment below which a branch goes on (a rewound turn,
         // `cases:rewind__step-05`) belongs to that branch and is not sent.
-        let mut frontier: Vec<&str> = group.iter().map(|&m| idx.uuid(m)).collect();
-        frontier.extend(lost_res.iter().map(|&x| idx.uuid(x)));
+        // The CLI follows them only for a reply that calls a tool (one of its records has a
+        // `tool_use` block): below a reply of text alone nothing is recovered (difftest
+        // `insert-plan_file_reference` of `happycli__resumed-session__own`).
+        let calls_tool = group.iter().any(|&m| facts[m].tool_use_asst);
+        let mut frontier: Vec<&str> = if calls_tool {
+            group.iter().map(|&m| idx.uuid(m)).collect()
+        } else {
+            Vec::new()
+        };
+        if calls_tool {
+            frontier.extend(lost_res.iter().map(|&x| idx.uuid(x)));
+        }
         while let Some(u) = frontier.pop() {
             for &at in att_by_parent.get(u).map(Vec::as_slice).unwrap_or(&[]) {
                 let au = idx.uuid(at);

@@ -291,6 +291,8 @@ pub fn normalize_as(mut msgs: Vec<Value>, model: Option<&str>, cli: CliVersion) 
     // thinking blocks of each stripped reply met so far, and replies left with no block
     let mut strip_seen: FastMap<String, usize> = FastMap::default();
     let mut stripped_empty: Vec<String> = Vec::new();
+    // per `message.id`: (a record held a `fallback` block, a record held another block)
+    let mut fallback_of: FastMap<String, (bool, bool)> = FastMap::default();
     let mut slots: Vec<Option<Value>> = msgs.into_iter().map(Some).collect();
     let mut out: Vec<Msg> = Vec::new();
     // B10: reminders waiting for the next `system` message.
@@ -400,6 +402,16 @@ pub fn normalize_as(mut msgs: Vec<Value>, model: Option<&str>, cli: CliVersion) 
                 let mid = msg_id(&m).map(str::to_owned);
                 let blocks = take_content(&mut m).map(into_blocks).unwrap_or_default();
                 let record_model = m.get("message").and_then(|x| str_field(x, "model"));
+                if let Some(id) = &mid {
+                    let fb = blocks.iter().any(|b| block_type(b) == Some("fallback"));
+                    let other = blocks.iter().any(|b| block_type(b) != Some("fallback"));
+                    match fallback_of.get_mut(id) {
+                        Some(e) => *e = (e.0 || fb, e.1 || other),
+                        None => {
+                            fallback_of.insert(id.clone(), (fb, other));
+                        }
+                    }
+                }
                 let mut blocks = legacy::assistant_blocks(blocks, record_model, model);
                 if let Some(from) = mid.as_ref().and_then(|id| strip_plan.get(id)) {
                     let id = mid.clone().unwrap_or_default();
@@ -453,6 +465,16 @@ pub fn normalize_as(mut msgs: Vec<Value>, model: Option<&str>, cli: CliVersion) 
         let empty = m.content.as_array().is_some_and(Vec::is_empty);
         if empty && m.mid.as_ref().is_some_and(|id| stripped_empty.contains(id)) {
             m.content = json!([thinking_strip::placeholder()]);
+        } else if empty
+            && m.mid
+                .as_ref()
+                .and_then(|id| fallback_of.get(id))
+                .is_some_and(|&(fb, other)| fb && !other)
+        {
+            // A reply of nothing but `fallback` blocks: the CLI removes them before the
+            // pairing pass and puts `(no content)` in their place, so the pass does not
+            // see an empty reply (difftest `cut-assistant` of `issue25_misses__*`).
+            m.content = json!([{"type": "text", "text": legacy::NO_CONTENT, "citations": []}]);
         }
     }
     let msgs = out

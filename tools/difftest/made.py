@@ -422,9 +422,26 @@ def beside():
     return t
 
 
+def ends():
+    """A text-only reply whose first record is off the chain with a plan reminder chained below
+    it (the next record of the reply starts the chain), and a last reply holding nothing but a
+    `fallback` block: the CLI recovers the record and not the reminder, and sends the last
+    reply as `(no content)`."""
+    t = Transcript("0a1b2c3d-0000-4000-8000-00000000000c", CWD, tag="ends")
+    p = t.user(None, "first")
+    a1 = t.assistant(p, "msg_e1", [{"type": "text", "text": "part one"}])
+    t.attachment(a1, {"type": "plan_file_reference", "planFilePath": "/home/dev/.claude/plans/p.md",
+                      "planContent": "1. do a\n2. do b"})
+    p = t.assistant(None, "msg_e1", [{"type": "text", "text": "part two"}])
+    p = t.user(p, "second")
+    p = t.assistant(p, "msg_e2", [{"type": "fallback", "from": {"model": "claude-opus-4-8"},
+                                  "to": {"model": "claude-sonnet-4-5"}}])
+    return t
+
+
 SCENARIOS = {"issue25_order": order, "issue25_silent": silent, "issue25_blocks": blocks, "issue25_misses": misses, "issue25_files": files, "issue25_hooks": hooks, "issue25_open": open_kinds, "issue25_strip": strip, "issue25_split": split,
              "issue25_later": later, "issue25_later_332": later,
-             "issue25_beside": beside, "issue25_beside_332": beside}
+             "issue25_beside": beside, "issue25_beside_332": beside, "issue25_ends": ends}
 #: Scenarios made with another CLI than 2.1.332 (`CLAUDE_BIN`, `CLAUDE_VERSION`): the kinds
 #: only that CLI knows. `issue25_later_332` and `issue25_beside_332` are the same files
 #: resumed by 2.1.332, which knows none of them (sessiondb gives them with
