@@ -139,6 +139,67 @@ pub(crate) trait CatalogSource {
     fn subagents(&mut self, key: i64) -> Result<i64>;
     /// Writes the row.
     fn upsert(&mut self, row: &Computed<'_>) -> Result<()>;
+
+    /// [`session`](Self::session), [`previous`](Self::previous) and
+    /// [`subagents`](Self::subagents) in one answer; a backend whose reads are round trips
+    /// answers them with one statement.
+    fn session_state(&mut self, key: i64) -> Result<Option<SessionState>> {
+        let Some(session) = self.session(key)? else {
+            return Ok(None);
+        };
+        Ok(Some(SessionState {
+            session,
+            previous: self.previous(key)?,
+            subagents: self.subagents(key)?,
+        }))
+    }
+
+    /// [`ledger`](Self::ledger), [`max_ordinal`](Self::max_ordinal) and the metadata
+    /// answers ([`last_metadata`](Self::last_metadata) of the three kinds,
+    /// [`last_summary`](Self::last_summary), [`last_tag`](Self::last_tag)) in one answer.
+    fn transcript_state(&mut self, transcript: i64) -> Result<TranscriptState> {
+        Ok(TranscriptState {
+            ledger: self.ledger(transcript)?,
+            max_ordinal: self.max_ordinal(transcript)?,
+            user_title: self.last_metadata(transcript, "custom-title")?,
+            ai_title: self.last_metadata(transcript, "ai-title")?,
+            last_prompt: self.last_metadata(transcript, "last-prompt")?,
+            summary_record: self.last_summary(transcript)?,
+            tag: self.last_tag(transcript)?.flatten(),
+        })
+    }
+
+    /// [`tail_totals`](Self::tail_totals) and [`timestamps`](Self::timestamps) in one answer.
+    fn tail(&mut self, transcript: i64, from: i64, split: i64) -> Result<Tail> {
+        Ok(Tail {
+            totals: self.tail_totals(transcript, from, split)?,
+            timestamps: self.timestamps(transcript, from)?,
+        })
+    }
+}
+
+/// What [`CatalogSource::session_state`] answers.
+pub(crate) struct SessionState {
+    pub(crate) session: (String, i64, Option<i64>),
+    pub(crate) previous: Option<(Option<i64>, Previous)>,
+    pub(crate) subagents: i64,
+}
+
+/// What [`CatalogSource::transcript_state`] answers.
+pub(crate) struct TranscriptState {
+    pub(crate) ledger: Option<(i64, bool)>,
+    pub(crate) max_ordinal: Option<i64>,
+    pub(crate) user_title: Option<String>,
+    pub(crate) ai_title: Option<String>,
+    pub(crate) last_prompt: Option<String>,
+    pub(crate) summary_record: Option<String>,
+    pub(crate) tag: Option<String>,
+}
+
+/// What [`CatalogSource::tail`] answers.
+pub(crate) struct Tail {
+    pub(crate) totals: (i64, i64, i64, i64),
+    pub(crate) timestamps: (Option<String>, Option<String>),
 }
 
 /// A computed row's values in [`COLUMNS`]' order, as an array of `&$to_sql` (each backend
@@ -239,10 +300,15 @@ pub(crate) fn computed<S: CatalogSource, T: Default>(
     full: bool,
     then: impl FnOnce(&mut S, &Computed<'_>) -> Result<T>,
 ) -> Result<T> {
-    let Some((session_id, project_id, main)) = src.session(session_key)? else {
+    let Some(SessionState {
+        session: (session_id, project_id, main),
+        previous,
+        subagents,
+    }) = src.session_state(session_key)?
+    else {
         return Ok(T::default());
     };
-    let (previous_written, previous) = src.previous(session_key)?.unwrap_or_default();
+    let (previous_written, previous) = previous.unwrap_or_default();
     let previous = if full { Previous::default() } else { previous };
     let written_at = match (previous_written, written) {
         (Some(a), Some(b)) => Some(a.max(b)),
@@ -255,7 +321,6 @@ pub(crate) fn computed<S: CatalogSource, T: Default>(
             ..Entry::default()
         },
     };
-    let subagents = src.subagents(session_key)?;
     let last_modified = e.mtime_ms.max(written_at.unwrap_or(0));
     let name_text = [
         &e.summary,
@@ -296,14 +361,15 @@ fn compute(src: &mut impl CatalogSource, transcript: i64, previous: Previous) ->
         main_transcript: Some(transcript),
         ..Entry::default()
     };
-    (e.mtime_ms, e.source_state) = match src.ledger(transcript)? {
+    let state = src.transcript_state(transcript)?;
+    (e.mtime_ms, e.source_state) = match state.ledger {
         Some((mtime_ns, vanished)) => (
             mtime_ns.div_euclid(1_000_000),
             if vanished { "vanished" } else { "present" },
         ),
         None => (0, "none"),
     };
-    let Some(max_ordinal) = src.max_ordinal(transcript)? else {
+    let Some(max_ordinal) = state.max_ordinal else {
         e.scanned_ordinal = -1;
         return Ok(e);
     };
@@ -316,8 +382,10 @@ fn compute(src: &mut impl CatalogSource, transcript: i64, previous: Previous) ->
         Previous::default()
     };
     let from = p.scanned_ordinal.max(0);
-    let (base_size, base_messages, tail_size, tail_messages) =
-        src.tail_totals(transcript, from, max_ordinal)?;
+    let Tail {
+        totals: (base_size, base_messages, tail_size, tail_messages),
+        timestamps: (first, last),
+    } = src.tail(transcript, from, max_ordinal)?;
     e.base_size = p.base_size + base_size;
     e.base_messages = p.base_messages + base_messages;
     e.file_size = e.base_size + tail_size;
@@ -330,15 +398,12 @@ fn compute(src: &mut impl CatalogSource, transcript: i64, previous: Previous) ->
     } else {
         p.first_line_sidechain
     };
-    e.user_title = src.last_metadata(transcript, "custom-title")?;
-    e.ai_title = src.last_metadata(transcript, "ai-title")?;
-    e.last_prompt = src.last_metadata(transcript, "last-prompt")?;
+    e.user_title = state.user_title;
+    e.ai_title = state.ai_title;
+    e.last_prompt = state.last_prompt;
     e.custom_title = e.user_title.clone().or_else(|| e.ai_title.clone());
-    e.summary_record = src.last_summary(transcript)?;
-    e.tag = src
-        .last_tag(transcript)?
-        .flatten()
-        .filter(|t| !t.is_empty());
+    e.summary_record = state.summary_record;
+    e.tag = state.tag.filter(|t| !t.is_empty());
     (e.first_prompt, e.prompt_is_command) = if p.first_prompt.is_some() && !p.prompt_is_command {
         (p.first_prompt, false)
     } else {
@@ -356,7 +421,6 @@ fn compute(src: &mut impl CatalogSource, transcript: i64, previous: Previous) ->
         Some(cwd) => Some(cwd),
         None => field_of(src, transcript, "cwd", true, from)?,
     };
-    let (first, last) = src.timestamps(transcript, from)?;
     if p.first_timestamp.is_some() {
         e.first_timestamp = p.first_timestamp;
         e.created_at = p.created_at;

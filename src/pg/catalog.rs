@@ -3,7 +3,8 @@
 use super::decode::RowExt;
 use super::prepared;
 use crate::catalog::{
-    catalog_values, computed, refresh_with, CatalogSource, Computed, Previous, COLUMNS,
+    catalog_values, computed, refresh_with, CatalogSource, Computed, Previous, SessionState, Tail,
+    TranscriptState, COLUMNS,
 };
 use crate::error::Result;
 use postgres::fallible_iterator::FallibleIterator;
@@ -325,6 +326,121 @@ impl CatalogSource for Pg<'_, '_> {
                    AND subpath LIKE 'subagents/%'",
         )?;
         self.0.query_one(&stmt, &[&key])?.col(0)
+    }
+
+    // A refresh's fixed reads are three statements rather than eleven round trips: each
+    // answer below is the individual statement above as a column.
+
+    fn session_state(&mut self, key: i64) -> Result<Option<SessionState>> {
+        let stmt = prepared(
+            self.0,
+            "SELECT s.session_id, s.project_id,
+                (SELECT id FROM transcripts t WHERE t.session_id = s.id AND t.subpath = ''
+                   AND t.superseded_at IS NULL),
+                (SELECT count(*) FROM transcripts t
+                   WHERE t.session_id = s.id AND t.agent_id IS NOT NULL
+                     AND t.superseded_at IS NULL AND t.subpath LIKE 'subagents/%'),
+                c.session_key IS NOT NULL,
+                c.written_at, c.main_transcript, c.scanned_ordinal, c.base_size,
+                c.base_messages, c.first_line_sidechain, c.first_prompt, c.prompt_is_command,
+                c.cwd, c.created_at, c.first_timestamp, c.last_timestamp, c.git_branch
+             FROM sessions s LEFT JOIN catalog c ON c.session_key = s.id WHERE s.id = $1",
+        )?;
+        let Some(r) = self.0.query_opt(&stmt, &[&key])? else {
+            return Ok(None);
+        };
+        let previous = if r.col::<bool>(4)? {
+            Some((
+                r.col(5)?,
+                Previous {
+                    main_transcript: r.col(6)?,
+                    scanned_ordinal: r.col(7)?,
+                    base_size: r.col(8)?,
+                    base_messages: r.col(9)?,
+                    first_line_sidechain: r.col(10)?,
+                    first_prompt: r.col(11)?,
+                    prompt_is_command: r.col(12)?,
+                    cwd: r.col(13)?,
+                    created_at: r.col(14)?,
+                    first_timestamp: r.col(15)?,
+                    last_timestamp: r.col(16)?,
+                    git_branch: r.col(17)?,
+                },
+            ))
+        } else {
+            None
+        };
+        Ok(Some(SessionState {
+            session: (r.col(0)?, r.col(1)?, r.col(2)?),
+            previous,
+            subagents: r.col(3)?,
+        }))
+    }
+
+    fn transcript_state(&mut self, transcript: i64) -> Result<TranscriptState> {
+        let stmt = prepared(
+            self.0,
+            "SELECT l.mtime_ns, l.vanished,
+                (SELECT max(ordinal) FROM rows WHERE transcript_id = $1),
+                (SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
+                  WHERE m.transcript_id = $1 AND m.kind = 'custom-title'
+                    AND m.value IS NOT NULL AND m.value <> ''
+                  ORDER BY r.ordinal DESC LIMIT 1),
+                (SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
+                  WHERE m.transcript_id = $1 AND m.kind = 'ai-title'
+                    AND m.value IS NOT NULL AND m.value <> ''
+                  ORDER BY r.ordinal DESC LIMIT 1),
+                (SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
+                  WHERE m.transcript_id = $1 AND m.kind = 'last-prompt'
+                    AND m.value IS NOT NULL AND m.value <> ''
+                  ORDER BY r.ordinal DESC LIMIT 1),
+                (SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
+                  WHERE m.transcript_id = $1 AND m.kind = 'summary' AND m.value IS NOT NULL
+                    AND m.value <> ''
+                    AND (m.leaf_uuid IS NULL OR EXISTS (SELECT 1 FROM rows x
+                          WHERE x.transcript_id = $1 AND x.uuid = m.leaf_uuid))
+                  ORDER BY r.ordinal DESC LIMIT 1),
+                (SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
+                  WHERE m.transcript_id = $1 AND m.kind = 'tag'
+                  ORDER BY r.ordinal DESC LIMIT 1)
+             FROM (SELECT 1) one
+             LEFT JOIN LATERAL (SELECT mtime_ns, vanished FROM source_files
+                 WHERE transcript_id = $1 ORDER BY id DESC LIMIT 1) l ON true",
+        )?;
+        let r = self.0.query_one(&stmt, &[&transcript])?;
+        let ledger = match (r.col::<Option<i64>>(0)?, r.col::<Option<bool>>(1)?) {
+            (Some(mtime), Some(vanished)) => Some((mtime, vanished)),
+            _ => None,
+        };
+        Ok(TranscriptState {
+            ledger,
+            max_ordinal: r.col(2)?,
+            user_title: r.col(3)?,
+            ai_title: r.col(4)?,
+            last_prompt: r.col(5)?,
+            summary_record: r.col(6)?,
+            tag: r.col(7)?,
+        })
+    }
+
+    fn tail(&mut self, transcript: i64, from: i64, split: i64) -> Result<Tail> {
+        let stmt = prepared(self.0, "SELECT
+                coalesce(sum(CASE WHEN ordinal < $3 THEN length(raw) + terminated::int END), 0)::bigint,
+                count(*) FILTER (WHERE ordinal < $3 AND type IN ('user', 'assistant')
+                    AND NOT is_sidechain AND NOT is_meta),
+                coalesce(sum(CASE WHEN ordinal >= $3 THEN length(raw) + terminated::int END), 0)::bigint,
+                count(*) FILTER (WHERE ordinal >= $3 AND type IN ('user', 'assistant')
+                    AND NOT is_sidechain AND NOT is_meta),
+                (SELECT timestamp FROM rows WHERE transcript_id = $1 AND ordinal >= $2
+                   AND timestamp IS NOT NULL ORDER BY ordinal LIMIT 1),
+                (SELECT timestamp FROM rows WHERE transcript_id = $1 AND ordinal >= $2
+                   AND timestamp IS NOT NULL ORDER BY ordinal DESC LIMIT 1)
+             FROM rows WHERE transcript_id = $1 AND ordinal >= $2")?;
+        let r = self.0.query_one(&stmt, &[&transcript, &from, &split])?;
+        Ok(Tail {
+            totals: (r.col(0)?, r.col(1)?, r.col(2)?, r.col(3)?),
+            timestamps: (r.col(4)?, r.col(5)?),
+        })
     }
 
     fn upsert(&mut self, c: &Computed<'_>) -> Result<()> {

@@ -65,6 +65,16 @@ impl StreamTx for Pg<'_, '_> {
     }
 
     fn upsert_session(&mut self, project_key: &str, session_id: &str) -> Result<i64> {
+        // A stream's session usually exists: one statement finds and locks it, where the
+        // import's upsert takes three round trips for a session that exists.
+        let sql = super::prepared(
+            self.tx,
+            "SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id
+             WHERE p.key = $1 AND s.session_id = $2 FOR UPDATE OF s",
+        )?;
+        if let Some(row) = self.tx.query_opt(&sql, &[&project_key, &session_id])? {
+            return row.col(0);
+        }
         super::import::upsert_session(self.tx, project_key, session_id, self.origin)
     }
 
@@ -103,6 +113,34 @@ impl StreamTx for Pg<'_, '_> {
             .into_iter()
             .map(|r| r.col(0))
             .collect()
+    }
+
+    fn next_and_stored(
+        &mut self,
+        transcript: i64,
+        uuids: &[&str],
+    ) -> Result<(i64, HashSet<String>)> {
+        let sql = super::prepared(
+            self.tx,
+            "SELECT l.id, l.ordinal, l.terminated,
+                ARRAY(SELECT uuid FROM rows WHERE transcript_id = $1 AND uuid = ANY($2))
+             FROM (SELECT 1) one
+             LEFT JOIN LATERAL (SELECT id, ordinal, terminated FROM rows
+                 WHERE transcript_id = $1 ORDER BY ordinal DESC LIMIT 1) l ON true",
+        )?;
+        let r = self.tx.query_one(&sql, &[&transcript, &uuids])?;
+        let (Some(id), Some(ordinal), Some(terminated)) = (
+            r.col::<Option<i64>>(0)?,
+            r.col::<Option<i64>>(1)?,
+            r.col::<Option<bool>>(2)?,
+        ) else {
+            return Ok((0, HashSet::new()));
+        };
+        if !terminated {
+            crate::record::write::LineTx::terminate_row(&mut super::record::PgLines(self.tx), id)?;
+        }
+        let stored: Vec<String> = r.col(3)?;
+        Ok((ordinal + 1, stored.into_iter().collect()))
     }
 
     fn insert(
@@ -161,6 +199,20 @@ impl StreamTx for Pg<'_, '_> {
         self.tx
             .query_opt(&sql, &[&session])?
             .map_or(Ok(0), |r| r.col(0))
+    }
+
+    fn stream_mtime(&mut self, session: i64, transcript: i64, main: bool) -> Result<i64> {
+        let sql = super::prepared(
+            self.tx,
+            "SELECT CASE WHEN $3 THEN greatest(a.mtime,
+                    coalesce((SELECT last_modified FROM catalog WHERE session_key = $2), 0))
+                ELSE a.mtime END
+             FROM (SELECT coalesce((SELECT mtime FROM store_streams WHERE transcript_id = $1),
+                     0) AS mtime) a",
+        )?;
+        self.tx
+            .query_one(&sql, &[&transcript, &session, &main])?
+            .col(0)
     }
 
     fn set_api_mtime(&mut self, transcript: i64, mtime: i64) -> Result<()> {

@@ -187,6 +187,21 @@ pub trait StreamTx {
     fn next_ordinal(&mut self, transcript: i64) -> Result<i64>;
     /// Which of `uuids` the stream already holds.
     fn stored_uuids(&mut self, transcript: i64, uuids: &[&str]) -> Result<HashSet<String>>;
+    /// [`next_ordinal`](Self::next_ordinal) and, when the stream has rows,
+    /// [`stored_uuids`](Self::stored_uuids) of `uuids`, in one answer.
+    fn next_and_stored(
+        &mut self,
+        transcript: i64,
+        uuids: &[&str],
+    ) -> Result<(i64, HashSet<String>)> {
+        let next = self.next_ordinal(transcript)?;
+        let stored = if next > 0 && !uuids.is_empty() {
+            self.stored_uuids(transcript, uuids)?
+        } else {
+            HashSet::new()
+        };
+        Ok((next, stored))
+    }
     /// Stores the lines from `ordinal` on as sessiondb's own (`local`) rows, with their
     /// projections and side tables.
     fn insert(
@@ -206,6 +221,17 @@ pub trait StreamTx {
     fn catalog_mtime(&mut self, session: i64) -> Result<i64>;
     /// Sets the stream's API write time.
     fn set_api_mtime(&mut self, transcript: i64, mtime: i64) -> Result<()>;
+    /// The mtime a stream shows: the API's own write time; for a `main` stream the
+    /// catalog's `last_modified` (a file's mtime, or another sessiondb write) when that is
+    /// later. A backend whose reads are round trips answers it with one statement.
+    fn stream_mtime(&mut self, session: i64, transcript: i64, main: bool) -> Result<i64> {
+        let api = self.api_mtime(transcript)?;
+        Ok(if main {
+            api.max(self.catalog_mtime(session)?)
+        } else {
+            api
+        })
+    }
     /// Recomputes the session's catalog row; `written` is when this write happened, for a
     /// write that moves the session's `last_modified`.
     fn refresh_catalog(&mut self, session: i64, written: Option<i64>) -> Result<()>;
@@ -277,21 +303,12 @@ pub fn append(
         let session = tx.upsert_session(&key.project_key, &key.session_id)?;
         let subpath = key.stored_subpath();
         let transcript = stream_for_write(tx, session, subpath)?;
-        let next = tx.next_ordinal(transcript)?;
+        let uuids: Vec<&str> = envelopes
+            .iter()
+            .filter_map(|e| e.uuid.as_deref().filter(|u| !u.is_empty()))
+            .collect();
+        let (next, stored) = tx.next_and_stored(transcript, &uuids)?;
         let mut outcome = AppendOutcome::default();
-        let stored = if next > 0 {
-            let uuids: Vec<&str> = envelopes
-                .iter()
-                .filter_map(|e| e.uuid.as_deref().filter(|u| !u.is_empty()))
-                .collect();
-            if uuids.is_empty() {
-                HashSet::new()
-            } else {
-                tx.stored_uuids(transcript, &uuids)?
-            }
-        } else {
-            HashSet::new()
-        };
         let mut seen: HashSet<&str> = HashSet::new();
         let mut batch: Vec<BatchLine<'_>> = Vec::with_capacity(lines.len());
         for (bytes, env) in lines.iter().zip(&envelopes) {
@@ -325,7 +342,7 @@ pub fn append(
         if let Some((line, _, _)) = agent_meta {
             set_agent_meta(tx, transcript, line.bytes)?;
         }
-        let previous = stream_mtime(tx, session, transcript, subpath.is_empty())?;
+        let previous = tx.stream_mtime(session, transcript, subpath.is_empty())?;
         let mtime = crate::time::now_ms().max(previous + 1);
         tx.set_api_mtime(transcript, mtime)?;
         // A main stream's write moves the session's last_modified; a sub-agent's only
@@ -345,17 +362,6 @@ fn set_agent_meta(tx: &mut dyn StreamTx, transcript: i64, entry: &[u8]) -> Resul
     map.shift_remove("type");
     let meta = serde_json::to_vec(&map)?;
     tx.set_agent_meta(transcript, &meta)
-}
-
-/// The mtime a stream shows: the API's own write time; for a main stream the catalog's
-/// `last_modified` (a file's mtime, or another sessiondb write) when that is later.
-fn stream_mtime(tx: &mut dyn StreamTx, session: i64, transcript: i64, main: bool) -> Result<i64> {
-    let api = tx.api_mtime(transcript)?;
-    Ok(if main {
-        api.max(tx.catalog_mtime(session)?)
-    } else {
-        api
-    })
 }
 
 /// The live transcript of a stream, created when missing. A sub-agent subpath
@@ -551,7 +557,7 @@ pub fn summary_pending(
             return Ok(None);
         };
         let stored = tx.summary(session)?;
-        let mtime = stream_mtime(tx, session, transcript, true)?;
+        let mtime = tx.stream_mtime(session, transcript, true)?;
         let mut out = b"{\"summary\":".to_vec();
         let (watermark, after) = match &stored {
             Some((m, data, w)) if w.transcript == transcript => {
