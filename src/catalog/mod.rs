@@ -90,29 +90,17 @@ pub(crate) struct Computed<'a> {
 /// were seen by the previous refresh. The scans call `f` with each line's bytes, in the
 /// order named, until it returns `true`.
 pub(crate) trait CatalogSource {
-    /// The session's id, project and live main transcript.
-    fn session(&mut self, key: i64) -> Result<Option<(String, i64, Option<i64>)>>;
-    /// The previous row's `written_at` and watermark fields.
-    fn previous(&mut self, key: i64) -> Result<Option<(Option<i64>, Previous)>>;
-    /// The newest ledger entry of the transcript: mtime (ns) and whether it vanished.
-    fn ledger(&mut self, transcript: i64) -> Result<Option<(i64, bool)>>;
-    /// The transcript's last ordinal.
-    fn max_ordinal(&mut self, transcript: i64) -> Result<Option<i64>>;
-    /// Bytes and messages of lines `from..split` and of lines from `split` on.
-    fn tail_totals(
-        &mut self,
-        transcript: i64,
-        from: i64,
-        split: i64,
-    ) -> Result<(i64, i64, i64, i64)>;
+    /// The session (its id, project and live main transcript), the previous row's
+    /// `written_at` and watermark fields, and its live sub-agent transcripts; `None` when
+    /// the session is gone.
+    fn session_state(&mut self, key: i64) -> Result<Option<SessionState>>;
+    /// What the refresh reads of the main transcript as a whole (see [`TranscriptState`]).
+    fn transcript_state(&mut self, transcript: i64) -> Result<TranscriptState>;
+    /// Bytes and messages of lines `from..split` and of lines from `split` on, and the
+    /// first and last non-NULL timestamps from `from` on.
+    fn tail(&mut self, transcript: i64, from: i64, split: i64) -> Result<Tail>;
     /// The first line's bytes.
     fn first_line(&mut self, transcript: i64) -> Result<Vec<u8>>;
-    /// The last non-empty value of a metadata kind.
-    fn last_metadata(&mut self, transcript: i64, kind: &str) -> Result<Option<String>>;
-    /// The last `tag` entry's value (empty or NULL included), if there is one.
-    fn last_tag(&mut self, transcript: i64) -> Result<Option<Option<String>>>;
-    /// The last non-empty `summary` whose `leafUuid` is a line of the transcript (or none).
-    fn last_summary(&mut self, transcript: i64) -> Result<Option<String>>;
     /// User lines (status 0) from `from` on, in file order.
     fn scan_user_lines(
         &mut self,
@@ -129,70 +117,34 @@ pub(crate) trait CatalogSource {
         from: i64,
         f: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<()>;
-    /// The first and last non-NULL timestamps from `from` on.
-    fn timestamps(
-        &mut self,
-        transcript: i64,
-        from: i64,
-    ) -> Result<(Option<String>, Option<String>)>;
-    /// Live sub-agent transcripts of the session.
-    fn subagents(&mut self, key: i64) -> Result<i64>;
     /// Writes the row.
     fn upsert(&mut self, row: &Computed<'_>) -> Result<()>;
-
-    /// [`session`](Self::session), [`previous`](Self::previous) and
-    /// [`subagents`](Self::subagents) in one answer; a backend whose reads are round trips
-    /// answers them with one statement.
-    fn session_state(&mut self, key: i64) -> Result<Option<SessionState>> {
-        let Some(session) = self.session(key)? else {
-            return Ok(None);
-        };
-        Ok(Some(SessionState {
-            session,
-            previous: self.previous(key)?,
-            subagents: self.subagents(key)?,
-        }))
-    }
-
-    /// [`ledger`](Self::ledger), [`max_ordinal`](Self::max_ordinal) and the metadata
-    /// answers ([`last_metadata`](Self::last_metadata) of the three kinds,
-    /// [`last_summary`](Self::last_summary), [`last_tag`](Self::last_tag)) in one answer.
-    fn transcript_state(&mut self, transcript: i64) -> Result<TranscriptState> {
-        Ok(TranscriptState {
-            ledger: self.ledger(transcript)?,
-            max_ordinal: self.max_ordinal(transcript)?,
-            user_title: self.last_metadata(transcript, "custom-title")?,
-            ai_title: self.last_metadata(transcript, "ai-title")?,
-            last_prompt: self.last_metadata(transcript, "last-prompt")?,
-            summary_record: self.last_summary(transcript)?,
-            tag: self.last_tag(transcript)?.flatten(),
-        })
-    }
-
-    /// [`tail_totals`](Self::tail_totals) and [`timestamps`](Self::timestamps) in one answer.
-    fn tail(&mut self, transcript: i64, from: i64, split: i64) -> Result<Tail> {
-        Ok(Tail {
-            totals: self.tail_totals(transcript, from, split)?,
-            timestamps: self.timestamps(transcript, from)?,
-        })
-    }
 }
 
 /// What [`CatalogSource::session_state`] answers.
 pub(crate) struct SessionState {
+    /// The session's id, project and live main transcript.
     pub(crate) session: (String, i64, Option<i64>),
+    /// The previous row's `written_at` and watermark fields.
     pub(crate) previous: Option<(Option<i64>, Previous)>,
+    /// Live sub-agent transcripts of the session.
     pub(crate) subagents: i64,
 }
 
 /// What [`CatalogSource::transcript_state`] answers.
 pub(crate) struct TranscriptState {
+    /// The newest ledger entry of the transcript: mtime (ns) and whether it vanished.
     pub(crate) ledger: Option<(i64, bool)>,
+    /// The transcript's last ordinal.
     pub(crate) max_ordinal: Option<i64>,
+    /// The last non-empty value of each metadata kind: `custom-title`, `ai-title`,
+    /// `last-prompt`.
     pub(crate) user_title: Option<String>,
     pub(crate) ai_title: Option<String>,
     pub(crate) last_prompt: Option<String>,
+    /// The last non-empty `summary` whose `leafUuid` is a line of the transcript.
     pub(crate) summary_record: Option<String>,
+    /// The last `tag` entry's value, if there is one and it is not NULL.
     pub(crate) tag: Option<String>,
 }
 

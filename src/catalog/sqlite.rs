@@ -95,7 +95,8 @@ const UPSERT: &str = "INSERT INTO catalog (session_key, session_id, project_id, 
 /// The SQLite store's [`CatalogSource`]: the statements above on one connection.
 struct Sqlite<'c>(&'c Connection);
 
-impl CatalogSource for Sqlite<'_> {
+/// The statements of [`CatalogSource`]'s answers, one question each.
+impl Sqlite<'_> {
     fn session(&mut self, key: i64) -> Result<Option<(String, i64, Option<i64>)>> {
         Ok(self
             .0
@@ -159,13 +160,6 @@ impl CatalogSource for Sqlite<'_> {
             })?)
     }
 
-    fn first_line(&mut self, transcript: i64) -> Result<Vec<u8>> {
-        Ok(self
-            .0
-            .prepare_cached(SELECT_FIRST_ROW)?
-            .query_row([transcript], |r| r.get(0))?)
-    }
-
     fn last_metadata(&mut self, transcript: i64, kind: &str) -> Result<Option<String>> {
         Ok(self
             .0
@@ -188,6 +182,65 @@ impl CatalogSource for Sqlite<'_> {
             .prepare_cached(SELECT_LAST_SUMMARY)?
             .query_row([transcript], |r| r.get(0))
             .optional()?)
+    }
+
+    fn timestamps(
+        &mut self,
+        transcript: i64,
+        from: i64,
+    ) -> Result<(Option<String>, Option<String>)> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_TIMESTAMPS)?
+            .query_row(params![transcript, from], |r| Ok((r.get(0)?, r.get(1)?)))?)
+    }
+
+    fn subagents(&mut self, key: i64) -> Result<i64> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_SUBAGENTS)?
+            .query_row([key], |r| r.get(0))?)
+    }
+}
+
+/// In-process statements cost no round trip: each question of the port is asked as its own
+/// statement.
+impl CatalogSource for Sqlite<'_> {
+    fn session_state(&mut self, key: i64) -> Result<Option<SessionState>> {
+        let Some(session) = self.session(key)? else {
+            return Ok(None);
+        };
+        Ok(Some(SessionState {
+            session,
+            previous: self.previous(key)?,
+            subagents: self.subagents(key)?,
+        }))
+    }
+
+    fn transcript_state(&mut self, transcript: i64) -> Result<TranscriptState> {
+        Ok(TranscriptState {
+            ledger: self.ledger(transcript)?,
+            max_ordinal: self.max_ordinal(transcript)?,
+            user_title: self.last_metadata(transcript, "custom-title")?,
+            ai_title: self.last_metadata(transcript, "ai-title")?,
+            last_prompt: self.last_metadata(transcript, "last-prompt")?,
+            summary_record: self.last_summary(transcript)?,
+            tag: self.last_tag(transcript)?.flatten(),
+        })
+    }
+
+    fn tail(&mut self, transcript: i64, from: i64, split: i64) -> Result<Tail> {
+        Ok(Tail {
+            totals: self.tail_totals(transcript, from, split)?,
+            timestamps: self.timestamps(transcript, from)?,
+        })
+    }
+
+    fn first_line(&mut self, transcript: i64) -> Result<Vec<u8>> {
+        Ok(self
+            .0
+            .prepare_cached(SELECT_FIRST_ROW)?
+            .query_row([transcript], |r| r.get(0))?)
     }
 
     fn scan_user_lines(
@@ -217,24 +270,6 @@ impl CatalogSource for Sqlite<'_> {
         let mut stmt = self.0.prepare_cached(sql)?;
         until_true(stmt.query(params![transcript, needle, from])?, f)?;
         Ok(())
-    }
-
-    fn timestamps(
-        &mut self,
-        transcript: i64,
-        from: i64,
-    ) -> Result<(Option<String>, Option<String>)> {
-        Ok(self
-            .0
-            .prepare_cached(SELECT_TIMESTAMPS)?
-            .query_row(params![transcript, from], |r| Ok((r.get(0)?, r.get(1)?)))?)
-    }
-
-    fn subagents(&mut self, key: i64) -> Result<i64> {
-        Ok(self
-            .0
-            .prepare_cached(SELECT_SUBAGENTS)?
-            .query_row([key], |r| r.get(0))?)
     }
 
     fn upsert(&mut self, c: &Computed<'_>) -> Result<()> {

@@ -145,127 +145,12 @@ impl Pg<'_, '_> {
 }
 
 impl CatalogSource for Pg<'_, '_> {
-    fn session(&mut self, key: i64) -> Result<Option<(String, i64, Option<i64>)>> {
-        let stmt = prepared(
-            self.0,
-            "SELECT s.session_id, s.project_id,
-                (SELECT id FROM transcripts t WHERE t.session_id = s.id AND t.subpath = ''
-                   AND t.superseded_at IS NULL)
-             FROM sessions s WHERE s.id = $1",
-        )?;
-        let row = self.0.query_opt(&stmt, &[&key])?;
-        row.map(|r| Ok((r.col(0)?, r.col(1)?, r.col(2)?)))
-            .transpose()
-    }
-
-    fn previous(&mut self, key: i64) -> Result<Option<(Option<i64>, Previous)>> {
-        let stmt = prepared(
-            self.0,
-            "SELECT written_at, main_transcript, scanned_ordinal, base_size, base_messages,
-                first_line_sidechain, first_prompt, prompt_is_command, cwd, created_at,
-                first_timestamp, last_timestamp, git_branch
-             FROM catalog WHERE session_key = $1",
-        )?;
-        let row = self.0.query_opt(&stmt, &[&key])?;
-        row.map(|r| {
-            Ok((
-                r.col(0)?,
-                Previous {
-                    main_transcript: r.col(1)?,
-                    scanned_ordinal: r.col(2)?,
-                    base_size: r.col(3)?,
-                    base_messages: r.col(4)?,
-                    first_line_sidechain: r.col(5)?,
-                    first_prompt: r.col(6)?,
-                    prompt_is_command: r.col(7)?,
-                    cwd: r.col(8)?,
-                    created_at: r.col(9)?,
-                    first_timestamp: r.col(10)?,
-                    last_timestamp: r.col(11)?,
-                    git_branch: r.col(12)?,
-                },
-            ))
-        })
-        .transpose()
-    }
-
-    fn ledger(&mut self, transcript: i64) -> Result<Option<(i64, bool)>> {
-        let stmt = prepared(
-            self.0,
-            "SELECT mtime_ns, vanished FROM source_files WHERE transcript_id = $1
-             ORDER BY id DESC LIMIT 1",
-        )?;
-        let row = self.0.query_opt(&stmt, &[&transcript])?;
-        row.map(|r| Ok((r.col(0)?, r.col(1)?))).transpose()
-    }
-
-    fn max_ordinal(&mut self, transcript: i64) -> Result<Option<i64>> {
-        let stmt = prepared(
-            self.0,
-            "SELECT max(ordinal) FROM rows WHERE transcript_id = $1",
-        )?;
-        self.0.query_one(&stmt, &[&transcript])?.col(0)
-    }
-
-    fn tail_totals(
-        &mut self,
-        transcript: i64,
-        from: i64,
-        split: i64,
-    ) -> Result<(i64, i64, i64, i64)> {
-        let stmt = prepared(self.0, "SELECT
-                coalesce(sum(CASE WHEN ordinal < $3 THEN length(raw) + terminated::int END), 0)::bigint,
-                count(*) FILTER (WHERE ordinal < $3 AND type IN ('user', 'assistant')
-                    AND NOT is_sidechain AND NOT is_meta),
-                coalesce(sum(CASE WHEN ordinal >= $3 THEN length(raw) + terminated::int END), 0)::bigint,
-                count(*) FILTER (WHERE ordinal >= $3 AND type IN ('user', 'assistant')
-                    AND NOT is_sidechain AND NOT is_meta)
-             FROM rows WHERE transcript_id = $1 AND ordinal >= $2")?;
-        let r = self.0.query_one(&stmt, &[&transcript, &from, &split])?;
-        Ok((r.col(0)?, r.col(1)?, r.col(2)?, r.col(3)?))
-    }
-
     fn first_line(&mut self, transcript: i64) -> Result<Vec<u8>> {
         let stmt = prepared(
             self.0,
             "SELECT raw FROM rows WHERE transcript_id = $1 ORDER BY ordinal LIMIT 1",
         )?;
         self.0.query_one(&stmt, &[&transcript])?.col(0)
-    }
-
-    fn last_metadata(&mut self, transcript: i64, kind: &str) -> Result<Option<String>> {
-        let stmt = prepared(
-            self.0,
-            "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
-             WHERE m.transcript_id = $1 AND m.kind = $2 AND m.value IS NOT NULL AND m.value <> ''
-             ORDER BY r.ordinal DESC LIMIT 1",
-        )?;
-        let row = self.0.query_opt(&stmt, &[&transcript, &kind])?;
-        row.map(|r| r.col(0)).transpose()
-    }
-
-    fn last_tag(&mut self, transcript: i64) -> Result<Option<Option<String>>> {
-        let stmt = prepared(
-            self.0,
-            "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
-             WHERE m.transcript_id = $1 AND m.kind = 'tag' ORDER BY r.ordinal DESC LIMIT 1",
-        )?;
-        let row = self.0.query_opt(&stmt, &[&transcript])?;
-        row.map(|r| r.col(0)).transpose()
-    }
-
-    fn last_summary(&mut self, transcript: i64) -> Result<Option<String>> {
-        let stmt = prepared(
-            self.0,
-            "SELECT m.value FROM metadata m JOIN rows r ON r.id = m.row_id
-             WHERE m.transcript_id = $1 AND m.kind = 'summary' AND m.value IS NOT NULL
-               AND m.value <> ''
-               AND (m.leaf_uuid IS NULL OR EXISTS (SELECT 1 FROM rows x
-                     WHERE x.transcript_id = $1 AND x.uuid = m.leaf_uuid))
-             ORDER BY r.ordinal DESC LIMIT 1",
-        )?;
-        let row = self.0.query_opt(&stmt, &[&transcript])?;
-        row.map(|r| r.col(0)).transpose()
     }
 
     fn scan_user_lines(
@@ -300,36 +185,6 @@ impl CatalogSource for Pg<'_, '_> {
         };
         self.scan(sql, &[&transcript, &needle, &from], f)
     }
-
-    fn timestamps(
-        &mut self,
-        transcript: i64,
-        from: i64,
-    ) -> Result<(Option<String>, Option<String>)> {
-        let stmt = prepared(
-            self.0,
-            "SELECT
-                (SELECT timestamp FROM rows WHERE transcript_id = $1 AND ordinal >= $2
-                   AND timestamp IS NOT NULL ORDER BY ordinal LIMIT 1),
-                (SELECT timestamp FROM rows WHERE transcript_id = $1 AND ordinal >= $2
-                   AND timestamp IS NOT NULL ORDER BY ordinal DESC LIMIT 1)",
-        )?;
-        let r = self.0.query_one(&stmt, &[&transcript, &from])?;
-        Ok((r.col(0)?, r.col(1)?))
-    }
-
-    fn subagents(&mut self, key: i64) -> Result<i64> {
-        let stmt = prepared(
-            self.0,
-            "SELECT count(*) FROM transcripts
-                 WHERE session_id = $1 AND agent_id IS NOT NULL AND superseded_at IS NULL
-                   AND subpath LIKE 'subagents/%'",
-        )?;
-        self.0.query_one(&stmt, &[&key])?.col(0)
-    }
-
-    // A refresh's fixed reads are three statements rather than eleven round trips: each
-    // answer below is the individual statement above as a column.
 
     fn session_state(&mut self, key: i64) -> Result<Option<SessionState>> {
         let stmt = prepared(
