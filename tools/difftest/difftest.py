@@ -260,6 +260,25 @@ def compare(req, view):
     return ("agree" if merged_into(view[-1]["content"], req[len(view) - 1]["content"]) else "disagree"), req
 
 
+def resume_both(work, sid, pdir, model, args):
+    """The real CLI and `sessiondb resume --api` (`args.sessiondb`, `args.cli_version`) on
+    the session `sid` of `work/projects`: (verdict, what the CLI sent that the view is
+    compared with, the CLI's request, the view, sessiondb's stderr, the CLI's run). A CLI
+    that refused while sessiondb did not is run once more (its start can time out)."""
+    projects = os.path.join(work, "projects")
+    req, res = cli.run(projects, sid, pdir, model, os.path.join(work, "run"))
+    view, err = cli.sessiondb_view(args.sessiondb, projects, sid, model, work, args.cli_version)
+    if req is None and view is not None:
+        req, res = cli.run(projects, sid, pdir, model, os.path.join(work, "run"))
+    if req is None and view is None:
+        verdict, want = "agree", None
+    elif req is None or view is None:
+        verdict, want = "disagree", req
+    else:
+        verdict, want = compare(req, view)
+    return verdict, want, req, view, err, res
+
+
 def run_one(job, args, lock):
     vid, name, sid, pdir, vname, lines, model = job
     work = os.path.join(args.out, "work", vid)
@@ -268,16 +287,7 @@ def run_one(job, args, lock):
     os.makedirs(proj)
     with open(os.path.join(proj, sid + ".jsonl"), "wb") as f:
         f.write(b"\n".join(lines) + b"\n")
-    req, res = cli.run(os.path.join(work, "projects"), sid, pdir, model, os.path.join(work, "run"))
-    view, err = cli.sessiondb_view(args.sessiondb, os.path.join(work, "projects"), sid, model, work, args.cli_version)
-    if req is None and view is not None:
-        req, res = cli.run(os.path.join(work, "projects"), sid, pdir, model, os.path.join(work, "run"))
-    if req is None and view is None:
-        verdict, want = "agree", None
-    elif req is None or view is None:
-        verdict, want = "disagree", req
-    else:
-        verdict, want = compare(req, view)
+    verdict, want, req, view, err, res = resume_both(work, sid, pdir, model, args)
     row = {"id": vid, "source": name, "variant": vname, "model": model, "verdict": verdict,
            "cli_refused": req is None, "sessiondb_refused": view is None}
     if verdict == "disagree":

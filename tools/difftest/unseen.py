@@ -58,16 +58,7 @@ def run_one(path, model, args, variant="orig", lines=None):
     else:
         with open(os.path.join(proj, sid + ".jsonl"), "wb") as f:
             f.write(b"\n".join(lines) + b"\n")
-    req, res = cli.run(os.path.join(work, "projects"), sid, pdir, model, os.path.join(work, "run"))
-    view, err = cli.sessiondb_view(args.sessiondb, os.path.join(work, "projects"), sid, model, work, args.cli_version)
-    if req is None and view is not None:
-        req, res = cli.run(os.path.join(work, "projects"), sid, pdir, model, os.path.join(work, "run"))
-    if req is None and view is None:
-        verdict, want = "agree", None
-    elif req is None or view is None:
-        verdict, want = "disagree", req
-    else:
-        verdict, want = difftest.compare(req, view)
+    verdict, want, req, view, err, res = difftest.resume_both(work, sid, pdir, model, args)
     row = {"name": name, "variant": variant, "model": model, "versions": m["versions"], "records": m["records"],
            "verdict": verdict, "cli_refused": req is None, "sessiondb_refused": view is None}
     if verdict == "disagree":
